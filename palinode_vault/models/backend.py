@@ -1,0 +1,61 @@
+"""Loading GGUF files with llama-cpp-python: the import, and one workaround.
+
+The workaround: on CPUs with Intel AMX (Sapphire Rapids and later Xeons), llama.cpp's
+AMX weight-repacking path crashes the process (SIGSEGV in ggml_backend_amx_mul_mat)
+on the first decode of a Q4_1 model such as SmolLM2. llama-cpp-python does not expose
+the model parameter that turns repacking off (`use_extra_bufts`), so models are loaded
+with llama.cpp's defaults patched for the duration of the constructor. The cost is the
+speed-up repacking gives some quantised models; a crash that takes the sidecar down is
+worse.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from palinode_vault.models.errors import ModelUnavailable
+
+_LOAD_LOCK = threading.Lock()
+
+
+def import_llama_cpp() -> Any:
+    """Import llama_cpp, or raise ModelUnavailable saying how to install it."""
+    try:
+        import llama_cpp
+    except ImportError as exc:
+        raise ModelUnavailable(
+            "llama-cpp-python is not installed, so local models cannot run "
+            "(search stays keyword-only)",
+            fix="pip install 'palinode-vault[models]' (compiles llama.cpp, a few minutes)",
+        ) from exc
+    return llama_cpp
+
+
+def load_llama(model_path: str, *, role: str, **params: Any) -> Any:
+    """Construct `llama_cpp.Llama(model_path, **params)` without weight repacking.
+
+    `role` ("embedding" or "generation") only names the model in error messages.
+    Raises ModelUnavailable when llama.cpp cannot load the file.
+    """
+    llama_cpp = import_llama_cpp()
+    low = llama_cpp.llama_cpp
+    with _LOAD_LOCK:
+        original = low.llama_model_default_params
+
+        def without_repacking() -> Any:
+            defaults = original()
+            if hasattr(defaults, "use_extra_bufts"):
+                defaults.use_extra_bufts = False
+            return defaults
+
+        low.llama_model_default_params = without_repacking
+        try:
+            return llama_cpp.Llama(model_path=model_path, verbose=False, **params)
+        except (ValueError, RuntimeError) as exc:
+            raise ModelUnavailable(
+                f"llama.cpp could not load the {role} model {model_path}: {exc}",
+                fix=f"check that the file is a complete GGUF {role} model",
+            ) from exc
+        finally:
+            low.llama_model_default_params = original

@@ -1,0 +1,132 @@
+"""Which models this machine has: for `models list`, `models prepare` and `status`.
+
+Looking is cheap: no model is loaded, a GGUF's dimensions come from its header.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from palinode_vault.models.convert import ensure_minilm_gguf, minilm_gguf_path
+from palinode_vault.models.errors import ModelUnavailable
+from palinode_vault.models.packaged import MINILM_ZIP, SMOLLM2_GGUF
+
+DEFAULT_EMBEDDING_NAME = "all-MiniLM-L6-v2"
+DEFAULT_GENERATION_NAME = "smollm2"
+
+
+@dataclass
+class ModelInfo:
+    """One model as `models list` shows it."""
+
+    name: str
+    role: str  # "embedding" or "generation"
+    path: str | None
+    present: bool
+    size: int | None = None  # bytes
+    dimensions: int | None = None
+    source: str = ""
+    problem: str | None = None  # why it is not usable, and the fix
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+
+def list_models(embedding_model: str | os.PathLike[str] | None = None,
+                generation_model: str | os.PathLike[str] | None = None) -> list[ModelInfo]:
+    """Describe the embedding and generation models in use (defaults when None)."""
+    infos = [_embedding_info(embedding_model), _generation_info(generation_model)]
+    if importlib.util.find_spec("llama_cpp") is None:
+        for info in infos:
+            if info.present and info.problem is None and info.path is not None:
+                info.problem = ("llama-cpp-python is not installed, so this model cannot run. "
+                                "Fix: pip install 'palinode-vault[models]'")
+    return infos
+
+
+def prepare_models(embedding_model: str | os.PathLike[str] | None = None,
+                   generation_model: str | os.PathLike[str] | None = None) -> list[ModelInfo]:
+    """Make the models ready (convert the default embedding model once), then describe them.
+
+    Idempotent: a second call finds the converted file and does nothing. Problems are
+    reported in each ModelInfo's `problem`, not raised.
+    """
+    if not embedding_model:
+        try:
+            ensure_minilm_gguf()
+        except ModelUnavailable:
+            pass  # reported by list_models below, with the fix
+    return list_models(embedding_model, generation_model)
+
+
+def _embedding_info(spec: str | os.PathLike[str] | None) -> ModelInfo:
+    if spec:
+        return _file_info(Path(spec).expanduser(), Path(spec).name, "embedding", "settings")
+    target = minilm_gguf_path()
+    if target.is_file():
+        info = _file_info(target, DEFAULT_EMBEDDING_NAME, "embedding",
+                          f"converted from the PyPI package {MINILM_ZIP.distribution}")
+        return info
+    info = ModelInfo(DEFAULT_EMBEDDING_NAME, "embedding", str(target), present=False,
+                     dimensions=384,
+                     source=f"converted from the PyPI package {MINILM_ZIP.distribution}")
+    try:
+        MINILM_ZIP.locate()
+    except ModelUnavailable as exc:
+        info.problem = str(exc)
+    else:
+        info.problem = "not converted yet. Fix: palinode-vault models prepare"
+    return info
+
+
+def _generation_info(spec: str | os.PathLike[str] | None) -> ModelInfo:
+    from palinode_vault.models.generator import DEFAULT_GENERATOR, generator_names
+
+    key = str(spec) if spec else DEFAULT_GENERATOR
+    if key == DEFAULT_GENERATION_NAME:
+        source = f"the PyPI package {SMOLLM2_GGUF.distribution}"
+        try:
+            path = SMOLLM2_GGUF.locate()
+        except ModelUnavailable as exc:
+            return ModelInfo(key, "generation", None, present=False, source=source,
+                             problem=str(exc))
+        info = _file_info(path, key, "generation", source)
+        info.dimensions = None  # a chat model's hidden size is not a vector size we use
+        return info
+    if key in generator_names():
+        return ModelInfo(key, "generation", None, present=True, source="built in")
+    info = _file_info(Path(key).expanduser(), Path(key).name, "generation", "settings")
+    info.dimensions = None
+    return info
+
+
+def _file_info(path: Path, name: str, role: str, source: str) -> ModelInfo:
+    if not path.is_file():
+        return ModelInfo(name, role, str(path), present=False, source=source,
+                         problem=f"file not found: {path}. Fix: correct the {role} model "
+                         "path in the settings")
+    return ModelInfo(name, role, str(path), present=True, size=path.stat().st_size,
+                     dimensions=gguf_embedding_length(path), source=source)
+
+
+def gguf_embedding_length(path: Path) -> int | None:
+    """The `<arch>.embedding_length` in a GGUF header, or None when it cannot be read."""
+    try:
+        from gguf import GGUFReader
+
+        reader = GGUFReader(str(path))
+        arch = _field_text(reader, "general.architecture")
+        field = reader.get_field(f"{arch}.embedding_length")
+        return int(field.parts[field.data[0]][0]) if field is not None else None
+    except Exception:  # noqa: BLE001 - size is informational only
+        return None
+
+
+def _field_text(reader: Any, key: str) -> str:
+    field = reader.get_field(key)
+    return bytes(field.parts[field.data[0]]).decode("utf-8") if field is not None else ""

@@ -1,0 +1,204 @@
+"""Text to vectors with a GGUF embedding model on llama.cpp (llama-cpp-python).
+
+The default model is all-MiniLM-L6-v2, converted once from its PyPI package; any GGUF
+embedding model path replaces it. Vectors are L2-normalised float32 numpy arrays, so a
+dot product is the cosine similarity.
+
+Long input is truncated here, not by llama-cpp-python: its own truncation cuts at the
+batch size and drops the closing [SEP], which shifts every long text's vector. We keep
+the tokens the tokenizer adds at both ends and cut the content between them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from palinode_vault.models.backend import import_llama_cpp, load_llama
+from palinode_vault.models.convert import MINILM_GGUF_NAME, ensure_minilm_gguf
+from palinode_vault.models.errors import ModelUnavailable
+from palinode_vault.models.hashing import file_sha256
+
+#: sentence-transformers' max_seq_length for all-MiniLM-L6-v2: [CLS] + 254 + [SEP].
+DEFAULT_MAX_TOKENS = 256
+#: Context for other GGUF models, capped by what the model was trained on.
+DEFAULT_CONTEXT = 512
+
+
+class Embedder:
+    """Embed text with a GGUF model on llama.cpp; thread-safe, one model per instance.
+
+    Attributes:
+        path: the GGUF file.
+        dimensions: the vector length.
+        max_tokens: the most tokens embedded per text (special tokens included).
+    """
+
+    def __init__(self, model_path: str | os.PathLike[str] | None = None, *,
+                 max_tokens: int | None = None, n_threads: int | None = None) -> None:
+        """Load `model_path`, or the default MiniLM (converted into the cache if needed).
+
+        Raises ModelUnavailable when llama-cpp-python or the model file is missing, or
+        when the file is not an embedding model.
+        """
+        self.path = Path(model_path).expanduser() if model_path else ensure_minilm_gguf()
+        if not self.path.is_file():
+            raise ModelUnavailable(
+                f"embedding model file {self.path} does not exist",
+                fix="correct the embedding model path in the settings, or leave it empty "
+                "to use the default (palinode-vault models prepare)",
+            )
+        self._llama_cpp = import_llama_cpp()
+        self._lock = threading.Lock()
+        self._sha256: str | None = None
+        if max_tokens is None:
+            is_default = self.path.name == MINILM_GGUF_NAME
+            max_tokens = DEFAULT_MAX_TOKENS if is_default else DEFAULT_CONTEXT
+        threads = n_threads or os.cpu_count() or 1
+        self._llama = self._load(max(4, max_tokens), threads)
+        trained = int(self._llama._model.n_ctx_train())
+        if 0 < trained < self.max_tokens:
+            # Positions past the trained context do not exist in the model: shrink.
+            self._llama.close()
+            self._llama = self._load(trained, threads)
+        if self._llama.pooling_type() == self._llama_cpp.LLAMA_POOLING_TYPE_NONE:
+            raise ModelUnavailable(
+                f"{self.path.name} has no pooling: it is not a sentence-embedding model",
+                fix="choose a GGUF embedding model (for example nomic-embed, bge, MiniLM)",
+            )
+        self.dimensions = int(self._llama.n_embd())
+        self._n_seq_max = int(self._llama.context_params.n_seq_max)
+        self._head, self._tail = self._framing()
+
+    # -- identity -----------------------------------------------------------------------
+
+    @property
+    def sha256(self) -> str:
+        """The SHA-256 of the GGUF file (computed once, cached on disk by size and mtime)."""
+        if self._sha256 is None:
+            self._sha256 = file_sha256(self.path)
+        return self._sha256
+
+    @property
+    def model_id(self) -> str:
+        """`<file name>:<sha256>`: the index records it so vectors of two models never mix."""
+        return f"{self.path.name}:{self.sha256}"
+
+    # -- tokens -------------------------------------------------------------------------
+
+    def tokens(self, text: str) -> list[int]:
+        """The token ids that will be embedded for `text`, truncated to `max_tokens`.
+
+        Truncation keeps the tokens the tokenizer adds at both ends ([CLS] ... [SEP]).
+        """
+        with self._lock:
+            ids = self._llama.tokenize(text.encode("utf-8", "replace"), add_bos=True,
+                                       special=False)
+        if len(ids) <= self.max_tokens:
+            return ids
+        keep = self.max_tokens - self._head - self._tail
+        return ids[: self._head + keep] + ids[len(ids) - self._tail:]
+
+    def count_tokens(self, text: str) -> int:
+        """How many tokens `text` has before truncation (special tokens included)."""
+        with self._lock:
+            return len(self._llama.tokenize(text.encode("utf-8", "replace"), add_bos=True,
+                                            special=False))
+
+    # -- vectors ------------------------------------------------------------------------
+
+    def embed(self, text: str) -> Any:
+        """Embed one text: a float32 numpy vector of length `dimensions`, L2 norm 1."""
+        return self.embed_tokens([self.tokens(text)])[0]
+
+    def embed_many(self, texts: Sequence[str], batch_size: int = 4) -> Any:
+        """Embed several texts: a float32 array of shape (len(texts), dimensions).
+
+        Small batches are fastest on few cores; one huge batch is slower.
+        """
+        return self.embed_tokens([self.tokens(t) for t in texts], batch_size=batch_size)
+
+    def embed_tokens(self, sequences: Sequence[Sequence[int]], batch_size: int = 4) -> Any:
+        """Embed token sequences (each at most `max_tokens` long) as unit vectors."""
+        import numpy as np
+
+        out = np.zeros((len(sequences), self.dimensions), dtype=np.float32)
+        group: list[int] = []
+        used = 0
+        for index, seq in enumerate(sequences):
+            if not seq or len(seq) > self.max_tokens:
+                raise ValueError(
+                    f"token sequence {index} has {len(seq)} tokens; "
+                    f"expected 1..{self.max_tokens}"
+                )
+            full = len(group) >= min(batch_size, self._n_seq_max)
+            if group and (full or used + len(seq) > self.max_tokens):
+                self._decode(sequences, group, out)
+                group, used = [], 0
+            group.append(index)
+            used += len(seq)
+        if group:
+            self._decode(sequences, group, out)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        np.divide(out, norms, out=out, where=norms > 0)
+        return out
+
+    def close(self) -> None:
+        """Free the model (also happens when the object is garbage-collected)."""
+        llama = getattr(self, "_llama", None)
+        if llama is not None:
+            llama.close()
+            self._llama = None
+
+    def __repr__(self) -> str:
+        return f"<Embedder {self.path.name} dim={getattr(self, 'dimensions', '?')}>"
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _decode(self, sequences: Sequence[Sequence[int]], group: list[int], out: Any) -> None:
+        # The same calls as Llama.embed(), but on tokens we truncated ourselves and with
+        # the vectors copied straight into numpy.
+        import numpy as np
+
+        llama_cpp = self._llama_cpp
+        with self._lock:
+            batch, ctx = self._llama._batch, self._llama._ctx
+            batch.reset()
+            for seq_id, index in enumerate(group):
+                batch.add_sequence(list(sequences[index]), seq_id, True)
+            ctx.kv_cache_clear()
+            try:
+                ctx.decode(batch)
+            finally:
+                batch.reset()
+            for seq_id, index in enumerate(group):
+                ptr = llama_cpp.llama_get_embeddings_seq(ctx.ctx, seq_id)
+                if not ptr:
+                    raise ModelUnavailable(f"{self.path.name} returned no sequence embedding")
+                address = ctypes.addressof(ptr.contents)
+                buffer = (ctypes.c_float * self.dimensions).from_address(address)
+                out[index] = np.frombuffer(buffer, dtype=np.float32)
+            ctx.kv_cache_clear()
+
+    def _framing(self) -> tuple[int, int]:
+        """How many tokens the tokenizer adds before and after the content."""
+        empty = self._llama.tokenize(b"", add_bos=True, special=False)
+        probe = self._llama.tokenize(b"memory", add_bos=True, special=False)
+        head = 0
+        while head < len(empty) and head < len(probe) and empty[head] == probe[head]:
+            head += 1
+        return head, len(empty) - head
+
+    def _load(self, max_tokens: int, threads: int) -> Any:
+        self.max_tokens = max_tokens
+        # A non-causal model must see a whole sequence in one micro-batch, so
+        # n_batch = n_ubatch = n_ctx; several short texts share one batch.
+        return load_llama(
+            str(self.path), role="embedding", embedding=True, n_ctx=max_tokens,
+            n_batch=max_tokens, n_ubatch=max_tokens, n_threads=threads,
+            n_threads_batch=threads,
+        )
