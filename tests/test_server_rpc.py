@@ -78,6 +78,10 @@ def make_dispatcher(vault: Path, seen: list) -> Dispatcher:
     async def not_json(params, conn):
         return {"value": object()}
 
+    @dispatcher.method("nan")
+    async def nan(params, conn):
+        return {"score": float("nan")}
+
     dispatcher.register_unavailable("search", "no embedding model; run `palinode-vault models install`")
     return dispatcher
 
@@ -181,8 +185,15 @@ def test_protocol_errors_and_internal_errors(tmp_path: Path, caplog):
     assert "\n" not in error["message"] and "Traceback" not in error["message"]
     assert any(record.exc_info for record in caplog.records)  # the traceback went to the log
 
-    reply = one(tmp_path, req("not_json"))
-    assert reply["error"]["code"] == -32603 and "not JSON" in reply["error"]["message"]
+    for method in ("not_json", "nan"):
+        reply = one(tmp_path, req(method))
+        assert reply["error"]["code"] == -32603 and "not JSON" in reply["error"]["message"]
+
+
+def test_number_and_null_ids_are_echoed(tmp_path: Path):
+    replies = run(exchange(tmp_path, [req("graph.neighbourhood", {"path": "a"}, id=i) for i in (2.0, None, "x")], 3))
+    assert sorted(repr(r["id"]) for r in replies) == sorted(repr(i) for i in (2.0, None, "x"))  # any order
+    assert all(r["result"]["center"] == "a" for r in replies)
 
 
 def test_batch_mixed(tmp_path: Path):

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
@@ -21,6 +22,12 @@ from palinode_vault.server import (
     open_server,
     read_discovery,
 )
+
+
+class Progress(BaseModel):
+    phase: str
+    done: int
+    total: int
 
 
 def run(coro, timeout: float = 20.0):
@@ -292,7 +299,7 @@ def test_broadcast_reaches_every_client(tmp_path: Path):
             async with connect(url) as a, connect(url) as b:
                 await call(a, "echo", {})
                 await call(b, "echo", {})  # both handshakes done and registered
-                sent = server.broadcast("progress", {"phase": "scan", "done": 1, "total": 1})
+                sent = server.broadcast("progress", Progress(phase="scan", done=1, total=1))
                 assert sent == 2
                 for ws in (a, b):
                     note = json.loads(await ws.recv())

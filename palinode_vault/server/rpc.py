@@ -37,6 +37,7 @@ __all__ = [
     "Connection",
     "Dispatcher",
     "Handler",
+    "encode",
 ]
 
 log = logging.getLogger(__name__)
@@ -127,7 +128,7 @@ class Connection:
             message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
             if params is not None:
                 message["params"] = params
-            await self.send(json.dumps(message, ensure_ascii=False))
+            await self.send(encode(message))
             try:
                 return await asyncio.wait_for(future, timeout)
             except TimeoutError:
@@ -177,7 +178,7 @@ def encode_notification(method: str, params: Any = None) -> str:
     message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
     if params is not None:
         message["params"] = params
-    return json.dumps(message, ensure_ascii=False)
+    return encode(message)
 
 
 def error_response(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
@@ -186,6 +187,21 @@ def error_response(request_id: Any, code: int, message: str, data: Any = None) -
     if data is not None:
         error["data"] = data
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+def _error_text(request_id: Any, code: int, message: str, data: Any = None) -> str:
+    return encode(error_response(request_id, code, message, data))
+
+
+def encode(value: Any) -> str:
+    """JSON text for the wire: UTF-8 as is, pydantic models dumped, NaN refused (not JSON)."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, default=_pydantic_default)
+
+
+def _pydantic_default(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
 def _one_line(text: str) -> str:
@@ -214,7 +230,7 @@ def request_ids(message: Any) -> list[Any]:
 
 
 def _valid_id(value: Any) -> bool:
-    return value is None or isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+    return value is None or isinstance(value, (str, int, float)) and not isinstance(value, bool)
 
 
 class Dispatcher:
@@ -265,42 +281,42 @@ class Dispatcher:
         try:
             message = decode(text)
         except ValueError as exc:
-            return json.dumps(error_response(None, PARSE_ERROR, str(exc)))
-        response = await self.handle(message, conn)
-        return None if response is None else json.dumps(response, ensure_ascii=False)
+            return encode(error_response(None, PARSE_ERROR, str(exc)))
+        return await self.handle(message, conn)
 
-    async def handle(self, message: Any, conn: Connection) -> Any:
-        """Answer a decoded message (a request, a notification or a batch); None for no response.
+    async def handle(self, message: Any, conn: Connection) -> str | None:
+        """Answer a decoded message (a request, a notification or a batch) with response text.
 
-        Batch members run one after another, so a batch holds one slot of the connection's
-        in-flight limit however long it is.
+        Returns None when no response is due (notifications only). Batch members run one
+        after another, so a batch holds one slot of the connection's in-flight limit however
+        long it is.
         """
         if isinstance(message, list):
             if not message:
-                return error_response(None, INVALID_REQUEST, "empty batch: send at least one request")
+                return encode(error_response(None, INVALID_REQUEST, "empty batch: send at least one request"))
             responses = []
             for item in message:
                 response = await self._handle_one(item, conn)
                 if response is not None:
                     responses.append(response)
-            return responses or None
+            return "[" + ", ".join(responses) + "]" if responses else None
         return await self._handle_one(message, conn)
 
-    async def _handle_one(self, message: Any, conn: Connection) -> dict[str, Any] | None:
+    async def _handle_one(self, message: Any, conn: Connection) -> str | None:
         if not isinstance(message, dict):
-            return error_response(None, INVALID_REQUEST, f"a request must be a JSON object, got {_json_type(message)}")
+            return _error_text(None, INVALID_REQUEST, f"a request must be a JSON object, got {_json_type(message)}")
         has_id = "id" in message
         request_id = message.get("id")
         if has_id and not _valid_id(request_id):
-            return error_response(None, INVALID_REQUEST, "'id' must be a string, an integer or null")
+            return _error_text(None, INVALID_REQUEST, "'id' must be a string, a number or null")
         if message.get("jsonrpc") != "2.0":
-            return error_response(request_id, INVALID_REQUEST, "'jsonrpc' must be \"2.0\"")
+            return _error_text(request_id, INVALID_REQUEST, "'jsonrpc' must be \"2.0\"")
         method_name = message.get("method")
         if not isinstance(method_name, str):
-            return error_response(request_id, INVALID_REQUEST, "'method' must be a string")
+            return _error_text(request_id, INVALID_REQUEST, "'method' must be a string")
         params = message.get("params", {})
         if not isinstance(params, (dict, list)):
-            return error_response(request_id, INVALID_REQUEST, "'params' must be an object")
+            return _error_text(request_id, INVALID_REQUEST, "'params' must be an object")
 
         try:
             result = await self._call(method_name, params, conn)
@@ -308,15 +324,15 @@ class Dispatcher:
             if not has_id:
                 log.info("notification %s failed: %s", method_name, exc.message)
                 return None
-            return error_response(request_id, exc.code, exc.message, exc.data)
+            return _error_text(request_id, exc.code, exc.message, exc.data)
         if not has_id:
             return None
         try:
-            json.dumps(result, ensure_ascii=False)
+            result_text = encode(result)  # serialised once, straight into the response
         except (TypeError, ValueError) as exc:
             log.error("method %s returned a result that is not JSON: %s", method_name, exc)
-            return error_response(request_id, INTERNAL_ERROR, f"{method_name}: result is not JSON ({exc})")
-        return {"jsonrpc": "2.0", "id": request_id, "result": result}
+            return _error_text(request_id, INTERNAL_ERROR, f"{method_name}: result is not JSON ({exc})")
+        return f'{{"jsonrpc": "2.0", "id": {encode(request_id)}, "result": {result_text}}}'
 
     async def _call(self, name: str, params: Any, conn: Connection) -> Any:
         """Validate and run one method; every failure becomes a `PalinodeError`."""
@@ -345,8 +361,6 @@ class Dispatcher:
         except Exception as exc:
             log.error("method %s failed", name, exc_info=True)
             raise PalinodeError(INTERNAL_ERROR, f"{name} failed: {type(exc).__name__}: {exc}") from None
-        if isinstance(result, BaseModel):
-            result = result.model_dump(mode="json")
         return result
 
 

@@ -214,7 +214,7 @@ class RpcServer:
             # Handshakes that raced past the check in _check_handshake.
             await ws.close(1013, "too many connections; retry later")
             return
-        conn = Connection(send=ws.send, remote=_remote(ws), origin=ws.request.headers.get("Origin") if ws.request else None)
+        conn = Connection(send=_sender(ws), remote=_remote(ws), origin=ws.request.headers.get("Origin") if ws.request else None)
         self._connections[ws] = conn
         in_flight: set[asyncio.Task[Any]] = set()
         log.debug("connection %s from %s", conn.id, conn.remote)
@@ -235,7 +235,7 @@ class RpcServer:
         try:
             message = rpc.decode(text)
         except ValueError as exc:
-            await _send(conn, json.dumps(rpc.error_response(None, rpc.PARSE_ERROR, str(exc))))
+            await _send(conn, rpc.encode(rpc.error_response(None, rpc.PARSE_ERROR, str(exc))))
             return
         if rpc.is_response(message):
             if not conn.resolve(message):
@@ -256,7 +256,7 @@ class RpcServer:
                 for i in ids
             ]
             if busy:
-                await _send(conn, json.dumps(busy if isinstance(message, list) else busy[0]))
+                await _send(conn, rpc.encode(busy if isinstance(message, list) else busy[0]))
             else:
                 log.info("connection %s: dropped a notification, too many requests in flight", conn.id)
             return
@@ -272,18 +272,31 @@ class RpcServer:
         except Exception:
             # Dispatcher.handle converts handler errors; this is a bug in the dispatcher itself.
             log.exception("dispatch failed on connection %s", conn.id)
-            ids = rpc.request_ids(message)
-            response = [rpc.error_response(i, rpc.INTERNAL_ERROR, "internal error in the dispatcher") for i in ids]
-            response = response if isinstance(message, list) else (response[0] if response else None)
+            errors = [rpc.error_response(i, rpc.INTERNAL_ERROR, "internal error in the dispatcher") for i in rpc.request_ids(message)]
+            response = None
+            if errors:
+                response = rpc.encode(errors if isinstance(message, list) else errors[0])
         if response is not None:
-            await _send(conn, json.dumps(response, ensure_ascii=False))
+            await _send(conn, response)
+
+
+def _sender(ws: ServerConnection) -> rpc.Send:
+    """`ws.send` that raises `rpc.ConnectionGone`, so handlers need not know websockets."""
+
+    async def send(text: str) -> None:
+        try:
+            await ws.send(text)
+        except ConnectionClosed as exc:
+            raise rpc.ConnectionGone(f"connection closed ({exc.rcvd.code if exc.rcvd else 'no close frame'})") from None
+
+    return send
 
 
 async def _send(conn: Connection, text: str) -> None:
     """Send, ignoring a connection that closed meanwhile (its reader loop cleans up)."""
     try:
         await conn.send(text)
-    except ConnectionClosed:
+    except rpc.ConnectionGone:
         pass
 
 
