@@ -372,3 +372,33 @@ def test_rpcserver_standalone_start_stop(tmp_path: Path):
             await asyncio.open_connection("127.0.0.1", port)
 
     run(body())
+
+
+def test_stop_cancels_handlers_that_outlive_the_grace(tmp_path: Path):
+    async def body():
+        started, cancelled = asyncio.Event(), asyncio.Event()
+        dispatcher = Dispatcher()
+
+        async def forever(params, conn):
+            started.set()
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                cancelled.set()
+                raise
+
+        dispatcher.register("forever", forever)
+        server = RpcServer(dispatcher)
+        await server.start()
+        ws = await connect(f"{server.url}?token={server.token}")
+        await ws.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "forever"}))
+        await started.wait()
+        began = asyncio.get_running_loop().time()
+        await server.stop(grace=0.1)
+        assert asyncio.get_running_loop().time() - began < 3
+        assert cancelled.is_set()
+        with pytest.raises(ConnectionClosed) as closed:
+            await ws.recv()
+        assert closed.value.rcvd.code == 1001  # going away
+
+    run(body())
