@@ -13,6 +13,7 @@ from typing import Any
 
 from palinode_vault.models.convert import ensure_minilm_gguf, minilm_gguf_path
 from palinode_vault.models.errors import ModelUnavailable
+from palinode_vault.models.header import embedding_length
 from palinode_vault.models.packaged import MINILM_ZIP, SMOLLM2_GGUF
 
 DEFAULT_EMBEDDING_NAME = "all-MiniLM-L6-v2"
@@ -111,22 +112,4 @@ def _file_info(path: Path, name: str, role: str, source: str) -> ModelInfo:
                          problem=f"file not found: {path}. Fix: correct the {role} model "
                          "path in the settings")
     return ModelInfo(name, role, str(path), present=True, size=path.stat().st_size,
-                     dimensions=gguf_embedding_length(path), source=source)
-
-
-def gguf_embedding_length(path: Path) -> int | None:
-    """The `<arch>.embedding_length` in a GGUF header, or None when it cannot be read."""
-    try:
-        from gguf import GGUFReader
-
-        reader = GGUFReader(str(path))
-        arch = _field_text(reader, "general.architecture")
-        field = reader.get_field(f"{arch}.embedding_length")
-        return int(field.parts[field.data[0]][0]) if field is not None else None
-    except Exception:  # noqa: BLE001 - size is informational only
-        return None
-
-
-def _field_text(reader: Any, key: str) -> str:
-    field = reader.get_field(key)
-    return bytes(field.parts[field.data[0]]).decode("utf-8") if field is not None else ""
+                     dimensions=embedding_length(path), source=source)
