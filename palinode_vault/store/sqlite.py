@@ -121,12 +121,16 @@ class Connection:
         """Return every result row as a dict keyed by column name."""
         cursor = self._raw.cursor()
         cursor.execute(sql, params)
-        rows = cursor.fetchall()
         if self.driver_name == "sqlite3":
             names = [d[0] for d in cursor.description or ()]
         else:
-            names = [d[0] for d in cursor.getdescription()] if rows else []
-        return [dict(zip(names, row)) for row in rows]
+            # apsw describes a statement only while it is running: before fetching,
+            # and not at all when it returned no rows.
+            try:
+                names = [d[0] for d in cursor.getdescription()]
+            except Exception:  # noqa: BLE001 - apsw.ExecutionCompleteError: no rows
+                return []
+        return [dict(zip(names, row)) for row in cursor.fetchall()]
 
     def last_insert_rowid(self) -> int:
         """The rowid of the last row inserted on this connection."""
