@@ -1,0 +1,226 @@
+/**
+ * What each palette command does, written against a small UI interface instead of Obsidian so it
+ * can be tested (and reused) without the app: ask the sidecar, preview, apply on confirmation,
+ * and always end with a readable notice rather than a thrown error.
+ */
+import { RpcError, messageOf } from "./client";
+import { ErrorCode, type ExtractItem, type FixResult, type LintResult } from "./protocol";
+import { basename, type Rpc } from "./side-view-model";
+
+export interface PreviewRow {
+  primary: string;
+  secondary: string;
+  badge?: string;
+}
+
+export interface PickRow {
+  path: string;
+  title: string;
+  detail: string;
+}
+
+/** What the commands need from the app (Obsidian: Notice, Modals, openLinkText). */
+export interface PalinodeUI {
+  notice(message: string): void;
+  /** Shows a unified diff; resolves true when the person chooses to apply it. */
+  confirmDiff(title: string, diff: string, applyLabel: string): Promise<boolean>;
+  /** Shows what would happen, row by row; resolves true when the person chooses to apply it. */
+  confirmRows(title: string, rows: PreviewRow[], applyLabel: string, note?: string): Promise<boolean>;
+  /** Lets the person pick one note; resolves with its path, or null when dismissed. */
+  pickNote(title: string, rows: PickRow[], emptyText: string): Promise<string | null>;
+  openPath(path: string): void;
+}
+
+/** One line for the person about a failure; never a stack trace. */
+export function describeError(err: unknown, doing?: string): string {
+  if (err instanceof RpcError) {
+    if (err.code === ErrorCode.NOT_CONNECTED || err.code === ErrorCode.TIMEOUT || err.code === ErrorCode.CONNECTION_CLOSED) {
+      return err.message;
+    }
+    if (err.code === ErrorCode.CONFLICT) return `Palinode: the note changed while ${doing ?? "working"}; try again.`;
+    if (err.code === ErrorCode.BUSY) return `Palinode is busy (${err.message}); try again in a moment.`;
+    return `Palinode: ${doing ? `${doing} failed: ` : ""}${err.message}`;
+  }
+  return `Palinode: ${doing ? `${doing} failed: ` : ""}${messageOf(err)}`;
+}
+
+async function guarded<T>(ui: PalinodeUI, doing: string, work: () => Promise<T>): Promise<T | null> {
+  try {
+    return await work();
+  } catch (err) {
+    ui.notice(describeError(err, doing));
+    return null;
+  }
+}
+
+/** "broken_link 3, wiki_drift 9". */
+export function countsText(counts: Record<string, number>): string {
+  return Object.entries(counts)
+    .filter(([, n]) => n > 0)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, n]) => `${k} ${n}`)
+    .join(", ");
+}
+
+/** What a write did, in one line. */
+export function writtenText(r: Pick<FixResult, "written" | "skipped">): string {
+  const parts = [r.written.length === 1 ? `wrote ${r.written[0]}` : `wrote ${r.written.length} files`];
+  if (r.skipped?.length) parts.push(`skipped ${r.skipped.map((s) => `${s.path} (${s.reason})`).join("; ")}`);
+  return `Palinode: ${parts.join(", ")}. "Undo the last fix" restores it.`;
+}
+
+/** Lint the whole vault and report the counts. */
+export function lintVault(rpc: Rpc, ui: PalinodeUI): Promise<LintResult | null> {
+  return guarded(ui, "lint", async () => {
+    const r = await rpc("lint", {});
+    const n = r.findings.length;
+    ui.notice(
+      n === 0
+        ? `Palinode: ${r.total_files} files, no findings.`
+        : `Palinode: ${n} finding${n === 1 ? "" : "s"} in ${r.total_files} files (${countsText(r.counts)}).`,
+    );
+    return r;
+  });
+}
+
+/** Fix one note: preview the diff, then apply if the person agrees. Returns the paths written. */
+export function fixNote(rpc: Rpc, ui: PalinodeUI, path: string, preview = true): Promise<string[] | null> {
+  return guarded(ui, `fixing ${path}`, async () => {
+    if (preview) {
+      const dry = await rpc("fix", { path, dry_run: true });
+      if (!dry.diff.trim()) {
+        const why = dry.skipped?.length ? ` (${dry.skipped.map((s) => s.reason).join("; ")})` : "";
+        ui.notice(`Palinode: nothing to fix in ${path}${why}.`);
+        return [];
+      }
+      if (!(await ui.confirmDiff(`Fix ${path}`, dry.diff, "Apply fix"))) return [];
+    }
+    const r = await rpc("fix", { path });
+    ui.notice(r.written.length ? writtenText(r) : `Palinode: nothing to fix in ${path}.`);
+    return r.written;
+  });
+}
+
+/**
+ * Repair a broken link: when `newTarget` is not given, let the person pick one of the sidecar's
+ * candidates; then preview the change and apply it.
+ */
+export function repairLink(rpc: Rpc, ui: PalinodeUI, path: string, target: string, newTarget?: string): Promise<string[] | null> {
+  return guarded(ui, `repairing [[${target}]]`, async () => {
+    let chosen = newTarget ?? null;
+    if (!chosen) {
+      const r = await rpc("link.repair_candidates", { path, target });
+      chosen = await ui.pickNote(
+        `Repair [[${target}]] — link to…`,
+        r.candidates.map((c) => ({ path: c.path, title: basename(c.path), detail: `${Math.round(c.score * 100)}% · ${c.why}` })),
+        `No note looks like "${target}".`,
+      );
+      if (!chosen) return [];
+    }
+    const dry = await rpc("link.repair", { path, target, new_target: chosen, dry_run: true });
+    if (!dry.diff.trim()) {
+      ui.notice(`Palinode: [[${target}]] needs no change.`);
+      return [];
+    }
+    if (!(await ui.confirmDiff(`Repair [[${target}]] → ${basename(chosen)}`, dry.diff, "Repair link"))) return [];
+    const r = await rpc("link.repair", { path, target, new_target: chosen });
+    ui.notice(writtenText(r));
+    return r.written;
+  });
+}
+
+/** Likely duplicates of a note; picking one opens it. */
+export function findDuplicates(rpc: Rpc, ui: PalinodeUI, path: string): Promise<string | null> {
+  return guarded(ui, "finding duplicates", async () => {
+    const r = await rpc("dedup_suggest", { path });
+    const rows = r.results
+      .filter((x) => x.path !== path)
+      .map((x) => ({
+        path: x.path,
+        title: basename(x.path),
+        detail: `${Math.round(x.similarity * 100)}% similar${x.strong ? " · likely duplicate" : ""}`,
+      }));
+    const picked = await ui.pickNote(`Likely duplicates of ${basename(path)}`, rows, "No likely duplicates.");
+    if (picked) ui.openPath(picked);
+    return picked;
+  });
+}
+
+/** Notes related by meaning; picking one opens it. */
+export function showRelated(rpc: Rpc, ui: PalinodeUI, path: string): Promise<string | null> {
+  return guarded(ui, "finding related notes", async () => {
+    const r = await rpc("related", { path });
+    const rows = r.results
+      .filter((x) => x.path !== path)
+      .map((x) => ({ path: x.path, title: basename(x.path), detail: `${Math.round(x.similarity * 100)}% similar` }));
+    const picked = await ui.pickNote(`Related to ${basename(path)}`, rows, "Nothing related found.");
+    if (picked) ui.openPath(picked);
+    return picked;
+  });
+}
+
+function itemRow(i: ExtractItem): PreviewRow {
+  return { primary: `${i.op} ${i.path}`, secondary: i.reason, badge: `${i.type} · ${Math.round(i.confidence * 100)}%` };
+}
+
+/** Extract memories from text: preview what would be filed, then file it. */
+export function extractMemories(rpc: Rpc, ui: PalinodeUI, text: string, source?: string): Promise<string[] | null> {
+  return guarded(ui, "extracting memories", async () => {
+    if (!text.trim()) {
+      ui.notice("Palinode: nothing to extract: select some text or open a note with content.");
+      return [];
+    }
+    const dry = await rpc("extract", { text, source, dry_run: true });
+    const secrets = dry.withheld_secrets ? `${dry.withheld_secrets} secret(s) withheld.` : undefined;
+    if (!dry.items.length) {
+      ui.notice(`Palinode: nothing worth filing found.${secrets ? ` ${secrets}` : ""}`);
+      return [];
+    }
+    if (!(await ui.confirmRows("Memories to file", dry.items.map(itemRow), "File memories", secrets))) return [];
+    const r = await rpc("extract", { text, source, dry_run: false });
+    const paths = r.items.map((i) => i.path);
+    ui.notice(`Palinode: filed ${paths.length} memor${paths.length === 1 ? "y" : "ies"}.`);
+    return paths;
+  });
+}
+
+/** Consolidation: dry run first, show the operations, then run it for real. */
+export function runConsolidation(rpc: Rpc, ui: PalinodeUI): Promise<string[] | null> {
+  return guarded(ui, "consolidation", async () => {
+    const dry = await rpc("consolidate", { dry_run: true });
+    if (!dry.operations.length) {
+      ui.notice("Palinode: nothing to consolidate.");
+      return [];
+    }
+    const rows = dry.operations.map((o) => ({ primary: `${o.op} ${o.path}`, secondary: o.reason }));
+    if (!(await ui.confirmRows("Consolidation (dry run)", rows, "Run consolidation"))) return [];
+    const r = await rpc("consolidate", { dry_run: false });
+    ui.notice(`Palinode: consolidation wrote ${r.written.length} file(s).`);
+    return r.written;
+  });
+}
+
+/** Undo the sidecar's last run of writes. */
+export function undoLastFix(rpc: Rpc, ui: PalinodeUI): Promise<string[] | null> {
+  return guarded(ui, "undo", async () => {
+    const r = await rpc("undo", {});
+    ui.notice(
+      r.restored.length ? `Palinode: restored ${r.restored.join(", ")}.` : "Palinode: nothing to undo.",
+    );
+    return r.restored;
+  });
+}
+
+/** Rows for the search modal. */
+export function searchRows(r: { results: { path: string; score: number; title: string; snippet: string }[] }): PickRow[] {
+  return r.results.map((x) => ({
+    path: x.path,
+    title: x.title || basename(x.path),
+    detail: x.snippet.replace(/\s+/g, " ").trim(),
+  }));
+}
+
+/** True when an error means "the index or model is not there" (show it quietly). */
+export function isNotAvailable(err: unknown): boolean {
+  return err instanceof RpcError && err.code === ErrorCode.NOT_AVAILABLE;
+}

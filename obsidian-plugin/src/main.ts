@@ -1,0 +1,218 @@
+/**
+ * The Palinode plugin: wires the sidecar client, the status bar, the views, the commands, the
+ * editor-safety events and the settings tab into Obsidian. The logic lives in the modules it imports.
+ */
+import { FileSystemAdapter, MarkdownView, Plugin, TFile, requestUrl, type Editor, type WorkspaceLeaf } from "obsidian";
+import {
+  extractMemories,
+  findDuplicates,
+  fixNote,
+  lintVault,
+  repairLink,
+  runConsolidation,
+  showRelated,
+  undoLastFix,
+  type PalinodeUI,
+} from "./actions";
+import { applyEdit, type EditableVault } from "./apply-edit";
+import { SidecarClient, type SocketConstructor } from "./client";
+import { EditorStateReporter } from "./editor-state";
+import { linkAtCursor, repairTargetFor } from "./link-at-cursor";
+import { SidecarSession } from "./session";
+import { DEFAULT_SETTINGS, locateSidecar, normaliseSettings, type PalinodeSettings } from "./settings";
+import type { Rpc } from "./side-view-model";
+import type { PalinodeContext } from "./obsidian/context";
+import { GRAPH_VIEW, PalinodeGraphView } from "./obsidian/graph-view";
+import { SearchModal, obsidianUI } from "./obsidian/modals";
+import { PALINODE_VIEW, PalinodeView } from "./obsidian/palinode-view";
+import { PalinodeSettingTab } from "./obsidian/settings-tab";
+
+export default class PalinodePlugin extends Plugin implements PalinodeContext {
+  settings: PalinodeSettings = { ...DEFAULT_SETTINGS };
+  client!: SidecarClient;
+  session!: SidecarSession;
+  ui!: PalinodeUI;
+  rpc!: Rpc;
+  private editorState!: EditorStateReporter;
+
+  async onload(): Promise<void> {
+    this.settings = normaliseSettings(await this.loadData());
+    const adapter = this.app.vault.adapter;
+    this.client = new SidecarClient({
+      WebSocket: window.WebSocket as unknown as SocketConstructor,
+      locate: () => locateSidecar(this.settings, (p) => adapter.read(p)),
+      health: async (port) => (await requestUrl({ url: `http://127.0.0.1:${port}/health`, throw: false })).status === 200,
+      vaultPath: adapter instanceof FileSystemAdapter ? adapter.getBasePath() : undefined,
+      timeoutMs: this.settings.timeoutSeconds * 1000,
+    });
+    this.rpc = (method, params) => this.client.call(method, params);
+    this.session = new SidecarSession(this.client);
+    this.ui = obsidianUI(this.app, (p) => this.openPath(p));
+
+    this.wireStatusBar();
+    this.wireEditorSafety();
+    this.registerView(PALINODE_VIEW, (leaf) => new PalinodeView(leaf, this));
+    this.registerView(GRAPH_VIEW, (leaf) => new PalinodeGraphView(leaf, this));
+    this.addRibbonIcon("brain-circuit", "Open the Palinode view", () => void this.revealView(PALINODE_VIEW));
+    this.wireCommands();
+    this.addSettingTab(new PalinodeSettingTab(this.app, this, this));
+    this.app.workspace.onLayoutReady(() => this.client.start());
+  }
+
+  onunload(): void {
+    this.editorState?.dispose();
+    this.session?.dispose();
+    this.client?.stop();
+  }
+
+  async saveSettings(): Promise<void> {
+    await this.saveData(this.settings);
+  }
+
+  activePath(): string | null {
+    const file = this.app.workspace.getActiveFile();
+    return file && file.extension === "md" ? file.path : null;
+  }
+
+  openPath(path: string): void {
+    void this.app.workspace.openLinkText(path, "", false);
+  }
+
+  openLink(linktext: string, sourcePath: string): void {
+    void this.app.workspace.openLinkText(linktext, sourcePath, false);
+  }
+
+  private wireStatusBar(): void {
+    const item = this.addStatusBarItem();
+    item.addClass("palinode-status");
+    const draw = () => {
+      const m = this.session.statusBar;
+      item.setText(m.text);
+      item.setAttr("aria-label", m.title);
+      item.setAttr("title", m.title);
+      item.dataset.tone = m.tone;
+    };
+    this.register(this.session.onChange(draw));
+    item.addEventListener("click", () => void this.revealView(PALINODE_VIEW));
+    draw();
+  }
+
+  private vaultAccess(): EditableVault {
+    const file = (path: string) => {
+      const f = this.app.vault.getAbstractFileByPath(path);
+      return f instanceof TFile ? f : null;
+    };
+    return {
+      read: async (path) => {
+        const f = file(path);
+        return f ? this.app.vault.read(f) : null;
+      },
+      process: (path, fn) => {
+        const f = file(path);
+        if (!f) return Promise.reject(new Error(`${path} not found`));
+        return this.app.vault.process(f, fn);
+      },
+    };
+  }
+
+  private wireEditorSafety(): void {
+    this.client.onRequest("apply_edit", (params) => applyEdit(params, this.vaultAccess()));
+    this.editorState = new EditorStateReporter((state) => this.client.call("editor.state", state));
+    const reportOpen = () => {
+      const open = this.app.workspace
+        .getLeavesOfType("markdown")
+        .map((l) => (l.view instanceof MarkdownView ? l.view.file?.path : undefined))
+        .filter((p): p is string => !!p);
+      this.editorState.setOpen(this.activePath(), open);
+      this.followActive();
+    };
+    this.registerEvent(this.app.workspace.on("active-leaf-change", reportOpen));
+    this.registerEvent(this.app.workspace.on("layout-change", reportOpen));
+    this.registerEvent(this.app.workspace.on("file-open", reportOpen));
+    this.registerEvent(this.app.workspace.on("editor-change", () => this.editorState.keystroke()));
+    this.register(
+      this.client.onState((state) => {
+        if (state === "connected") this.editorState.flush();
+      }),
+    );
+    this.registerEvent(
+      this.app.vault.on("rename", (file, oldPath) => {
+        if (!(file instanceof TFile) || file.extension !== "md") return;
+        this.client.call("rename", { old_path: oldPath, new_path: file.path }).catch((err) => {
+          this.ui.notice(`Palinode could not update links after renaming ${oldPath}: ${err instanceof Error ? err.message : err}`);
+        });
+      }),
+    );
+  }
+
+  private followActive(): void {
+    const path = this.activePath();
+    for (const leaf of this.app.workspace.getLeavesOfType(PALINODE_VIEW)) {
+      if (leaf.view instanceof PalinodeView) leaf.view.setPath(path);
+    }
+    for (const leaf of this.app.workspace.getLeavesOfType(GRAPH_VIEW)) {
+      if (leaf.view instanceof PalinodeGraphView) leaf.view.setPath(path);
+    }
+  }
+
+  private async revealView(type: string): Promise<void> {
+    const { workspace } = this.app;
+    let leaf: WorkspaceLeaf | null = workspace.getLeavesOfType(type)[0] ?? null;
+    if (!leaf) {
+      leaf = type === GRAPH_VIEW ? workspace.getLeaf("split") : workspace.getRightLeaf(false);
+      if (!leaf) return;
+      await leaf.setViewState({ type, active: true });
+    }
+    await workspace.revealLeaf(leaf);
+  }
+
+  /** A command that needs the active note; tells the person when there is none. */
+  private withNote(run: (path: string) => unknown): () => void {
+    return () => {
+      const path = this.activePath();
+      if (!path) return this.ui.notice("Palinode: open a note first.");
+      void run(path);
+    };
+  }
+
+  private wireCommands(): void {
+    const { rpc, ui } = this;
+    this.addCommand({
+      id: "lint-vault",
+      name: "Lint the vault",
+      callback: async () => {
+        await lintVault(rpc, ui);
+        await this.session.refreshStatus();
+      },
+    });
+    this.addCommand({ id: "fix-note", name: "Fix the current note", callback: this.withNote((p) => fixNote(rpc, ui, p)) });
+    this.addCommand({
+      id: "repair-link",
+      name: "Repair the link under the cursor",
+      editorCallback: async (editor: Editor, ctx) => {
+        const path = ctx.file?.path;
+        if (!path) return;
+        const cursor = editor.getCursor();
+        const link = linkAtCursor(editor.getLine(cursor.line), cursor.ch);
+        if (!link) return ui.notice("Palinode: put the cursor inside a [[link]] to repair it.");
+        const findings = await rpc("note.findings", { path }).then((r) => r.findings, () => []);
+        await repairLink(rpc, ui, path, repairTargetFor(link, findings, cursor.line + 1));
+      },
+    });
+    this.addCommand({ id: "find-duplicates", name: "Find duplicates of this note", callback: this.withNote((p) => findDuplicates(rpc, ui, p)) });
+    this.addCommand({ id: "show-related", name: "Show related notes", callback: this.withNote((p) => showRelated(rpc, ui, p)) });
+    this.addCommand({
+      id: "extract-memories",
+      name: "Extract memories from the selection or the current note",
+      editorCallback: (editor: Editor, ctx) => {
+        const text = editor.getSelection() || editor.getValue();
+        void extractMemories(rpc, ui, text, ctx.file?.path);
+      },
+    });
+    this.addCommand({ id: "consolidate", name: "Run consolidation", callback: () => void runConsolidation(rpc, ui) });
+    this.addCommand({ id: "search-memory", name: "Search memory", callback: () => new SearchModal(this.app, rpc, (p) => this.openPath(p)).open() });
+    this.addCommand({ id: "undo-last-fix", name: "Undo the last fix", callback: () => void undoLastFix(rpc, ui) });
+    this.addCommand({ id: "open-view", name: "Open the Palinode view", callback: () => void this.revealView(PALINODE_VIEW) });
+    this.addCommand({ id: "open-graph", name: "Open the graph view", callback: () => void this.revealView(GRAPH_VIEW) });
+  }
+}

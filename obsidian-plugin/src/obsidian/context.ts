@@ -1,0 +1,19 @@
+/** What the views and the settings tab need from the plugin (implemented by main.ts). */
+import type { PalinodeUI } from "../actions";
+import type { SidecarClient } from "../client";
+import type { SidecarSession } from "../session";
+import type { PalinodeSettings } from "../settings";
+import type { Rpc } from "../side-view-model";
+
+export interface PalinodeContext {
+  client: SidecarClient;
+  session: SidecarSession;
+  rpc: Rpc;
+  ui: PalinodeUI;
+  settings: PalinodeSettings;
+  saveSettings(): Promise<void>;
+  /** The note the views follow: the active (or last active) markdown file. */
+  activePath(): string | null;
+  openPath(path: string): void;
+  openLink(linktext: string, sourcePath: string): void;
+}

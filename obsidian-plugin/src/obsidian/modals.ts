@@ -1,0 +1,152 @@
+/** Obsidian modals for the commands: diff preview, row preview, note picker, memory search. */
+import { App, Modal, Notice } from "obsidian";
+import { describeError, searchRows, type PalinodeUI, type PickRow, type PreviewRow } from "../actions";
+import type { Rpc } from "../side-view-model";
+import { renderDiff } from "../dom/diff";
+import { el } from "../dom/element";
+
+/** A modal that resolves a promise once, whichever way it closes. */
+abstract class AnswerModal<T> extends Modal {
+  private done = false;
+  constructor(
+    app: App,
+    private readonly resolve: (value: T) => void,
+    private readonly dismissed: T,
+  ) {
+    super(app);
+  }
+  protected answer(value: T): void {
+    if (!this.done) {
+      this.done = true;
+      this.resolve(value);
+    }
+    this.close();
+  }
+  onClose(): void {
+    this.contentEl.empty();
+    if (!this.done) {
+      this.done = true;
+      this.resolve(this.dismissed);
+    }
+  }
+}
+
+function buttons(parent: HTMLElement, applyLabel: string, onApply: () => void, onCancel: () => void): void {
+  const row = el(parent, "div", { cls: "modal-button-container" });
+  el(row, "button", { text: "Cancel" }).addEventListener("click", onCancel);
+  el(row, "button", { cls: "mod-cta", text: applyLabel }).addEventListener("click", onApply);
+}
+
+class DiffModal extends AnswerModal<boolean> {
+  constructor(app: App, private title: string, private diff: string, private applyLabel: string, resolve: (v: boolean) => void) {
+    super(app, resolve, false);
+  }
+  onOpen(): void {
+    this.titleEl.textContent = this.title;
+    this.modalEl.addClass("palinode-modal");
+    renderDiff(this.contentEl, this.diff);
+    buttons(this.contentEl, this.applyLabel, () => this.answer(true), () => this.answer(false));
+  }
+}
+
+class RowsModal extends AnswerModal<boolean> {
+  constructor(app: App, private title: string, private rows: PreviewRow[], private applyLabel: string, private note: string | undefined, resolve: (v: boolean) => void) {
+    super(app, resolve, false);
+  }
+  onOpen(): void {
+    this.titleEl.textContent = this.title;
+    this.modalEl.addClass("palinode-modal");
+    const ul = el(this.contentEl, "ul", { cls: "palinode-rows" });
+    for (const r of this.rows) {
+      const li = el(ul, "li", { cls: "palinode-row" });
+      el(li, "div", { cls: "palinode-row-primary", text: r.primary });
+      if (r.badge) el(li, "span", { cls: "palinode-badge", text: r.badge });
+      el(li, "div", { cls: "palinode-muted", text: r.secondary });
+    }
+    if (this.note) el(this.contentEl, "p", { cls: "palinode-muted", text: this.note });
+    buttons(this.contentEl, this.applyLabel, () => this.answer(true), () => this.answer(false));
+  }
+}
+
+function renderPickRows(parent: HTMLElement, rows: PickRow[], emptyText: string, pick: (path: string) => void): void {
+  parent.empty();
+  if (!rows.length) {
+    el(parent, "p", { cls: "palinode-muted", text: emptyText });
+    return;
+  }
+  const ul = el(parent, "ul", { cls: "palinode-rows palinode-pick" });
+  for (const r of rows) {
+    const li = el(ul, "li", { cls: "palinode-row palinode-clickable", attrs: { "data-path": r.path } });
+    el(li, "div", { cls: "palinode-row-primary", text: r.title });
+    el(li, "div", { cls: "palinode-muted", text: `${r.path}${r.detail ? ` — ${r.detail}` : ""}` });
+    li.addEventListener("click", () => pick(r.path));
+  }
+}
+
+class PickNoteModal extends AnswerModal<string | null> {
+  constructor(app: App, private title: string, private rows: PickRow[], private emptyText: string, resolve: (v: string | null) => void) {
+    super(app, resolve, null);
+  }
+  onOpen(): void {
+    this.titleEl.textContent = this.title;
+    this.modalEl.addClass("palinode-modal");
+    renderPickRows(this.contentEl.createDiv(), this.rows, this.emptyText, (p) => this.answer(p));
+  }
+}
+
+/** Search memory: hybrid (or keyword) results as the person types. */
+export class SearchModal extends Modal {
+  private timer: number | null = null;
+  private seq = 0;
+  constructor(app: App, private rpc: Rpc, private openNote: (path: string) => void) {
+    super(app);
+  }
+  onOpen(): void {
+    this.titleEl.textContent = "Search memory";
+    this.modalEl.addClass("palinode-modal");
+    const input = el(this.contentEl, "input", { cls: "palinode-search-input", attrs: { type: "search", placeholder: "What do you remember about…" } });
+    const info = el(this.contentEl, "div", { cls: "palinode-muted palinode-search-info" });
+    const results = el(this.contentEl, "div", { cls: "palinode-search-results" });
+    input.addEventListener("input", () => {
+      if (this.timer !== null) window.clearTimeout(this.timer);
+      this.timer = window.setTimeout(() => void this.search(input.value, info, results), 250);
+    });
+    input.focus();
+  }
+  private async search(query: string, info: HTMLElement, results: HTMLElement): Promise<void> {
+    const seq = ++this.seq;
+    if (!query.trim()) {
+      info.textContent = "";
+      results.empty();
+      return;
+    }
+    info.textContent = "Searching…";
+    try {
+      const r = await this.rpc("search", { query, limit: 20 });
+      if (seq !== this.seq) return;
+      info.textContent = `${r.results.length} result(s), ${r.mode} search${r.note ? ` — ${r.note}` : ""}`;
+      renderPickRows(results, searchRows(r), "No matches.", (p) => {
+        this.close();
+        this.openNote(p);
+      });
+    } catch (err) {
+      if (seq === this.seq) info.textContent = describeError(err, "search");
+    }
+  }
+  onClose(): void {
+    if (this.timer !== null) window.clearTimeout(this.timer);
+    this.contentEl.empty();
+  }
+}
+
+/** The commands' UI in Obsidian: notices and modals. */
+export function obsidianUI(app: App, openPath: (path: string) => void): PalinodeUI {
+  return {
+    notice: (message) => new Notice(message, 8000),
+    confirmDiff: (title, diff, applyLabel) => new Promise((resolve) => new DiffModal(app, title, diff, applyLabel, resolve).open()),
+    confirmRows: (title, rows, applyLabel, note) =>
+      new Promise((resolve) => new RowsModal(app, title, rows, applyLabel, note, resolve).open()),
+    pickNote: (title, rows, emptyText) => new Promise((resolve) => new PickNoteModal(app, title, rows, emptyText, resolve).open()),
+    openPath,
+  };
+}

@@ -1,0 +1,223 @@
+/**
+ * The sidecar's JSON-RPC contract as TypeScript types (docs/PROTOCOL.md is the source; change
+ * both together). Nothing here runs: these are shapes and constants only.
+ */
+
+export type Severity = "error" | "warning" | "info";
+
+/** One lint finding on a note. `target` is set on link findings and is the link text as written. */
+export interface Finding {
+  check: string;
+  severity: Severity;
+  path: string;
+  line: number;
+  column: number;
+  message: string;
+  target?: string;
+  fixable: boolean;
+}
+
+export interface IndexStatus {
+  mode: "hybrid" | "keyword";
+  driver: string;
+  model: string | null;
+  reason: string | null;
+}
+
+export interface StatusResult {
+  version: string;
+  pid: number;
+  port: number;
+  vault: string;
+  counts: {
+    markdown_files: number;
+    memory_files: number;
+    links: number;
+    unresolved: number;
+    orphans: number;
+  };
+  findings: Record<string, number>;
+  last_write: { time: string; paths: string[] } | null;
+  last_error: string | null;
+  index: IndexStatus;
+  busy: string | null;
+}
+
+export interface LintResult {
+  total_files: number;
+  findings: Finding[];
+  counts: Record<string, number>;
+}
+
+export interface FixResult {
+  written: string[];
+  unchanged: number;
+  skipped: { path: string; reason: string }[];
+  diff: string;
+}
+
+/** A canonical entity ref (`person/alice-smith`). */
+export type EntityRef = string;
+
+export interface NoteInfo {
+  path: string;
+  title: string;
+  category: string | null;
+  entities: EntityRef[];
+  cross_refs: EntityRef[];
+  hash: string;
+}
+
+export interface Backlink {
+  path: string;
+  title: string;
+  category: string | null;
+  kinds: Record<string, number>;
+}
+
+export interface GraphNode {
+  id: string;
+  path: string | null;
+  title: string;
+  category: string | null;
+  resolved: boolean;
+}
+
+export interface GraphEdge {
+  source: string;
+  target: string;
+  kind: string;
+  count: number;
+}
+
+export interface Neighbourhood {
+  center: string;
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+}
+
+export interface RepairCandidate {
+  path: string;
+  score: number;
+  why: string;
+}
+
+export interface SearchHit {
+  path: string;
+  score: number;
+  title: string;
+  snippet: string;
+}
+
+export interface SearchResult {
+  mode: string;
+  results: SearchHit[];
+  note?: string;
+}
+
+export interface ExtractItem {
+  op: string;
+  type: string;
+  path: string;
+  confidence: number;
+  reason: string;
+}
+
+export interface ExtractResult {
+  items: ExtractItem[];
+  withheld_secrets: number;
+}
+
+export interface ConsolidateResult {
+  operations: { op: string; path: string; reason: string }[];
+  written: string[];
+}
+
+export interface SidecarSettings {
+  quiet_seconds: number;
+  auto_fixes: { footer: boolean; cross_refs: boolean };
+  models: { embedding: string | null; generation: string | null };
+}
+
+export interface EditorStateParams {
+  active: string | null;
+  open: string[];
+  last_keystroke: number | null;
+}
+
+/** Every method the plugin calls: params and result. */
+export interface Methods {
+  status: [Record<string, never>, StatusResult];
+  lint: [{ path?: string; checks?: string[] }, LintResult];
+  fix: [{ path?: string; dry_run?: boolean }, FixResult];
+  "note.findings": [{ path: string }, { path: string; findings: Finding[] }];
+  "note.info": [{ path: string }, NoteInfo];
+  "note.backlinks": [{ path: string }, { path: string; backlinks: Backlink[] }];
+  "graph.neighbourhood": [{ path: string; depth?: 1 | 2 }, Neighbourhood];
+  "link.repair_candidates": [{ path?: string; target: string }, { target: string; candidates: RepairCandidate[] }];
+  "link.repair": [{ path: string; target: string; new_target: string; dry_run?: boolean }, FixResult];
+  undo: [Record<string, never>, { restored: string[]; run: string | null }];
+  "editor.state": [EditorStateParams, { ok: true }];
+  rename: [{ old_path: string; new_path: string }, { written: string[]; refs_updated: number }];
+  search: [
+    {
+      query: string;
+      limit?: number;
+      mode?: string;
+      category?: string;
+      include_daily?: boolean;
+      include_archived?: boolean;
+    },
+    SearchResult,
+  ];
+  dedup_suggest: [{ path?: string; text?: string }, { results: { path: string; similarity: number; strong: boolean }[] }];
+  related: [{ path: string }, { results: { path: string; similarity: number }[] }];
+  extract: [{ text: string; source?: string; dry_run?: boolean }, ExtractResult];
+  consolidate: [{ dry_run?: boolean; now?: string }, ConsolidateResult];
+  core: [Record<string, never>, { files: { path: string; title: string }[]; chars: number }];
+  "settings.get": [Record<string, never>, SidecarSettings];
+  "settings.set": [{ quiet_seconds?: number; auto_fixes?: Partial<SidecarSettings["auto_fixes"]> }, SidecarSettings];
+}
+
+export type MethodName = keyof Methods;
+export type ParamsOf<M extends MethodName> = Methods[M][0];
+export type ResultOf<M extends MethodName> = Methods[M][1];
+
+/** Notifications pushed by the sidecar (no `id`). */
+export interface Notifications {
+  "findings.changed": { paths: string[]; counts: Record<string, number>; total: number };
+  progress: { phase: "scan" | "index" | "embed" | "consolidate" | string; done: number; total: number };
+  wrote: { paths: string[]; reason: string };
+}
+
+export interface ApplyEditParams {
+  path: string;
+  old_hash: string;
+  new_text: string;
+}
+
+export interface ApplyEditResult {
+  applied: boolean;
+  reason?: string;
+}
+
+/** JSON-RPC error codes of the protocol, plus the client's own (negative small numbers). */
+export const ErrorCode = {
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  INTERNAL: -32603,
+  PATH_OUTSIDE_VAULT: -32010,
+  FILE_NOT_FOUND: -32011,
+  CONFLICT: -32012,
+  NOT_AVAILABLE: -32013,
+  BUSY: -32014,
+  // Raised by the client itself, never sent by the sidecar.
+  TIMEOUT: -1,
+  NOT_CONNECTED: -2,
+  CONNECTION_CLOSED: -3,
+} as const;
+
+/** Link checks whose findings carry a `target` (PROTOCOL.md "A finding"). */
+export const LINK_CHECKS: readonly string[] = ["broken_link", "broken_anchor", "unresolvable_label", "wiki_drift"];

@@ -1,0 +1,61 @@
+/**
+ * The plugin's own settings (how to reach the sidecar, timeouts) and their checks. The sidecar's
+ * settings (quiet period, automatic fixes, models) live in the sidecar: `settings.get`/`settings.set`.
+ */
+import { discoverSidecar, type Discovery } from "./client";
+
+export interface PalinodeSettings {
+  /** `file`: read `.palinode/sidecar.json`; `manual`: the port and token below. */
+  connection: "file" | "manual";
+  port: number | null;
+  token: string;
+  /** Hard timeout of every call, in seconds. */
+  timeoutSeconds: number;
+  /** Depth of the graph view: 1 or 2 hops. */
+  graphDepth: 1 | 2;
+}
+
+export const DEFAULT_SETTINGS: PalinodeSettings = {
+  connection: "file",
+  port: null,
+  token: "",
+  timeoutSeconds: 10,
+  graphDepth: 1,
+};
+
+/** Saved data (possibly from an older version, or hand-edited) made into valid settings. */
+export function normaliseSettings(raw: unknown): PalinodeSettings {
+  const r = (raw && typeof raw === "object" ? raw : {}) as Partial<PalinodeSettings>;
+  const port = parsePort(r.port);
+  const timeout = Number(r.timeoutSeconds);
+  return {
+    connection: r.connection === "manual" ? "manual" : "file",
+    port,
+    token: typeof r.token === "string" ? r.token.trim() : "",
+    timeoutSeconds: Number.isFinite(timeout) && timeout >= 1 && timeout <= 600 ? timeout : DEFAULT_SETTINGS.timeoutSeconds,
+    graphDepth: r.graphDepth === 2 ? 2 : 1,
+  };
+}
+
+/** A TCP port from text or a number, or null. */
+export function parsePort(value: unknown): number | null {
+  const n = typeof value === "number" ? value : Number(String(value ?? "").trim());
+  return Number.isInteger(n) && n > 0 && n < 65536 ? n : null;
+}
+
+/** Seconds of quiet before the sidecar writes to a note the person has open; null if not valid. */
+export function parseQuietSeconds(text: string): number | null {
+  const n = Number(text.trim());
+  return text.trim() !== "" && Number.isFinite(n) && n >= 0 && n <= 3600 ? n : null;
+}
+
+/** Where the sidecar is, following the settings (discovery file, or the manual port and token). */
+export function locateSidecar(settings: PalinodeSettings, read: (path: string) => Promise<string>): Promise<Discovery> {
+  if (settings.connection === "manual") {
+    if (settings.port === null || !settings.token) {
+      return Promise.resolve({ ok: false, reason: "invalid", message: "manual connection needs a port and a token in settings" });
+    }
+    return Promise.resolve({ ok: true, info: { port: settings.port, token: settings.token } });
+  }
+  return discoverSidecar(read);
+}
