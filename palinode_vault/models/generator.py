@@ -33,6 +33,9 @@ DEFAULT_CONTEXT = 2048
 
 Result = tuple[dict[str, Any] | None, str]
 
+# Keys whose values are data, not sub-schemas.
+_DATA_KEYS = frozenset({"default", "examples", "enum", "const"})
+
 
 class Generator(Protocol):
     """What the memory manager calls; see the module docstring for the contract."""
@@ -56,15 +59,23 @@ def unbounded_parts(schema: dict[str, Any]) -> list[str]:
 
     def walk(node: Any, pointer: str) -> None:
         if isinstance(node, dict):
-            types = node.get("type")
-            types = set(types) if isinstance(types, list) else {types}
+            declared = node.get("type")
+            # A "properties" map may hold a property named "type": only a string or a
+            # list of strings is a JSON-schema type.
+            if isinstance(declared, str):
+                types = {declared}
+            elif isinstance(declared, list):
+                types = {t for t in declared if isinstance(t, str)}
+            else:
+                types = set()
             if "array" in types and "maxItems" not in node and "prefixItems" not in node:
                 found.append(pointer or "/")
             if ("string" in types and "maxLength" not in node
                     and "enum" not in node and "const" not in node):
                 found.append(pointer or "/")
             for key, value in node.items():
-                walk(value, f"{pointer}/{key}")
+                if key not in _DATA_KEYS:
+                    walk(value, f"{pointer}/{key}")
         elif isinstance(node, list):
             for index, value in enumerate(node):
                 walk(value, f"{pointer}/{index}")

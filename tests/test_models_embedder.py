@@ -1,0 +1,137 @@
+"""The Embedder on real llama.cpp with the real converted MiniLM GGUF: no mocks."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from palinode_vault.models import Embedder, ModelUnavailable, ensure_minilm_gguf
+from palinode_vault.models.packaged import SMOLLM2_GGUF
+
+np = pytest.importorskip("numpy", reason="needs palinode-vault[models]")
+pytest.importorskip("llama_cpp", reason="needs llama-cpp-python (palinode-vault[models])")
+
+REPO = Path(__file__).resolve().parents[1]
+REFERENCE = REPO.parent / "shared" / "reference" / "minilm-reference-embeddings.json"
+
+
+@pytest.fixture(scope="session")
+def model_cache(tmp_path_factory):
+    """One model cache for the whole session, so MiniLM converts once."""
+    folder = tmp_path_factory.getbasetemp() / "palinode-model-cache"
+    folder.mkdir(exist_ok=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PALINODE_MODEL_CACHE", str(folder))
+        yield folder
+
+
+@pytest.fixture(scope="session")
+def embedder(model_cache):
+    try:
+        ensure_minilm_gguf()
+    except ModelUnavailable as exc:
+        pytest.skip(f"default embedding model unavailable: {exc}")
+    model = Embedder()
+    yield model
+    model.close()
+
+
+def test_matches_sentence_transformers_reference(embedder):
+    if not REFERENCE.is_file():
+        pytest.skip(f"reference embeddings not found at {REFERENCE} (../shared is absent)")
+    data = json.loads(REFERENCE.read_text(encoding="utf-8"))
+    expected = np.asarray(data["embeddings"], dtype=np.float32)
+    got = embedder.embed_many(data["sentences"])
+    cosines = np.sum(got * expected, axis=1) / np.linalg.norm(expected, axis=1)
+    assert len(cosines) == 12
+    for sentence, cosine in zip(data["sentences"], cosines):
+        assert cosine >= 0.999, f"cosine {cosine:.6f} for {sentence!r}"
+
+
+def test_vectors_are_unit_float32(embedder):
+    vector = embedder.embed("Alice leads the checkout redesign.")
+    assert vector.dtype == np.float32 and vector.shape == (384,)
+    assert embedder.dimensions == 384
+    assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-5
+
+
+def test_one_at_a_time_equals_batched(embedder):
+    texts = ["short", "a somewhat longer sentence about vector search in SQLite",
+             "", "Café crème 🚀", "third"]
+    batched = embedder.embed_many(texts, batch_size=3)
+    single = np.stack([embedder.embed(t) for t in texts])
+    assert batched.shape == (5, 384)
+    assert np.abs(batched - single).max() < 1e-4
+    assert embedder.embed_many([]).shape == (0, 384)
+
+
+def test_meaning_orders_similarity(embedder):
+    a, b, c = embedder.embed_many([
+        "We chose SQLite-vec instead of Qdrant because it needs no server.",
+        "The team picked an embedded vector store so nothing extra has to run.",
+        "How do I restart nginx?",
+    ])
+    assert float(a @ b) > float(a @ c) + 0.2
+
+
+def test_long_input_is_truncated_keeping_the_final_sep(embedder):
+    words = [f"memory{i % 50} note" if i % 2 else "vault" for i in range(2000)]
+    text = " ".join(words)
+    assert len(text.split()) >= 2000
+    assert embedder.count_tokens(text) > 2000
+    tokens = embedder.tokens(text)
+    assert len(tokens) == 256
+    assert tokens[0] == 101 and tokens[-1] == 102  # [CLS] ... [SEP]
+    assert 102 not in tokens[:-1]
+    vector = embedder.embed(text)
+    assert np.isfinite(vector).all()
+    # The same as embedding [CLS] + the first 254 content tokens + [SEP] directly:
+    full = embedder._llama.tokenize(text.encode(), add_bos=True, special=False)
+    manual = embedder.embed_tokens([full[:255] + [102]])[0]
+    assert float(vector @ manual) > 0.99999
+    # ...and not the same as dropping the [SEP], which is what naive truncation does.
+    dropped = embedder.embed_tokens([full[:256]])[0]
+    assert float(vector @ dropped) < 0.99999
+
+
+def test_short_input_is_not_truncated(embedder):
+    assert embedder.tokens("hello world") == [101, 7592, 2088, 102]
+
+
+def test_embed_tokens_rejects_overlong_sequences(embedder):
+    with pytest.raises(ValueError, match="257 tokens"):
+        embedder.embed_tokens([[101] + [7592] * 255 + [102]])
+
+
+def test_model_id_names_the_file_and_its_sha256(embedder):
+    digest = hashlib.sha256(embedder.path.read_bytes()).hexdigest()
+    assert embedder.sha256 == digest
+    assert embedder.model_id == f"{embedder.path.name}:{digest}"
+    # The digest is cached on disk, keyed by path, size and mtime:
+    cache = json.loads((embedder.path.parent / "sha256.json").read_text())
+    assert cache[str(embedder.path.resolve())]["sha256"] == digest
+
+
+def test_missing_model_file_is_model_unavailable(tmp_path):
+    with pytest.raises(ModelUnavailable) as info:
+        Embedder(tmp_path / "nope.gguf")
+    assert "nope.gguf" in str(info.value) and info.value.fix
+
+
+def test_not_a_gguf_file_is_model_unavailable(tmp_path):
+    junk = tmp_path / "junk.gguf"
+    junk.write_bytes(b"not a model at all")
+    with pytest.raises(ModelUnavailable, match="junk.gguf"):
+        Embedder(junk)
+
+
+def test_a_chat_model_is_not_an_embedding_model():
+    try:
+        path = SMOLLM2_GGUF.locate()
+    except ModelUnavailable as exc:
+        pytest.skip(str(exc))
+    with pytest.raises(ModelUnavailable, match="not a sentence-embedding model"):
+        Embedder(path)
