@@ -1,0 +1,90 @@
+"""The parse cache: `VAULT/.palinode/cache.db`, keyed by path, size, mtime and content hash.
+
+A second run over an unchanged vault parses nothing: a note whose size and mtime match is taken
+from the cache without being read; one whose stat changed is read and hashed, and reparsed only
+if its content changed. The cache is derived data: delete it any time. A vault where
+`.palinode/` cannot be written (read-only media) simply runs without it.
+"""
+
+from __future__ import annotations
+
+import pickle
+import sqlite3
+from pathlib import Path
+
+from palinode_vault.core.note import Note
+
+# Bump when Note's shape or the parser's output changes, so old rows are ignored.
+PARSER_VERSION = 3
+
+
+class ParseCache:
+    def __init__(self, root: Path):
+        self.db: sqlite3.Connection | None = None
+        self.rows: dict[str, tuple[int, int, str, bytes]] = {}
+        folder = root / ".palinode"
+        try:
+            folder.mkdir(exist_ok=True)
+            self.db = sqlite3.connect(folder / "cache.db", timeout=5)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute(
+                "CREATE TABLE IF NOT EXISTS notes (path TEXT PRIMARY KEY, size INTEGER, "
+                "mtime_ns INTEGER, hash TEXT, version INTEGER, data BLOB)"
+            )
+        except (OSError, sqlite3.Error):
+            self.db = None  # read-only vault: run uncached
+
+    def load(self) -> None:
+        """Read every row once (one query is much faster than one per note)."""
+        if self.db is None:
+            return
+        try:
+            cur = self.db.execute(
+                "SELECT path, size, mtime_ns, hash, data FROM notes WHERE version = ?", (PARSER_VERSION,)
+            )
+            self.rows = {row[0]: (row[1], row[2], row[3], row[4]) for row in cur}
+        except sqlite3.Error:
+            self.rows = {}
+
+    def by_stat(self, path: str, size: int, mtime_ns: int) -> Note | None:
+        row = self.rows.get(path)
+        if row and row[0] == size and row[1] == mtime_ns:
+            return pickle.loads(row[3])
+        return None
+
+    def by_hash(self, path: str, text_hash: str) -> Note | None:
+        row = self.rows.get(path)
+        if row and row[2] == text_hash:
+            return pickle.loads(row[3])
+        return None
+
+    def store(self, items: list[tuple[Note, int, int]]) -> None:
+        """Remember parsed notes with the stat they were read at."""
+        if self.db is None or not items:
+            return
+        try:
+            with self.db:
+                self.db.executemany(
+                    "INSERT OR REPLACE INTO notes VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        (n.path, size, mtime, n.text_hash, PARSER_VERSION, pickle.dumps(n, protocol=5))
+                        for n, size, mtime in items
+                    ],
+                )
+        except sqlite3.Error:
+            pass
+
+    def forget(self, paths: list[str]) -> None:
+        if self.db is None or not paths:
+            return
+        try:
+            with self.db:
+                self.db.executemany("DELETE FROM notes WHERE path = ?", [(p,) for p in paths])
+        except sqlite3.Error:
+            pass
+
+    def close(self) -> None:
+        if self.db is not None:
+            self.db.close()
+            self.db = None

@@ -1,0 +1,178 @@
+"""Vault commands: scan, lint, fix, undo, graph."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from palinode_vault.cli import main
+from palinode_vault.cli.options import resolve_vault, vault_option
+
+
+def now_option(func):
+    return click.option(
+        "--now",
+        type=click.DateTime(formats=["%Y-%m-%d"]),
+        default=None,
+        help="Treat this date (YYYY-MM-DD) as today for date-based checks.",
+    )(func)
+
+
+def open_vault(vault: Path, now: dt.datetime | None = None, quiet: bool = False):
+    """Load a vault for a one-shot command, with a progress line on a terminal."""
+    from palinode_vault.settings import Settings
+    from palinode_vault.vault import Vault
+
+    settings = Settings(vault=resolve_vault(vault), now=now.date() if now else None)
+    v = Vault(settings)
+    progress = None
+    if not quiet and sys.stderr.isatty():
+        def progress(phase: str, done: int, total: int) -> None:
+            click.echo(f"\r{phase}: {done}/{total}", err=True, nl=done == total)
+    try:
+        v.load(progress)
+    except Exception as exc:  # noqa: BLE001 - a person gets a sentence, not a traceback
+        raise click.ClickException(f"cannot read the vault {settings.vault}: {exc}") from exc
+    return v
+
+
+def _program_error(exc: Exception) -> click.ClickException:
+    return click.ClickException(str(exc))
+
+
+def _print_findings(findings) -> None:
+    for f in findings:
+        click.echo(f"{f.path}:{f.line}: {f.severity} {f.check}: {f.message}")
+
+
+@main.command()
+@vault_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@now_option
+def scan(vault: Path, as_json: bool, now) -> None:
+    """Count notes, links, unresolved links, orphans and findings per check."""
+    from palinode_vault.core.program import ProgramError
+    from palinode_vault.maintenance import scan_summary
+
+    v = open_vault(vault, now, quiet=as_json)
+    try:
+        summary = scan_summary(v)
+    except ProgramError as exc:
+        raise _program_error(exc)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+        return
+    click.echo(f"vault: {v.root}")
+    for key in ("markdown_files", "memory_files", "attachments", "links", "unresolved", "orphans"):
+        click.echo(f"  {key.replace('_', ' ')}: {summary[key]}")
+    click.echo("  findings:" + ("" if summary["findings"] else " none"))
+    for check, n in summary["findings"].items():
+        click.echo(f"    {check}: {n}")
+
+
+@main.command()
+@vault_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--check", "checks", multiple=True, metavar="NAME", help="Only this check (repeatable).")
+@click.argument("paths", nargs=-1)
+@now_option
+def lint(vault: Path, as_json: bool, checks: tuple[str, ...], paths: tuple[str, ...], now) -> None:
+    """Report findings: drift, broken links, schema problems, stale memories and more.
+
+    Exit status 1 when a finding of severity error exists.
+    """
+    from palinode_vault.core.findings import CHECKS
+    from palinode_vault.core.lint import has_errors
+    from palinode_vault.core.program import ProgramError
+    from palinode_vault.maintenance import lint as run_lint
+
+    unknown = [c for c in checks if c not in CHECKS]
+    if unknown:
+        raise click.BadParameter(f"unknown check {', '.join(unknown)}; known: {', '.join(CHECKS)}", param_hint="--check")
+    v = open_vault(vault, now, quiet=as_json)
+    try:
+        report = run_lint(v, paths or None, checks or None)
+    except ProgramError as exc:
+        raise _program_error(exc)
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2, default=str))
+    else:
+        _print_findings(report.findings)
+        summary = ", ".join(f"{k} {n}" for k, n in report.to_json()["counts"].items()) or "no findings"
+        click.echo(f"{len(report.findings)} findings in {v.root.name} ({summary})", err=True)
+    sys.exit(1 if has_errors(report.findings) else 0)
+
+
+@main.command()
+@vault_option
+@click.option("--dry-run", is_flag=True, help="Print the unified diffs; write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.argument("paths", nargs=-1)
+@now_option
+def fix(vault: Path, dry_run: bool, as_json: bool, paths: tuple[str, ...], now) -> None:
+    """Apply the safe fixes to memory-tier notes: entities, label links, footers, cross_refs."""
+    from palinode_vault.core.program import ProgramError
+    from palinode_vault.maintenance import fix as run_fix
+
+    v = open_vault(vault, now, quiet=as_json)
+    try:
+        result = run_fix(v, paths or None, dry_run=dry_run)
+    except ProgramError as exc:
+        raise _program_error(exc)
+    if as_json:
+        data = result.to_json()
+        if dry_run:
+            data["would_write"] = sorted(result.diffs)
+            data["diff"] = result.diff
+        click.echo(json.dumps(data, indent=2))
+        return
+    if dry_run:
+        click.echo(result.diff, nl=False)
+        click.echo(f"{len(result.diffs)} files would change; nothing written (dry run)", err=True)
+    else:
+        for path in result.written:
+            click.echo(f"fixed {path}: {'; '.join(result.reasons.get(path, []))}")
+        click.echo(f"{len(result.written)} written, {result.unchanged} unchanged, {len(result.skipped)} skipped", err=True)
+    for item in result.skipped:
+        click.echo(f"skipped {item['path']}: {item['reason']}", err=True)
+
+
+@main.command()
+@vault_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def undo(vault: Path, as_json: bool) -> None:
+    """Restore the files changed by the last fix run (or consolidation)."""
+    from palinode_vault.writer import undo_last
+
+    result = undo_last(resolve_vault(vault))
+    if as_json:
+        click.echo(json.dumps({"run": result.run, "label": result.label, "restored": result.restored,
+                               "skipped": [{"path": p, "reason": r} for p, r in result.skipped]}, indent=2))
+        return
+    if result.run is None:
+        click.echo("nothing to undo")
+        return
+    for path in result.restored:
+        click.echo(f"restored {path}")
+    for path, why in result.skipped:
+        click.echo(f"skipped {path}: {why}", err=True)
+    click.echo(f"undid {result.label} run {result.run}", err=True)
+
+
+@main.command()
+@vault_option
+@click.option("--format", "fmt", type=click.Choice(["json", "graphml"]), default="json", show_default=True)
+def graph(vault: Path, fmt: str) -> None:
+    """Export the link graph: notes, attachments and unresolved targets with typed edges."""
+    from palinode_vault.core.graph import build_graph, to_graphml, to_json
+
+    v = open_vault(vault, quiet=True)
+    g = build_graph(v.state)
+    if fmt == "json":
+        click.echo(json.dumps(to_json(g), indent=2))
+    else:
+        click.echo(to_graphml(g))

@@ -1,0 +1,89 @@
+"""Mechanical `cross_refs:`: which other memory files a note's body mentions (PROGRAM.md).
+
+A mention is a whole-token match of another memory's `category/slug` ref, of its slug when
+the slug is distinctive, or of its title when the title is distinctive. Distinctive means at
+least two words (or one word of 8+ characters) and owned by exactly one memory file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from palinode_vault.core.entities import ref_of_path, slug_of_path
+from palinode_vault.core.note import Note
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+MAX_KEY_TOKENS = 8
+
+
+def tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text.lower())
+
+
+def _distinctive(toks: tuple[str, ...]) -> bool:
+    return len(toks) >= 2 or (len(toks) == 1 and len(toks[0]) >= 8 and not toks[0].isdigit())
+
+
+class MentionIndex:
+    """Token sequences that name memory files, for matching against note bodies."""
+
+    def __init__(self, notes: dict[str, Note]):
+        owners: dict[tuple[str, ...], set[str]] = defaultdict(set)
+        explicit: dict[tuple[str, ...], str] = {}
+        for path, note in notes.items():
+            ref = ref_of_path(path)
+            if ref is None:
+                continue
+            kind, _ = ref.split("/", 1)
+            slug_toks = tuple(tokens(slug_of_path(path)))
+            if slug_toks:
+                explicit[(kind, *slug_toks)[:MAX_KEY_TOKENS]] = ref
+                if _distinctive(slug_toks):
+                    owners[slug_toks[:MAX_KEY_TOKENS]].add(ref)
+            title_toks = tuple(tokens(note.title))
+            if _distinctive(title_toks) and len(title_toks) <= MAX_KEY_TOKENS:
+                owners[title_toks].add(ref)
+        self.keys: dict[tuple[str, ...], str] = {k: next(iter(v)) for k, v in owners.items() if len(v) == 1}
+        self.keys.update(explicit)
+        self.max_len: dict[str, int] = defaultdict(int)
+        for key in self.keys:
+            self.max_len[key[0]] = max(self.max_len[key[0]], len(key))
+
+    def mentions(self, text: str) -> set[str]:
+        """Refs of the memory files whose names appear in `text` as whole tokens."""
+        toks = tokens(text)
+        found: set[str] = set()
+        max_len = self.max_len
+        keys = self.keys
+        for i, tok in enumerate(toks):
+            longest = max_len.get(tok)
+            if not longest:
+                continue
+            for n in range(1, longest + 1):
+                ref = keys.get(tuple(toks[i : i + n]))
+                if ref:
+                    found.add(ref)
+        return found
+
+
+def body_for_mentions(text: str, note: Note) -> str:
+    """The body text that counts: no frontmatter, no machine footer, no code."""
+    cut: list[tuple[int, int]] = sorted(note.code)
+    if note.footer is not None:
+        cut.append((note.footer.start, note.footer.end))
+        cut.sort()
+    parts = []
+    pos = note.body_start
+    for a, b in cut:
+        if a > pos:
+            parts.append(text[pos:a])
+        pos = max(pos, b)
+    parts.append(text[pos:])
+    return " ".join(parts)
+
+
+def compute(note: Note, index: MentionIndex) -> list[str]:
+    """The sorted cross_refs a memory note should carry (never itself)."""
+    own = ref_of_path(note.path)
+    return sorted(r for r in index.mentions(note.mention_text) if r != own)

@@ -1,0 +1,100 @@
+"""Fixes as edit plans: the spans that bring a memory note in line with the wiki contract.
+
+Both surfaces change in one plan: missing entities (canonical form), label links rewritten to
+the resolvable `[[slug|Label]]`, the auto-footer, and `cross_refs:`. Only memory-tier notes whose
+frontmatter parses are fixed; everything else is a finding for the person.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from palinode_vault.core import footer as footer_mod
+from palinode_vault.core import frontmatter as fm
+from palinode_vault.core.crossrefs import compute as compute_cross_refs
+from palinode_vault.core.lint import Analysis, wiki_plan
+from palinode_vault.core.note import Link, Note
+from palinode_vault.core.text import Span
+from palinode_vault.core.vault_state import VaultState
+from palinode_vault.kinds import is_memory_path
+
+
+@dataclass
+class FixPlan:
+    path: str
+    spans: list[Span] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+
+
+def fixable(note: Note) -> str | None:
+    """Why a note is not fixed automatically (None when it may be)."""
+    if not is_memory_path(note.path):
+        return "structural file: palinode-vault only fixes memory-tier files"
+    if note.fm_error is not None:
+        return f"frontmatter does not parse (line {note.fm_error.line}); fix it by hand first"
+    if note.frontmatter is None or note.fm_block is None:
+        return "no frontmatter; add id, category and type first"
+    return None
+
+
+def _link_text(state: VaultState, link: Link, target_file: str, source: str, table: bool) -> str:
+    stem = target_file.rsplit("/", 1)[-1][:-3]
+    # the bare name must resolve to this very file from here, else use the folder path
+    name = stem if state.resolver.resolve(stem, source) == target_file else target_file[:-3]
+    sub = f"#{link.subpath}" if link.subpath else ""
+    shown = link.display if link.display is not None else link.target
+    bar = "\\|" if table else "|"
+    bang = "!" if link.kind == "embed" else ""
+    return f"{bang}[[{name}{sub}{bar}{shown}]]"
+
+
+def plan_fix(state: VaultState, note: Note, text: str, analysis: Analysis) -> FixPlan:
+    """The spans that fix `note`, whose normalised text is `text` (empty plan when clean)."""
+    plan = FixPlan(note.path)
+    if fixable(note) is not None:
+        return plan
+    block = note.fm_block
+    assert block is not None
+    data = note.frontmatter or {}
+
+    wiki = wiki_plan(state, note.path)
+    if wiki.entities_fixed != wiki.entities_now:
+        plan.spans.append(fm.set_key(text, block, "entities", wiki.entities_fixed))
+        added = [r for r in wiki.entities_fixed if r not in wiki.entities_now]
+        plan.reasons.append("entities: " + (f"added {', '.join(added)}" if added else "canonical form"))
+
+    expected_refs = compute_cross_refs(note, analysis.mentions)
+    current_refs = data.get("cross_refs")
+    if (current_refs or expected_refs) and current_refs != expected_refs:
+        plan.spans.append(fm.set_key(text, block, "cross_refs", expected_refs))
+        plan.reasons.append("cross_refs updated")
+
+    targets = state.resolved.get(note.path) or []
+    for link, target in zip(note.links, targets):
+        if target is not None or link.in_footer or link.kind not in ("wiki", "embed"):
+            continue
+        label = state.label_target(link)
+        if label is None or not label.lower().endswith(".md"):
+            continue
+        line_start = text.rfind("\n", 0, link.start) + 1
+        table = text[line_start:link.start].lstrip().startswith("|") or "\\|" in text[link.start : link.end]
+        plan.spans.append(Span(link.start, link.end, _link_text(state, link, label, note.path, table)))
+        plan.reasons.append(f"[[{link.target}]] -> resolvable link to {label}")
+
+    span = footer_mod.footer_span(text, note, wiki.footer_links)
+    if span is not None:
+        plan.spans.append(span)
+        plan.reasons.append("See also footer " + ("migrated" if note.footer and note.footer.legacy else "updated"))
+    return plan
+
+
+def apply_to_text(text: str, spans: list[Span]) -> str:
+    """Apply spans to normalised text (for previews and tests; files go through core.text)."""
+    out = []
+    pos = 0
+    for span in sorted(spans, key=lambda s: (s.start, s.end)):
+        out.append(text[pos : span.start])
+        out.append(span.new)
+        pos = span.end
+    out.append(text[pos:])
+    return "".join(out)

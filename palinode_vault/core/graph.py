@@ -1,0 +1,143 @@
+"""The link graph (networkx): notes, attachments and unresolved targets, with typed edges.
+
+Edge kinds: `link` (body wikilinks and markdown links), `embed`, `property` (links in
+frontmatter values), `entity` (entities: refs) and `cross_ref` (cross_refs: refs). Parallel
+links of one kind between two nodes are one edge with a `count`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import networkx as nx
+
+from palinode_vault.core.entities import canonical_ref
+from palinode_vault.core.vault_state import VaultState
+from palinode_vault.kinds import kind_of_path
+
+EDGE_KINDS = ("link", "embed", "property", "entity", "cross_ref")
+UNRESOLVED = "unresolved:"
+
+
+def _edge_kind(link_kind: str) -> str:
+    return {"wiki": "link", "md": "link", "embed": "embed", "md_embed": "embed", "property": "property"}[link_kind]
+
+
+def _category(path: str) -> str | None:
+    kind = kind_of_path(path)
+    return kind.name if kind else None
+
+
+def _refs(value: Any) -> list[str]:
+    if isinstance(value, str):
+        value = [value]
+    return [str(v) for v in value or [] if v is not None]
+
+
+def build_graph(state: VaultState) -> nx.MultiDiGraph:
+    """The whole vault as a graph. Node ids are vault paths, or 'unresolved:<target>'."""
+    graph = nx.MultiDiGraph()
+    for path in state.files():
+        is_note = path.lower().endswith(".md")
+        note = state.notes.get(path)
+        graph.add_node(
+            path,
+            type="note" if is_note else "attachment",
+            title=note.title if note else path.rsplit("/", 1)[-1],
+            category=_category(path) if is_note else None,
+        )
+    for source, note in state.notes.items():
+        counts: Counter[tuple[str, str]] = Counter()
+        for link, target in zip(note.links, state.resolved.get(source) or []):
+            if target is None:
+                target = UNRESOLVED + link.target.lower()
+                if target not in graph:
+                    graph.add_node(target, type="unresolved", title=link.target, category=None)
+            counts[(target, _edge_kind(link.kind))] += 1
+        data = note.frontmatter or {}
+        for key, kind in (("entities", "entity"), ("cross_refs", "cross_ref")):
+            for entry in _refs(data.get(key)):
+                ref = canonical_ref(entry)
+                target = state.entity_path(ref) if ref else None
+                if target is None:
+                    target = UNRESOLVED + (ref or entry)
+                    if target not in graph:
+                        graph.add_node(target, type="unresolved", title=ref or entry, category=None)
+                counts[(target, kind)] += 1
+        for (target, kind), count in counts.items():
+            if target != source:
+                graph.add_edge(source, target, key=kind, kind=kind, count=count)
+    return graph
+
+
+def dead_ends(graph: nx.MultiDiGraph) -> list[str]:
+    """Notes with links in but none out."""
+    return sorted(
+        n for n, d in graph.nodes(data=True)
+        if d["type"] == "note" and graph.out_degree(n) == 0 and graph.in_degree(n) > 0
+    )
+
+
+def graph_orphans(graph: nx.MultiDiGraph) -> list[str]:
+    """Notes with no edges at all."""
+    return sorted(n for n, d in graph.nodes(data=True) if d["type"] == "note" and graph.degree(n) == 0)
+
+
+def backlinks(graph: nx.MultiDiGraph, path: str) -> list[dict[str, Any]]:
+    """Who links to `path`, with edge kinds and counts, grouped per source."""
+    if path not in graph:
+        return []
+    by_source: dict[str, dict[str, int]] = {}
+    for source, _, data in graph.in_edges(path, data=True):
+        by_source.setdefault(source, {})[data["kind"]] = data["count"]
+    return [
+        {"path": s, "title": graph.nodes[s]["title"], "category": graph.nodes[s]["category"], "kinds": kinds}
+        for s, kinds in sorted(by_source.items())
+    ]
+
+
+def neighbourhood(graph: nx.MultiDiGraph, path: str, depth: int = 1) -> dict[str, Any]:
+    """The typed neighbourhood of a note to `depth` hops, in and out, for browsing."""
+    if path not in graph:
+        return {"center": path, "nodes": [], "edges": []}
+    undirected = graph.to_undirected(as_view=True)
+    seen = {path}
+    frontier = {path}
+    for _ in range(max(1, min(depth, 3))):
+        nxt = set()
+        for node in frontier:
+            nxt |= set(undirected.neighbors(node))
+        frontier = nxt - seen
+        seen |= nxt
+    nodes = [
+        {
+            "id": n,
+            "path": None if graph.nodes[n]["type"] == "unresolved" else n,
+            "title": graph.nodes[n]["title"],
+            "category": graph.nodes[n]["category"],
+            "resolved": graph.nodes[n]["type"] != "unresolved",
+        }
+        for n in sorted(seen)
+    ]
+    edges = [
+        {"source": u, "target": v, "kind": d["kind"], "count": d["count"]}
+        for u, v, d in graph.subgraph(seen).edges(data=True)
+    ]
+    return {"center": path, "nodes": nodes, "edges": edges}
+
+
+def to_json(graph: nx.MultiDiGraph) -> dict[str, Any]:
+    return {
+        "nodes": [{"id": n, **d} for n, d in graph.nodes(data=True)],
+        "edges": [{"source": u, "target": v, "kind": d["kind"], "count": d["count"]} for u, v, d in graph.edges(data=True)],
+    }
+
+
+def to_graphml(graph: nx.MultiDiGraph) -> str:
+    clean = nx.MultiDiGraph()
+    for n, d in graph.nodes(data=True):
+        clean.add_node(n, **{k: ("" if v is None else v) for k, v in d.items()})
+    for u, v, k, d in graph.edges(keys=True, data=True):
+        clean.add_edge(u, v, key=k, **d)
+    return "\n".join(nx.generate_graphml(clean))

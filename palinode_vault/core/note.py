@@ -1,0 +1,302 @@
+"""A parsed note: frontmatter, links with exact positions, headings, block ids, the footer.
+
+`parse_note` is pure: text in, `Note` out. Notes without constructs that could hide or change
+a link (code, comments, HTML, escapes, tables, markdown links...) take a fast scanner that finds
+exactly what markdown-it would; everything else goes through markdown-it (see tests).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote
+
+from palinode_vault.core import frontmatter as fm
+from palinode_vault.core.markers import FOOTER_END, FOOTER_START, LEGACY_FOOTER_MARKER
+from palinode_vault.core.text import line_col, line_starts
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One link as written. Offsets are into the note's normalised text."""
+
+    kind: str  # "wiki" | "embed" | "md" | "md_embed" | "property"
+    target: str  # link path as written ('' for a link to a heading of the same note)
+    subpath: str  # heading text or '^blockid' after '#', '' if none
+    display: str | None  # text after '|' (wikilinks) or the link text (markdown links)
+    start: int
+    end: int
+    line: int
+    column: int
+    in_footer: bool = False
+    prop: str | None = None  # frontmatter key, for property links
+
+    @property
+    def is_embed(self) -> bool:
+        return self.kind in ("embed", "md_embed")
+
+
+@dataclass(frozen=True, slots=True)
+class Footer:
+    start: int  # offset of the first footer line (marker)
+    end: int  # offset after the footer's last line
+    legacy: bool  # Palinode's older single-marker footer
+    raw: str = ""  # the footer's text, so checks need not reread the file
+    line: int = 1
+
+
+@dataclass(slots=True)
+class Note:
+    path: str
+    text_hash: str
+    frontmatter: dict[str, Any] | None  # None: no frontmatter block (or it does not parse)
+    fm_error: fm.FrontmatterError | None
+    fm_block: fm.Block | None
+    title: str
+    headings: list[tuple[int, str, int]]  # (level, text, line)
+    block_ids: frozenset[str]
+    links: list[Link]
+    footer: Footer | None
+    body_start: int
+    code: list[tuple[int, int]] = field(default_factory=list)
+    full_parse: bool = False  # True when markdown-it was needed
+    mention_text: str = ""  # lowercase body tokens (no code, no footer), for cross_refs
+    key_lines: dict[str, int] = field(default_factory=dict)  # frontmatter key -> line
+
+    def key_line(self, key: str) -> int:
+        """The line of a frontmatter key (the opening '---' line when the key is absent)."""
+        return self.key_lines.get(key, 1)
+
+    @property
+    def stem(self) -> str:
+        name = self.path.rsplit("/", 1)[-1]
+        return name[:-3] if name.lower().endswith(".md") else name
+
+
+# --- the fast path ------------------------------------------------------------------------
+
+_NEEDS_FULL = re.compile(
+    r"`|~~~|%%|<|\\|\]\(|\]\[|\$\$|\t"
+    r"|^ {4,}\S|^ {0,3}\||^ {0,3}\[[^\]]*\]:"  # indented code, tables, link definitions
+    r"|^ {0,3}(?:=+|-+)[ \t]*$"  # setext underline (or a rule: harmless, but keep it simple)
+    r"|^ *(?:[-*+]|\d+[.)]|>)[ \t]+(?:>[ \t]*)*#",  # a heading inside a list item or quote
+    re.MULTILINE,
+)
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
+
+
+def _atx_content(raw: str) -> str:
+    """Heading text as markdown-it keeps it: a closing run of '#' after a space is dropped."""
+    content = raw.rstrip(" \t")
+    stripped = content.rstrip("#")
+    if stripped != content and (not stripped or stripped[-1] in " \t"):
+        content = stripped
+    return content.strip()
+
+
+def _fast_scan(body: str) -> tuple[list[tuple[str, str, int, int]], list[tuple[int, str, int]]]:
+    links: list[tuple[str, str, int, int]] = []
+    pos = 0
+    find = body.find
+    while True:
+        pos = find("[[", pos)
+        if pos == -1:
+            break
+        close = find("]]", pos + 2)
+        if close == -1:
+            break
+        inner = body[pos + 2 : close]
+        if not inner.strip() or "\n" in inner or "[[" in inner:
+            pos += 1
+            continue
+        embed = pos > 0 and body[pos - 1] == "!"
+        start = pos - 1 if embed else pos
+        links.append(("embed" if embed else "wiki", inner, start, close + 2))
+        pos = close + 2
+    headings: list[tuple[int, str, int]] = []
+    if "#" in body:
+        for i, line in enumerate(body.split("\n")):
+            if line.lstrip(" ").startswith("#"):
+                m = _ATX.match(line)
+                if m:
+                    headings.append((len(m.group(1)), _atx_content(m.group(2) or ""), i + 1))
+    return links, headings
+
+
+# --- parsing --------------------------------------------------------------------------------
+
+# A block id ends its line; Obsidian also accepts it straight after an embed or link (`]]^id`).
+_BLOCK_ID = re.compile(r"(?:^|(?<=[\s\]\)]))\^([A-Za-z0-9-]+)[ \t]*$", re.MULTILINE)
+_EXTERNAL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def split_inner(inner: str) -> tuple[str, str, str | None]:
+    """`target#sub|shown` -> (target, sub, shown); a table's `\\|` counts as the pipe."""
+    inner = inner.replace("\\|", "|")
+    left, bar, shown = inner.partition("|")
+    target, _, sub = left.partition("#")
+    return target.strip(), sub.strip(), (shown if bar else None)
+
+
+def _comment_ranges(text: str, start: int, code: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Obsidian `%% ... %%` comments outside code, paired left to right (may span lines)."""
+    if "%%" not in text:
+        return []
+    marks: list[int] = []
+    pos = text.find("%%", start)
+    while pos != -1:
+        if not any(a <= pos < b for a, b in code):
+            marks.append(pos)
+        pos = text.find("%%", pos + 2)
+    ranges = []
+    for i in range(0, len(marks) - 1, 2):
+        ranges.append((marks[i], marks[i + 1] + 2))
+    if len(marks) % 2:  # an unclosed comment runs to the end of the note
+        ranges.append((marks[-1], len(text)))
+    return ranges
+
+
+def find_footer(text: str, body_start: int) -> Footer | None:
+    """The machine-owned footer (current or legacy format), if present."""
+    idx = text.find(FOOTER_START, body_start)
+    if idx != -1 and (idx == 0 or text[idx - 1] == "\n"):
+        end = text.find(FOOTER_END, idx)
+        if end != -1:
+            nl = text.find("\n", end)
+            stop = len(text) if nl == -1 else nl + 1
+            return Footer(idx, stop, False, text[idx:stop], text.count("\n", 0, idx) + 1)
+    idx = text.find(LEGACY_FOOTER_MARKER, body_start)
+    if idx != -1 and (idx == 0 or text[idx - 1] == "\n"):
+        # The legacy footer runs from the marker through the `## See also` list that follows.
+        pos = text.find("\n", idx)
+        pos = len(text) if pos == -1 else pos + 1
+        seen_heading = False
+        while pos < len(text):
+            nl = text.find("\n", pos)
+            line_end = len(text) if nl == -1 else nl + 1
+            line = text[pos:line_end].strip()
+            if line.startswith("#"):
+                if seen_heading:
+                    break
+                seen_heading = True
+            elif line and not line.startswith(("-", "*")):
+                break
+            pos = line_end
+        return Footer(idx, pos, True, text[idx:pos], text.count("\n", 0, idx) + 1)
+    return None
+
+
+def _property_links(text: str, block: fm.Block, data: dict[str, Any], starts) -> list[Link]:
+    links: list[Link] = []
+    region = text[block.content_start : block.content_end]
+    cursor = 0
+    for key, value in data.items():
+        values = value if isinstance(value, list) else [value]
+        for item in values:
+            if not isinstance(item, str) or "[[" not in item:
+                continue
+            for m in re.finditer(r"\[\[([^\[\]\n]+?)\]\]", item):
+                raw = m.group(0)
+                at = region.find(raw, cursor)
+                if at == -1:
+                    at = max(region.find(raw), 0)
+                else:
+                    cursor = at + len(raw)
+                offset = block.content_start + at
+                line, col = line_col(starts, offset)
+                target, sub, shown = split_inner(m.group(1))
+                links.append(Link("property", target, sub, shown, offset, offset + len(raw), line, col, prop=key))
+    return links
+
+
+def title_of(path: str, data: dict[str, Any] | None, headings: list[tuple[int, str, int]]) -> str:
+    """Frontmatter name/title, else the first level-1 heading, else the file name."""
+    if data:
+        for key in ("name", "title"):
+            value = data.get(key)
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+    for level, text, _ in headings:
+        if level == 1 and text:
+            return re.sub(r"^(Decision|Insight):\s*", "", text)
+    name = path.rsplit("/", 1)[-1]
+    return name[:-3] if name.lower().endswith(".md") else name
+
+
+def parse_note(path: str, text: str, text_hash: str = "") -> Note:
+    """Parse normalised note text (see core.text.normalise)."""
+    block = fm.find_block(text)
+    data: dict[str, Any] | None = None
+    error = None
+    body_start = 0
+    if block is not None:
+        data, error = fm.parse(text, block)
+        body_start = block.end
+    body = text[body_start:]
+    starts = line_starts(text)
+    body_line0 = text.count("\n", 0, body_start)
+
+    full = _NEEDS_FULL.search(body) is not None
+    if full:
+        from palinode_vault.core.markdown import scan_body
+
+        scan = scan_body(body)
+        raw_links = [(r.kind, r.inner, r.start, r.end) for r in scan.links]
+        headings = scan.headings
+        code = [(a + body_start, b + body_start) for a, b in scan.code]
+    else:
+        raw_links, headings = _fast_scan(body)
+        code = []
+    headings = [(lvl, txt, ln + body_line0) for lvl, txt, ln in headings]
+    comments = _comment_ranges(text, body_start, code)
+    hidden = code + comments
+    footer = find_footer(text, body_start)
+
+    links: list[Link] = []
+    for kind, inner, s, e in raw_links:
+        s += body_start
+        e += body_start
+        if comments and any(a <= s < b for a, b in comments):
+            continue
+        if kind in ("md", "md_embed"):
+            href = inner.strip()
+            if not href or _EXTERNAL.match(href):
+                continue  # web and app links are not vault links
+            href = unquote(href)
+            target, _, sub = href.partition("#")
+            shown = None
+        else:
+            target, sub, shown = split_inner(inner)
+        line, col = line_col(starts, s)
+        in_footer = footer is not None and footer.start <= s < footer.end
+        links.append(Link(kind, target, sub, shown, s, e, line, col, in_footer))
+    if block is not None and data:
+        links.extend(_property_links(text, block, data, starts))
+
+    block_ids: set[str] = set()
+    if "^" in body:
+        for m in _BLOCK_ID.finditer(text, body_start):
+            if not hidden or not any(a <= m.start(1) < b for a, b in hidden):
+                block_ids.add(m.group(1).lower())
+    note = Note(
+        path=path,
+        text_hash=text_hash,
+        frontmatter=data,
+        fm_error=error,
+        fm_block=block,
+        title=title_of(path, data, headings),
+        headings=headings,
+        block_ids=frozenset(block_ids),
+        links=links,
+        footer=footer,
+        body_start=body_start,
+        code=code,
+        full_parse=full,
+    )
+    from palinode_vault.core.crossrefs import body_for_mentions, tokens
+
+    note.mention_text = " ".join(tokens(body_for_mentions(text, note)))
+    if block is not None and data:
+        note.key_lines = {k: line_col(starts, span.start)[0] for k, span in fm.key_spans(text, block).items()}
+    return note

@@ -1,0 +1,95 @@
+"""The numbers of PROGRAM.md, read from its one ```yaml palinode-settings``` block.
+
+PROGRAM.md is the control plane: the thresholds live there and only there. This module parses
+the block into a typed object; it has no defaults of its own on purpose.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+_BLOCK = re.compile(r"^```+[ \t]*yaml[ \t]+palinode-settings[ \t]*\n(.*?)^```+[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class Extraction(_Strict):
+    max_items_per_pass: int
+    max_items_per_type: int
+    confidence_threshold: float
+    uncertain_type: str
+
+
+class Update(_Strict):
+    strong_duplicate: float
+    same_fact: float
+    related: float
+
+
+class Pruning(_Strict):
+    stale_days: int
+    inbox_days: int
+
+
+class Core(_Strict):
+    quiet_days: int
+    max_chars: int
+    review_every_days: int
+
+
+class Consolidation(_Strict):
+    weekday: Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+    window_days: int
+    pattern_min_mentions: int
+
+
+class SelfImprovement(_Strict):
+    schema_gap_min: int
+
+
+class Search(_Strict):
+    rrf_k: int
+    daily_penalty: float
+    exclude_status: list[str]
+
+
+class ProgramSettings(_Strict):
+    extraction: Extraction
+    update: Update
+    pruning: Pruning
+    core: Core
+    consolidation: Consolidation
+    self_improvement: SelfImprovement
+    search: Search
+
+
+class ProgramError(ValueError):
+    """PROGRAM.md has no usable settings block; the message says where and what to do."""
+
+
+def parse_program(text: str, source: str = "PROGRAM.md") -> ProgramSettings:
+    """The settings block of a PROGRAM.md text."""
+    blocks = _BLOCK.findall(text)
+    if len(blocks) != 1:
+        raise ProgramError(
+            f"{source}: expected exactly one ```yaml palinode-settings block, found {len(blocks)}"
+        )
+    line = text[: text.find(blocks[0])].count("\n") + 1
+    try:
+        data = yaml.safe_load(blocks[0])
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = line + (mark.line if mark else 0)
+        raise ProgramError(f"{source}:{at}: the palinode-settings block does not parse: {exc}") from exc
+    try:
+        return ProgramSettings.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ProgramError(f"{source}:{line}: palinode-settings '{where}': {first['msg']}") from exc

@@ -1,0 +1,187 @@
+"""Lint, fix, scan and undo over a loaded Vault: what the CLI commands and the sidecar call."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from palinode_vault.core.findings import Finding
+from palinode_vault.core.fix import fixable, plan_fix
+from palinode_vault.core.lint import Analysis, LintContext, analysis_for, counts, lint_vault, orphans
+from palinode_vault.core.text import apply_spans
+from palinode_vault.core.vault_state import Unreadable
+from palinode_vault.kinds import is_memory_path
+from palinode_vault.program import load_program
+from palinode_vault.vault import NoteText, Vault, is_note
+from palinode_vault.writer import Edit, Run, UndoResult, sha256_bytes, undo_last
+
+
+def lint_context(vault: Vault) -> LintContext:
+    return LintContext(vault.settings.today(), load_program(vault.root).settings)
+
+
+@dataclass
+class LintReport:
+    total_files: int
+    findings: list[Finding]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "total_files": self.total_files,
+            "findings": [f.to_json() for f in self.findings],
+            "counts": counts(self.findings),
+        }
+
+
+def lint(vault: Vault, paths: Iterable[str] | None = None, checks: Iterable[str] | None = None,
+         analysis: Analysis | None = None) -> LintReport:
+    """Findings for the vault (or some notes), optionally only some checks.
+
+    `total_files` counts memory-tier files, the set the frontmatter contract covers.
+    """
+    findings = lint_vault(vault.state, lint_context(vault), analysis, paths)
+    if checks:
+        wanted = set(checks)
+        findings = [f for f in findings if f.check in wanted]
+    total = sum(1 for p in list(vault.state.notes) + list(vault.state.unreadable) if is_memory_path(p))
+    return LintReport(total, findings)
+
+
+@dataclass
+class FixResult:
+    written: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    diffs: dict[str, str] = field(default_factory=dict)
+    reasons: dict[str, list[str]] = field(default_factory=dict)
+    run: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"written": self.written, "unchanged": self.unchanged, "skipped": self.skipped}
+
+    @property
+    def diff(self) -> str:
+        return "".join(self.diffs[p] for p in sorted(self.diffs))
+
+
+def _diff(path: str, before: str, after: str) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{path}", f"b/{path}"
+    )
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+def plan_edits(vault: Vault, paths: Iterable[str] | None = None, result: FixResult | None = None,
+               allow: set[str] | None = None) -> tuple[list[Edit], FixResult]:
+    """Compute the fixes for memory-tier notes (all, or `paths`) without writing anything.
+
+    `allow` limits which kinds of fix are planned: {"entities", "cross_refs", "labels", "footer"}
+    (the sidecar's automatic mode allows only the machine-owned surfaces).
+    """
+    result = result or FixResult()
+    state = vault.state
+    candidates = sorted(set(paths) if paths is not None else set(state.notes) | set(state.unreadable))
+    # Make sure every note we are about to fix matches the disk.
+    reread: dict[str, NoteText] = {}
+    stale = set()
+    for path in candidates:
+        if not is_memory_path(path) or path not in state.notes:
+            continue
+        read = vault.read(path)
+        if isinstance(read, NoteText):
+            reread[path] = read
+            if read.text_hash != state.notes[path].text_hash:
+                stale.add(path)
+    if stale:
+        vault.refresh(stale)
+    analysis = analysis_for(state)
+    edits: list[Edit] = []
+    for path in candidates:
+        if path in state.unreadable and is_memory_path(path):
+            result.skipped.append({"path": path, "reason": state.unreadable[path].message})
+            continue
+        note = state.notes.get(path)
+        if note is None or not is_note(path):
+            continue
+        why_not = fixable(note)
+        if why_not is not None:
+            if is_memory_path(path):
+                result.skipped.append({"path": path, "reason": why_not})
+            else:
+                result.unchanged += 1
+            continue
+        read = reread.get(path)
+        if read is None or read.text_hash != note.text_hash:
+            read = vault.read(path)
+            if isinstance(read, Unreadable) or read.text_hash != note.text_hash:
+                result.skipped.append({"path": path, "reason": "changed while being fixed; run again"})
+                continue
+        plan = plan_fix(state, note, read.text, analysis)
+        spans = plan.spans
+        if allow is not None:
+            spans = [s for s, r in zip(plan.spans, plan.reasons) if _reason_kind(r) in allow]
+        if not spans:
+            result.unchanged += 1
+            continue
+        new_raw = apply_spans(read.raw, read.shape, spans)
+        if new_raw == read.raw:
+            result.unchanged += 1
+            continue
+        edits.append(Edit(path, sha256_bytes(read.raw_bytes), new_raw.encode("utf-8"), "; ".join(plan.reasons)))
+        result.diffs[path] = _diff(path, read.raw, new_raw)
+        result.reasons[path] = plan.reasons
+    return edits, result
+
+
+def _reason_kind(reason: str) -> str:
+    if reason.startswith("entities"):
+        return "entities"
+    if reason.startswith("cross_refs"):
+        return "cross_refs"
+    if reason.startswith("See also"):
+        return "footer"
+    return "labels"
+
+
+def fix(vault: Vault, paths: Iterable[str] | None = None, dry_run: bool = False, label: str = "fix",
+        allow: set[str] | None = None) -> FixResult:
+    """Apply the safe fixes (or, with dry_run, only compute their diffs). One journaled run."""
+    edits, result = plan_edits(vault, paths, allow=allow)
+    if dry_run or not edits:
+        return result
+    run = Run(vault.root, label)
+    for edit in edits:
+        if not run.write(edit):
+            result.skipped.append({"path": edit.path, "reason": "changed on disk while being fixed; run again"})
+            result.diffs.pop(edit.path, None)
+    result.written = sorted(run.written)
+    result.run = run.id if run.written else None
+    vault.refresh(set(run.written))
+    return result
+
+
+def undo(vault: Vault) -> UndoResult:
+    """Revert the last journaled run, then bring the state up to date."""
+    result = undo_last(vault.root)
+    if result.restored:
+        vault.refresh(set(result.restored))
+    return result
+
+
+def scan_summary(vault: Vault, report: LintReport | None = None) -> dict[str, Any]:
+    """Counts for `scan --json` and the sidecar's status."""
+    state = vault.state
+    report = report or lint(vault)
+    links = sum(len(n.links) for n in state.notes.values())
+    unresolved = sum(1 for targets in state.resolved.values() for t in targets if t is None)
+    return {
+        "markdown_files": len(state.notes) + len(state.unreadable),
+        "memory_files": report.total_files,
+        "attachments": sum(1 for p in state.files() if not is_note(p)),
+        "links": links,
+        "unresolved": unresolved,
+        "orphans": len(orphans(state)),
+        "findings": counts(report.findings),
+        "parsed": vault.parsed_last_load,
+    }

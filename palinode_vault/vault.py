@@ -1,0 +1,246 @@
+"""A vault on disk: walk it, read notes safely, parse through the cache, and keep a VaultState.
+
+This is the edge between files and the pure core. `Vault.load()` builds the state (parsing only
+what the cache does not already know, on several processes when there is a lot to parse);
+`Vault.refresh(paths)` brings it up to date for a few changed files.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from palinode_vault.cache import ParseCache
+from palinode_vault.core.note import Note, parse_note
+from palinode_vault.core.text import RawShape, normalise, sha256_text
+from palinode_vault.core.vault_state import Unreadable, VaultState
+from palinode_vault.kinds import IGNORED_DIRS
+from palinode_vault.settings import Settings
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+PARALLEL_MIN = 300  # below this many notes to parse, one process is faster
+
+
+@dataclass(frozen=True)
+class FileStat:
+    path: str  # vault-relative, '/'-separated
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
+class NoteText:
+    """A note as read: the raw text (what is on disk) and the normalised text the core sees."""
+
+    path: str
+    raw_bytes: bytes
+    raw: str
+    shape: RawShape
+    text: str
+    text_hash: str  # of the normalised text (what Obsidian's editor sees)
+
+
+def is_note(path: str) -> bool:
+    return path.lower().endswith(".md")
+
+
+def walk(root: Path) -> list[FileStat]:
+    """Every file Obsidian would show: no dot-files or dot-folders, no symlinked folders.
+
+    A symlinked file counts only when it points inside the vault.
+    """
+    out: list[FileStat] = []
+    root_real = os.path.realpath(root)
+    stack = [(str(root), "")]
+    while stack:
+        folder, prefix = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            if name.startswith(".") or name in IGNORED_DIRS:
+                continue
+            rel = prefix + name
+            try:
+                if entry.is_symlink():
+                    real = os.path.realpath(entry.path)
+                    if not (real == root_real or real.startswith(root_real + os.sep)) or os.path.isdir(real):
+                        continue  # outside the vault, or a folder link that could loop
+                    st = os.stat(entry.path)
+                    out.append(FileStat(rel, st.st_size, st.st_mtime_ns))
+                elif entry.is_dir(follow_symlinks=False):
+                    stack.append((entry.path, rel + "/"))
+                elif entry.is_file(follow_symlinks=False):
+                    st = entry.stat(follow_symlinks=False)
+                    out.append(FileStat(rel, st.st_size, st.st_mtime_ns))
+            except OSError:
+                continue
+    out.sort(key=lambda f: f.path)
+    return out
+
+
+def read_note_text(root: Path, rel: str, max_bytes: int) -> NoteText | Unreadable:
+    """Read one note as text, or say clearly why it cannot be (binary, encoding, size)."""
+    full = root / rel
+    try:
+        size = full.stat().st_size
+        if size > max_bytes:
+            return Unreadable(rel, f"note is {size / 1048576:.1f} MB, over the {max_bytes / 1048576:.0f} MB limit; it is not parsed")
+        data = full.read_bytes()
+    except FileNotFoundError:
+        return Unreadable(rel, "file disappeared while being read")
+    except OSError as exc:
+        return Unreadable(rel, f"cannot read: {exc.strerror or exc}")
+    if b"\x00" in data[:65536] or b"\x00" in data:
+        line = data[: data.find(b"\x00")].count(b"\n") + 1
+        return Unreadable(rel, "binary file named .md (contains NUL bytes); not parsed", line)
+    try:
+        raw = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return Unreadable(rel, f"invalid UTF-8 at byte {exc.start} (line {line}); save the file as UTF-8", line)
+    text, shape = normalise(raw)
+    return NoteText(rel, data, raw, shape, text, sha256_text(text))
+
+
+def _parse_one(root: Path, stat: FileStat, max_bytes: int) -> tuple[Note | Unreadable, FileStat]:
+    read = read_note_text(root, stat.path, max_bytes)
+    if isinstance(read, Unreadable):
+        return read, stat
+    return parse_note(stat.path, read.text, read.text_hash), stat
+
+
+def _parse_batch(root: str, stats: list[FileStat], max_bytes: int) -> list[tuple[Note | Unreadable, FileStat]]:
+    return [_parse_one(Path(root), s, max_bytes) for s in stats]
+
+
+class Vault:
+    """One vault folder with its parse cache and in-memory state."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.root = Path(settings.vault).resolve()
+        self.state = VaultState()
+        self.stats: dict[str, FileStat] = {}
+        self.parsed_last_load = 0
+
+    # --- loading ----------------------------------------------------------------------------
+
+    def load(self, progress: Progress | None = None) -> VaultState:
+        """Walk the vault and build the state, parsing only notes the cache does not know."""
+        files = walk(self.root)
+        cache = ParseCache(self.root)
+        cache.load()
+        notes: dict[str, Note] = {}
+        unreadable: dict[str, Unreadable] = {}
+        todo: list[FileStat] = []
+        for stat in files:
+            self.stats[stat.path] = stat
+            if not is_note(stat.path):
+                continue
+            cached = cache.by_stat(stat.path, stat.size, stat.mtime_ns)
+            if cached is not None:
+                notes[stat.path] = cached
+            else:
+                todo.append(stat)
+        fresh: list[tuple[Note, int, int]] = []
+        for item, stat in self._parse_many(todo, cache, progress):
+            if isinstance(item, Unreadable):
+                unreadable[item.path] = item
+            else:
+                notes[item.path] = item
+                fresh.append((item, stat.size, stat.mtime_ns))
+        cache.store(fresh)
+        gone = [p for p in cache.rows if p not in self.stats]
+        cache.forget(gone)
+        cache.close()
+        self.parsed_last_load = len(todo)
+        self.state = VaultState.build([f.path for f in files], notes, unreadable)
+        return self.state
+
+    def _parse_many(self, todo: list[FileStat], cache: ParseCache, progress: Progress | None):
+        max_bytes = self.settings.max_note_bytes
+        results: list[tuple[Note | Unreadable, FileStat]] = []
+        # Files whose stat changed but whose content did not keep their cached parse.
+        need: list[FileStat] = []
+        for stat in todo:
+            row = cache.rows.get(stat.path)
+            if row is not None:
+                read = read_note_text(self.root, stat.path, max_bytes)
+                if isinstance(read, NoteText):
+                    hit = cache.by_hash(stat.path, read.text_hash)
+                    if hit is not None:
+                        results.append((hit, stat))
+                        continue
+            need.append(stat)
+        total = len(need)
+        workers = min(self.settings.workers, os.cpu_count() or 1)
+        if total >= PARALLEL_MIN and workers > 1:
+            chunk = max(50, total // (workers * 8))
+            batches = [need[i : i + chunk] for i in range(0, total, chunk)]
+            done = 0
+            import multiprocessing
+
+            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+                for batch in pool.map(_parse_batch, [str(self.root)] * len(batches), batches, [max_bytes] * len(batches)):
+                    results.extend(batch)
+                    done += len(batch)
+                    if progress:
+                        progress("scan", done, total)
+        else:
+            for i, stat in enumerate(need):
+                results.append(_parse_one(self.root, stat, max_bytes))
+                if progress and (i % 200 == 0 or i == total - 1):
+                    progress("scan", i + 1, total)
+        return results
+
+    # --- reading and refreshing -------------------------------------------------------------
+
+    def read(self, rel: str) -> NoteText | Unreadable:
+        return read_note_text(self.root, rel, self.settings.max_note_bytes)
+
+    def refresh(self, paths: set[str]) -> set[str]:
+        """Bring the state up to date for files that changed, appeared or disappeared.
+
+        Returns the notes whose findings may have changed.
+        """
+        affected: set[str] = set()
+        stored: list[tuple[Note, int, int]] = []
+        forgotten: list[str] = []
+        for rel in sorted(paths):
+            full = self.root / rel
+            try:
+                st = full.stat()
+            except OSError:
+                st = None
+            if st is None or not full.is_file():
+                self.stats.pop(rel, None)
+                affected |= self.state.remove(rel)
+                forgotten.append(rel)
+                continue
+            stat = FileStat(rel, st.st_size, st.st_mtime_ns)
+            self.stats[rel] = stat
+            if not is_note(rel):
+                affected |= self.state.add_file(rel)
+                continue
+            read = self.read(rel)
+            if isinstance(read, Unreadable):
+                affected |= self.state.mark_unreadable(read)
+                continue
+            old = self.state.notes.get(rel)
+            if old is not None and old.text_hash == read.text_hash:
+                continue
+            note = parse_note(rel, read.text, read.text_hash)
+            affected |= self.state.upsert_note(note)
+            stored.append((note, stat.size, stat.mtime_ns))
+        if stored or forgotten:
+            cache = ParseCache(self.root)
+            cache.store(stored)
+            cache.forget(forgotten)
+            cache.close()
+        return affected
