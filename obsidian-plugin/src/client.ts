@@ -170,10 +170,12 @@ export class SidecarClient {
     const socket = this.socket;
     this.socket = null;
     if (socket) {
-      socket.onclose = null;
-      socket.onerror = null;
-      socket.onmessage = null;
-      socket.onopen = null;
+      // No-op handlers, not null: closing a socket that is still connecting reports an error
+      // event, which must go somewhere.
+      socket.onclose = () => undefined;
+      socket.onerror = () => undefined;
+      socket.onmessage = () => undefined;
+      socket.onopen = () => undefined;
       try {
         socket.close(1000, "plugin stopped");
       } catch {

@@ -1,0 +1,245 @@
+/**
+ * A small hand-written stand-in for the `obsidian` module: just what src/ uses, enough to load the
+ * plugin in Node and drive its wiring (commands, events, status bar, settings) from tests.
+ */
+
+type Listener = (...args: any[]) => any;
+
+export class Events {
+  private handlers = new Map<string, Set<Listener>>();
+  on(name: string, cb: Listener): { name: string; cb: Listener } {
+    if (!this.handlers.has(name)) this.handlers.set(name, new Set());
+    this.handlers.get(name)!.add(cb);
+    return { name, cb };
+  }
+  offref(ref: { name: string; cb: Listener }): void {
+    this.handlers.get(ref.name)?.delete(ref.cb);
+  }
+  trigger(name: string, ...args: any[]): void {
+    for (const cb of [...(this.handlers.get(name) ?? [])]) cb(...args);
+  }
+}
+
+export class TAbstractFile {
+  constructor(public path: string) {}
+  get name(): string {
+    return this.path.split("/").pop() ?? this.path;
+  }
+}
+
+export class TFile extends TAbstractFile {
+  get extension(): string {
+    const dot = this.name.lastIndexOf(".");
+    return dot >= 0 ? this.name.slice(dot + 1) : "";
+  }
+  get basename(): string {
+    return this.name.replace(/\.[^.]*$/, "");
+  }
+}
+
+export class TFolder extends TAbstractFile {}
+
+/** An in-memory vault: files by path, `read`, `process`, `adapter.read`, events. */
+export class Vault extends Events {
+  files = new Map<string, string>();
+  adapter = new FileSystemAdapter(this);
+  getAbstractFileByPath(path: string): TAbstractFile | null {
+    return this.files.has(path) ? new TFile(path) : null;
+  }
+  async read(file: TFile): Promise<string> {
+    const text = this.files.get(file.path);
+    if (text === undefined) throw new Error(`ENOENT: ${file.path}`);
+    return text;
+  }
+  async process(file: TFile, fn: (data: string) => string): Promise<string> {
+    const next = fn(await this.read(file));
+    this.files.set(file.path, next);
+    return next;
+  }
+}
+
+export class FileSystemAdapter {
+  constructor(private vault: Vault, private basePath = "/vault") {}
+  getBasePath(): string {
+    return this.basePath;
+  }
+  async read(path: string): Promise<string> {
+    const text = this.vault.files.get(path);
+    if (text === undefined) throw new Error(`ENOENT: no such file, open '${path}'`);
+    return text;
+  }
+}
+
+export class WorkspaceLeaf {
+  view: any = null;
+  async setViewState(state: { type: string }): Promise<void> {
+    this.view = { getViewType: () => state.type };
+  }
+}
+
+export class Workspace extends Events {
+  activeFile: TFile | null = null;
+  leaves: WorkspaceLeaf[] = [];
+  opened: { linktext: string; sourcePath: string }[] = [];
+  getActiveFile(): TFile | null {
+    return this.activeFile;
+  }
+  getLeavesOfType(type: string): WorkspaceLeaf[] {
+    return this.leaves.filter((l) => l.view?.getViewType?.() === type);
+  }
+  getRightLeaf(): WorkspaceLeaf {
+    const leaf = new WorkspaceLeaf();
+    this.leaves.push(leaf);
+    return leaf;
+  }
+  getLeaf(): WorkspaceLeaf {
+    return this.getRightLeaf();
+  }
+  async revealLeaf(): Promise<void> {}
+  async openLinkText(linktext: string, sourcePath: string): Promise<void> {
+    this.opened.push({ linktext, sourcePath });
+  }
+  onLayoutReady(cb: () => void): void {
+    cb();
+  }
+}
+
+export class App {
+  vault = new Vault();
+  workspace = new Workspace();
+}
+
+/** A fake element with the few Obsidian DOM helpers the plugin calls on it. */
+export class FakeEl {
+  text = "";
+  attrs: Record<string, string> = {};
+  classes = new Set<string>();
+  dataset: Record<string, string> = {};
+  listeners: Record<string, Listener[]> = {};
+  setText(t: string): void {
+    this.text = t;
+  }
+  setAttr(k: string, v: string): void {
+    this.attrs[k] = v;
+  }
+  addClass(c: string): void {
+    this.classes.add(c);
+  }
+  addEventListener(name: string, cb: Listener): void {
+    (this.listeners[name] ??= []).push(cb);
+  }
+  empty(): void {}
+}
+
+export class Component {
+  private cleanups: (() => void)[] = [];
+  register(cb: () => void): void {
+    this.cleanups.push(cb);
+  }
+  registerEvent(_ref: unknown): void {}
+  unload(): void {
+    for (const c of this.cleanups.splice(0)) c();
+  }
+}
+
+export class Plugin extends Component {
+  commands: { id: string; name: string; callback?: Listener; editorCallback?: Listener }[] = [];
+  views = new Map<string, (leaf: WorkspaceLeaf) => unknown>();
+  statusBarItems: FakeEl[] = [];
+  settingTabs: unknown[] = [];
+  saved: unknown = null;
+  constructor(
+    public app: App,
+    public manifest: { id: string; version: string } = { id: "palinode-vault", version: "0.1.0" },
+  ) {
+    super();
+  }
+  addCommand(c: { id: string; name: string }): void {
+    this.commands.push(c);
+  }
+  registerView(type: string, factory: (leaf: WorkspaceLeaf) => unknown): void {
+    this.views.set(type, factory);
+  }
+  addStatusBarItem(): FakeEl {
+    const el = new FakeEl();
+    this.statusBarItems.push(el);
+    return el as unknown as FakeEl;
+  }
+  addRibbonIcon(): FakeEl {
+    return new FakeEl();
+  }
+  addSettingTab(tab: unknown): void {
+    this.settingTabs.push(tab);
+  }
+  async loadData(): Promise<unknown> {
+    return this.saved;
+  }
+  async saveData(data: unknown): Promise<void> {
+    this.saved = JSON.parse(JSON.stringify(data));
+  }
+}
+
+export class View extends Component {
+  contentEl: any = new FakeEl();
+  constructor(public leaf: WorkspaceLeaf) {
+    super();
+  }
+}
+export class ItemView extends View {}
+export class MarkdownView extends ItemView {
+  file: TFile | null = null;
+}
+
+export class Modal {
+  titleEl: any = new FakeEl();
+  contentEl: any = new FakeEl();
+  modalEl: any = new FakeEl();
+  constructor(public app: App) {}
+  open(): void {
+    (this as any).onOpen?.();
+  }
+  close(): void {
+    (this as any).onClose?.();
+  }
+}
+
+export class PluginSettingTab {
+  containerEl: any = new FakeEl();
+  constructor(public app: App, public plugin: Plugin) {}
+}
+
+export class Setting {
+  constructor(public containerEl: unknown) {}
+  setName(): this {
+    return this;
+  }
+  setDesc(): this {
+    return this;
+  }
+  setHeading(): this {
+    return this;
+  }
+  addText(): this {
+    return this;
+  }
+  addToggle(): this {
+    return this;
+  }
+  addDropdown(): this {
+    return this;
+  }
+  addButton(): this {
+    return this;
+  }
+}
+
+export const notices: string[] = [];
+export class Notice {
+  constructor(public message: string) {
+    notices.push(message);
+  }
+}
+
+export async function requestUrl(_req: unknown): Promise<{ status: number }> {
+  return { status: 404 };
+}

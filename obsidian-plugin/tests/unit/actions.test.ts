@@ -1,0 +1,163 @@
+import { describe, expect, it } from "vitest";
+import {
+  countsText,
+  describeError,
+  extractMemories,
+  findDuplicates,
+  fixNote,
+  lintVault,
+  repairLink,
+  runConsolidation,
+  searchRows,
+  undoLastFix,
+  type PalinodeUI,
+} from "../../src/actions";
+import { RpcError, notRunningMessage } from "../../src/client";
+import type { Rpc } from "../../src/side-view-model";
+
+/** A scripted UI: records notices and answers confirmations and picks as told. */
+function scriptedUI(answers: { confirm?: boolean; pick?: string | null } = {}) {
+  const log: string[] = [];
+  const ui: PalinodeUI = {
+    notice: (m) => void log.push(`notice: ${m}`),
+    confirmDiff: async (title, diff) => {
+      log.push(`diff: ${title} | ${diff.split("\n").length} lines`);
+      return answers.confirm ?? true;
+    },
+    confirmRows: async (title, rows, _apply, note) => {
+      log.push(`rows: ${title} | ${rows.map((r) => r.primary).join("; ")}${note ? ` | ${note}` : ""}`);
+      return answers.confirm ?? true;
+    },
+    pickNote: async (title, rows) => {
+      log.push(`pick: ${title} | ${rows.map((r) => `${r.title} (${r.detail})`).join("; ")}`);
+      return answers.pick === undefined ? (rows[0]?.path ?? null) : answers.pick;
+    },
+    openPath: (p) => void log.push(`open: ${p}`),
+  };
+  return { ui, log };
+}
+
+/** A scripted sidecar: method → answer function; records calls. */
+function scriptedRpc(script: Record<string, (params: any) => unknown>) {
+  const calls: { method: string; params: any }[] = [];
+  const rpc = (async (method: string, params: any) => {
+    calls.push({ method, params });
+    const f = script[method];
+    if (!f) throw new RpcError(-32601, `method not found: ${method}`);
+    return f(params);
+  }) as Rpc;
+  return { rpc, calls };
+}
+
+const DIFF = "--- a/a.md\n+++ b/a.md\n@@ -1 +1 @@\n-old\n+new\n";
+
+describe("commands", () => {
+  it("lint reports counts", async () => {
+    const { rpc } = scriptedRpc({ lint: () => ({ total_files: 12, findings: [{}, {}, {}], counts: { wiki_drift: 1, broken_link: 2 } }) });
+    const { ui, log } = scriptedUI();
+    await lintVault(rpc, ui);
+    expect(log).toEqual(["notice: Palinode: 3 findings in 12 files (broken_link 2, wiki_drift 1)."]);
+  });
+
+  it("fix previews the diff, then applies", async () => {
+    const { rpc, calls } = scriptedRpc({
+      fix: (p) => (p.dry_run ? { written: [], unchanged: 0, skipped: [], diff: DIFF } : { written: ["a.md"], unchanged: 0, skipped: [], diff: DIFF }),
+    });
+    const { ui, log } = scriptedUI();
+    expect(await fixNote(rpc, ui, "a.md")).toEqual(["a.md"]);
+    expect(calls.map((c) => c.params)).toEqual([{ path: "a.md", dry_run: true }, { path: "a.md" }]);
+    expect(log[0]).toBe("diff: Fix a.md | 6 lines");
+    expect(log[1]).toContain("wrote a.md");
+  });
+
+  it("fix writes nothing when the preview is cancelled or empty", async () => {
+    const { rpc, calls } = scriptedRpc({ fix: () => ({ written: [], unchanged: 1, skipped: [], diff: DIFF }) });
+    await fixNote(rpc, scriptedUI({ confirm: false }).ui, "a.md");
+    expect(calls).toHaveLength(1);
+    const empty = scriptedRpc({ fix: () => ({ written: [], unchanged: 1, skipped: [{ path: "a.md", reason: "open in editor" }], diff: "" }) });
+    const { ui, log } = scriptedUI();
+    await fixNote(empty.rpc, ui, "a.md");
+    expect(log).toEqual(["notice: Palinode: nothing to fix in a.md (open in editor)."]);
+  });
+
+  it("repair lets the person pick a candidate, previews, applies", async () => {
+    const { rpc, calls } = scriptedRpc({
+      "link.repair_candidates": () => ({ target: "Bob Smiht", candidates: [{ path: "people/bob-smith.md", score: 0.9, why: "one letter" }] }),
+      "link.repair": (p) => ({ written: p.dry_run ? [] : ["a.md"], unchanged: 0, skipped: [], diff: DIFF }),
+    });
+    const { ui, log } = scriptedUI();
+    expect(await repairLink(rpc, ui, "a.md", "Bob Smiht")).toEqual(["a.md"]);
+    expect(calls.map((c) => c.method)).toEqual(["link.repair_candidates", "link.repair", "link.repair"]);
+    expect(calls[1].params).toEqual({ path: "a.md", target: "Bob Smiht", new_target: "people/bob-smith.md", dry_run: true });
+    expect(log[0]).toBe("pick: Repair [[Bob Smiht]] — link to… | bob-smith (90% · one letter)");
+  });
+
+  it("repair stops when nothing is picked", async () => {
+    const { rpc, calls } = scriptedRpc({ "link.repair_candidates": () => ({ target: "X", candidates: [] }) });
+    expect(await repairLink(rpc, scriptedUI({ pick: null }).ui, "a.md", "X")).toEqual([]);
+    expect(calls).toHaveLength(1);
+  });
+
+  it("duplicates open the picked note, leaving the note itself out", async () => {
+    const { rpc } = scriptedRpc({
+      dedup_suggest: () => ({ results: [{ path: "a.md", similarity: 1, strong: true }, { path: "b.md", similarity: 0.91, strong: true }] }),
+    });
+    const { ui, log } = scriptedUI();
+    expect(await findDuplicates(rpc, ui, "a.md")).toBe("b.md");
+    expect(log).toEqual(["pick: Likely duplicates of a | b (91% similar · likely duplicate)", "open: b.md"]);
+  });
+
+  it("extract previews what would be filed, then files it", async () => {
+    const item = { op: "create", type: "Decision", path: "decisions/use-sqlite.md", confidence: 0.8, reason: "stated decision" };
+    const { rpc, calls } = scriptedRpc({ extract: () => ({ items: [item], withheld_secrets: 1 }) });
+    const { ui, log } = scriptedUI();
+    expect(await extractMemories(rpc, ui, "We decided to use SQLite.", "daily/2026-03-22.md")).toEqual(["decisions/use-sqlite.md"]);
+    expect(calls.map((c) => c.params.dry_run)).toEqual([true, false]);
+    expect(log[0]).toBe("rows: Memories to file | create decisions/use-sqlite.md | 1 secret(s) withheld.");
+    expect(await extractMemories(rpc, ui, "   ")).toEqual([]);
+  });
+
+  it("consolidation runs only after the dry-run preview is accepted", async () => {
+    const { rpc, calls } = scriptedRpc({
+      consolidate: (p) => ({ operations: [{ op: "archive", path: "inbox/old.md", reason: "stale" }], written: p.dry_run ? [] : ["archive/old.md"] }),
+    });
+    await runConsolidation(rpc, scriptedUI({ confirm: false }).ui);
+    expect(calls).toHaveLength(1);
+    expect(await runConsolidation(rpc, scriptedUI().ui)).toEqual(["archive/old.md"]);
+  });
+
+  it("undo says what it restored", async () => {
+    const { rpc } = scriptedRpc({ undo: () => ({ restored: ["a.md"], run: "r1" }) });
+    const { ui, log } = scriptedUI();
+    await undoLastFix(rpc, ui);
+    expect(log).toEqual(["notice: Palinode: restored a.md."]);
+  });
+
+  it("turns every failure into one readable notice", async () => {
+    const { ui, log } = scriptedUI();
+    const notConnected = (async () => {
+      throw new RpcError(-2, notRunningMessage("/v"));
+    }) as unknown as Rpc;
+    expect(await lintVault(notConnected, ui)).toBeNull();
+    const crash = (async () => {
+      throw new TypeError("x is undefined");
+    }) as unknown as Rpc;
+    await undoLastFix(crash, ui);
+    expect(log).toEqual([
+      "notice: Palinode sidecar not running — start it with `palinode-vault serve --vault /v`",
+      "notice: Palinode: undo failed: x is undefined",
+    ]);
+  });
+});
+
+describe("helpers", () => {
+  it("describes protocol errors", () => {
+    expect(describeError(new RpcError(-32012, "conflict"), "fixing a.md")).toBe("Palinode: the note changed while fixing a.md; try again.");
+    expect(describeError(new RpcError(-32013, "no model: run x"), "search")).toBe("Palinode: search failed: no model: run x");
+    expect(describeError(new RpcError(-32014, "indexing"))).toBe("Palinode is busy (indexing); try again in a moment.");
+  });
+  it("formats counts and search rows", () => {
+    expect(countsText({ b: 0, a: 2 })).toBe("a 2");
+    expect(searchRows({ results: [{ path: "p/x.md", score: 1, title: "", snippet: "a\n  b" }] })).toEqual([{ path: "p/x.md", title: "x", detail: "a b" }]);
+  });
+});

@@ -1,0 +1,99 @@
+/** The plugin's wiring, loaded against the hand-written `obsidian` mock and a fake sidecar. */
+import { createHash } from "node:crypto";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+// The same module the plugin gets for `obsidian` (vitest alias), imported by path for its test helpers.
+import { App, MarkdownView, TFile, WorkspaceLeaf, notices } from "../__mocks__/obsidian";
+import PalinodePlugin from "../../src/main";
+import { FakeSidecar, until } from "../helpers/fake-sidecar";
+
+beforeAll(() => {
+  (globalThis as any).window = { WebSocket, setTimeout, clearTimeout };
+});
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function loaded(withSidecar = true) {
+  const app = new App() as any;
+  const sidecar = await new FakeSidecar().listen();
+  cleanups.push(() => sidecar.close());
+  sidecar.on("status", () => ({ findings: { broken_link: 4 } })).on("editor.state", () => ({ ok: true }));
+  sidecar.on("rename", () => ({ written: ["b.md"], refs_updated: 1 }));
+  if (withSidecar) app.vault.files.set(".palinode/sidecar.json", sidecar.discovery());
+  const plugin = new PalinodePlugin(app, { id: "palinode-vault", version: "0.1.0" } as any);
+  await plugin.onload();
+  cleanups.push(() => plugin.onunload());
+  return { app, plugin: plugin as any, sidecar };
+}
+
+describe("PalinodePlugin wiring", () => {
+  it("registers every palette command and both views", async () => {
+    const { plugin } = await loaded();
+    expect(plugin.commands.map((c: any) => c.id)).toEqual([
+      "lint-vault",
+      "fix-note",
+      "repair-link",
+      "find-duplicates",
+      "show-related",
+      "extract-memories",
+      "consolidate",
+      "search-memory",
+      "undo-last-fix",
+      "open-view",
+      "open-graph",
+    ]);
+    expect([...plugin.views.keys()]).toEqual(["palinode-view", "palinode-graph"]);
+    expect(plugin.settingTabs).toHaveLength(1);
+  });
+
+  it("connects through the discovery file and shows the findings count", async () => {
+    const { plugin } = await loaded();
+    const bar = plugin.statusBarItems[0];
+    await until(() => bar.text === "Palinode · 4 findings", 3000, "status bar");
+    expect(bar.dataset.tone).toBe("connected");
+  });
+
+  it("shows how to start the sidecar when it is not running", async () => {
+    const { plugin } = await loaded(false);
+    const bar = plugin.statusBarItems[0];
+    await until(() => bar.text === "Palinode: offline", 3000, "offline");
+    expect(bar.attrs.title).toBe("Palinode sidecar not running — start it with `palinode-vault serve --vault /vault`");
+  });
+
+  it("reports the open note, forwards renames, and applies edits only on a matching hash", async () => {
+    const { app, plugin, sidecar } = await loaded();
+    await until(() => plugin.client.state === "connected", 3000, "connected");
+    app.vault.files.set("people/alice.md", "Alice\n");
+    app.workspace.activeFile = new TFile("people/alice.md");
+    const leaf = new WorkspaceLeaf();
+    const view = new MarkdownView(leaf);
+    view.file = app.workspace.activeFile;
+    leaf.view = { ...view, getViewType: () => "markdown" };
+    Object.setPrototypeOf(leaf.view, MarkdownView.prototype);
+    app.workspace.leaves.push(leaf);
+    app.workspace.trigger("active-leaf-change", leaf);
+    await until(() => sidecar.calls.some((c) => c.method === "editor.state" && c.params.active === "people/alice.md"), 3000, "editor.state");
+    expect(sidecar.calls.find((c) => c.params?.active === "people/alice.md")!.params.open).toEqual(["people/alice.md"]);
+
+    app.vault.trigger("rename", new TFile("people/alice-smith.md"), "people/alice.md");
+    await until(() => sidecar.calls.some((c) => c.method === "rename"), 3000, "rename");
+    expect(sidecar.calls.find((c) => c.method === "rename")!.params).toEqual({ old_path: "people/alice.md", new_path: "people/alice-smith.md" });
+
+    const hash = createHash("sha256").update("Alice\n").digest("hex");
+    const stale = await sidecar.request("apply_edit", { path: "people/alice.md", old_hash: "0".repeat(64), new_text: "X" });
+    expect(stale.result).toEqual({ applied: false, reason: "hash mismatch" });
+    const ok = await sidecar.request("apply_edit", { path: "people/alice.md", old_hash: hash, new_text: "Alice Smith\n" });
+    expect(ok.result).toEqual({ applied: true });
+    expect(app.vault.files.get("people/alice.md")).toBe("Alice Smith\n");
+  });
+
+  it("tells the person to open a note for note commands", async () => {
+    const { plugin } = await loaded();
+    notices.length = 0;
+    plugin.commands.find((c: any) => c.id === "fix-note").callback();
+    expect(notices).toEqual(["Palinode: open a note first."]);
+  });
+});
