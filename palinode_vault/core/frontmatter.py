@@ -81,6 +81,12 @@ def parse(text: str, block: Block) -> tuple[dict[str, Any] | None, FrontmatterEr
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
+        context_mark = getattr(exc, "context_mark", None)
+        if context_mark is not None and "end of stream" in problem:
+            # An unclosed quote or bracket fails at the end of the block; the useful place
+            # is where it was opened ("while scanning a quoted scalar", line 3 column 7).
+            problem = f"{exc.context}: {problem}" if getattr(exc, "context", None) else problem
+            mark = context_mark
         line = first_line + (mark.line if mark else 0)
         column = (mark.column + 1) if mark else 1
         return None, FrontmatterError(f"YAML does not parse: {problem}", line, column)
