@@ -102,6 +102,7 @@ def test_uniform_api(conn):
     assert conn.fetchdicts("select path from notes where 0") == []
     assert list(conn.iterate("select id from notes order by id")) == [(1,), (2,), (3,)]
     assert conn.execute("update notes set title = 'x' where id > 1") == 2
+    assert conn.execute("create table other(a)") == 0  # DDL changes no rows, on both drivers
     assert conn.fetchvalue("pragma journal_mode") == "wal"
     assert conn.fetchvalue("pragma foreign_keys") == 1
 

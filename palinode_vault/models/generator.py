@@ -48,6 +48,8 @@ class Generator(Protocol):
     def generate_json(self, system: str, user: str, schema: dict[str, Any],
                       max_tokens: int = 512) -> Result: ...
 
+    def close(self) -> None: ...
+
 
 def unbounded_parts(schema: dict[str, Any]) -> list[str]:
     """JSON pointers of arrays without `maxItems` and strings without `maxLength`.
@@ -176,6 +178,9 @@ class ScriptedGenerator:
         self._default = default
         self._check_schema = check_schema
         self.calls: list[dict[str, Any]] = []
+
+    def close(self) -> None:
+        """Nothing to free (the same interface as LlamaGenerator)."""
 
     def push(self, *outputs: Any) -> None:
         """Append outputs to the script."""

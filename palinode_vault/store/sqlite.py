@@ -71,17 +71,20 @@ class Connection:
     # -- statements ---------------------------------------------------------------------
 
     def execute(self, sql: str, params: Params = ()) -> int:
-        """Run one statement; return the number of rows it changed."""
+        """Run one statement; return the number of rows it inserted, updated or deleted."""
+        before = self._total_changes()
         cursor = self._raw.cursor()
         cursor.execute(sql, params)
-        if self.driver_name == "sqlite3":
-            # Some statements return rows (pragma, insert ... returning); drain them so
-            # the statement finishes, as apsw does.
-            cursor.fetchall()
-            return max(cursor.rowcount, 0)
+        # Drain rows (pragma, insert ... returning) so the statement finishes on both drivers.
         for _row in cursor:
             pass
-        return self._raw.changes()
+        return self._total_changes() - before
+
+    def _total_changes(self) -> int:
+        # One measure on both drivers (the stdlib's rowcount and apsw's changes() disagree
+        # after DDL); it includes rows changed by triggers.
+        total = self._raw.total_changes
+        return int(total() if callable(total) else total)
 
     def executemany(self, sql: str, rows: Iterable[Params]) -> None:
         """Run one statement once per parameter set (inside a transaction for speed)."""
