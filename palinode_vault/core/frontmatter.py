@@ -82,7 +82,7 @@ def parse(text: str, block: Block) -> tuple[dict[str, Any] | None, FrontmatterEr
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
         context_mark = getattr(exc, "context_mark", None)
-        if context_mark is not None and "end of stream" in problem:
+        if context_mark is not None and mark is not None and not content[mark.index :].strip():
             # An unclosed quote or bracket fails at the end of the block; the useful place
             # is where it was opened ("while scanning a quoted scalar", line 3 column 7).
             problem = f"{exc.context}: {problem}" if getattr(exc, "context", None) else problem
