@@ -93,7 +93,7 @@ export function layoutNeighbourhood(n: Neighbourhood, options: LayoutOptions = {
   const maxDepth = Math.max(1, ...[...byId.keys()].map((id) => dist.get(id) ?? 1));
   const radiusFor = (depth: number) => {
     const outer = Math.min(width, height) / 2 - 46;
-    return maxDepth <= 1 ? outer * 0.8 : (outer * depth) / maxDepth;
+    return maxDepth <= 1 ? outer * 0.9 : (outer * depth) / maxDepth;
   };
 
   const sortKey = (id: string) => {
@@ -108,7 +108,7 @@ export function layoutNeighbourhood(n: Neighbourhood, options: LayoutOptions = {
   const ring1 = [...byId.keys()].filter((id) => id !== n.center && (dist.get(id) ?? 1) === 1).sort((a, b) => sortKey(a).localeCompare(sortKey(b)));
   ring1.forEach((id, i) => angle.set(id, -Math.PI / 2 + (2 * Math.PI * i) / Math.max(1, ring1.length)));
 
-  // Outer rings: ordered by the angle of the neighbour that reaches them, then evenly spaced.
+  // Outer rings: each node near the neighbour that reaches it, pushed apart just enough to not overlap.
   const parentAngle = (id: string, depth: number) => {
     let best = Infinity;
     for (const e of n.edges) {
@@ -119,9 +119,15 @@ export function layoutNeighbourhood(n: Neighbourhood, options: LayoutOptions = {
   };
   for (let depth = 2; depth <= maxDepth; depth++) {
     const ring = [...byId.keys()].filter((id) => id !== n.center && (dist.get(id) ?? 1) === depth);
-    const keyed = ring.map((id) => ({ id, a: parentAngle(id, depth) })).sort((p, q) => p.a - q.a || sortKey(p.id).localeCompare(sortKey(q.id)));
-    const start = keyed.length ? keyed[0].a : 0;
-    keyed.forEach(({ id }, i) => angle.set(id, start + (2 * Math.PI * i) / Math.max(1, keyed.length)));
+    const keyed = ring
+      .map((id) => ({ id, a: parentAngle(id, depth) }))
+      .sort((p, q) => p.a - q.a || sortKey(p.id).localeCompare(sortKey(q.id)));
+    const sep = Math.min((2 * Math.PI) / Math.max(1, keyed.length), 0.32);
+    const placed: number[] = [];
+    keyed.forEach(({ a }, i) => placed.push(i === 0 ? a : Math.max(a, placed[i - 1] + sep)));
+    // Centre each run of pushed nodes on the angles they wanted.
+    const drift = keyed.length ? placed.reduce((sum, a, i) => sum + (a - keyed[i].a), 0) / keyed.length : 0;
+    keyed.forEach(({ id }, i) => angle.set(id, placed[i] - drift));
   }
 
   const nodes: LaidOutNode[] = [...byId.values()].map((node) => {

@@ -16,7 +16,7 @@ export function el<K extends keyof HTMLElementTagNameMap>(
 ): HTMLElementTagNameMap[K] {
   const node = parent.ownerDocument.createElement(tag);
   const classes = Array.isArray(spec.cls) ? spec.cls : spec.cls ? [spec.cls] : [];
-  for (const c of classes) if (c) node.classList.add(c);
+  for (const c of classes.flatMap((x) => x.split(/\s+/))) if (c) node.classList.add(c);
   if (spec.text !== undefined) node.textContent = spec.text;
   if (spec.title !== undefined) node.title = spec.title;
   for (const [k, v] of Object.entries(spec.attrs ?? {})) node.setAttribute(k, v);

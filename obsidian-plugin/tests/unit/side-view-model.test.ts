@@ -45,7 +45,7 @@ describe("sideViewModel", () => {
     if (model.findings.state !== "ok") throw new Error("findings");
     // errors first, then by line
     expect(model.findings.items.map((f) => [f.severity, f.checkLabel, f.where])).toEqual([
-      ["error", "Broken link", "line 14:12"],
+      ["error", "Broken link", "line 18:18"],
       ["warning", "Drift", "line 4:1"],
       ["warning", "Unresolvable label", "line 16:5"],
     ]);

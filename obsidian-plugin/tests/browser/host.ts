@@ -1,0 +1,78 @@
+/**
+ * The browser host page's script: renders the side view and the graph view with the plugin's own
+ * view models and DOM layer, from recorded answers or from a live sidecar over the browser's
+ * WebSocket. Clicks are recorded in `window.palinode.events` for the tests to check.
+ */
+import { SidecarClient, type SocketConstructor } from "../../src/client";
+import { renderGraph } from "../../src/dom/graph";
+import { renderSideView, renderSideViewMessage } from "../../src/dom/side-view";
+import { layoutNeighbourhood } from "../../src/graph-layout";
+import { SidecarSession } from "../../src/session";
+import { statusBarModel } from "../../src/status-bar";
+import { loadSideView, sideViewModel, type Rpc } from "../../src/side-view-model";
+import { recordedRpc, type Recording } from "../helpers/recorded";
+
+const events: string[] = [];
+const side = document.getElementById("side")!;
+const graph = document.getElementById("graph")!;
+const status = document.getElementById("status")!;
+
+async function render(rpc: Rpc, path: string, depth: 1 | 2): Promise<void> {
+  const model = sideViewModel(await loadSideView(rpc, path));
+  renderSideView(side, model, {
+    openPath: (p) => events.push(`open ${p}`),
+    openLink: (l) => events.push(`link ${l}`),
+    fix: (row) => events.push(`fix ${row.check} ${row.finding.line}`),
+    repair: (row, candidate) => events.push(`repair ${row.target} -> ${candidate}`),
+  });
+  const hood = await rpc("graph.neighbourhood", { path, depth });
+  renderGraph(graph, layoutNeighbourhood(hood, { width: 560, height: 440 }), {
+    openNode: (node) => events.push(`open ${node.path ?? node.title}`),
+  });
+}
+
+function showStatus(text: string, title: string): void {
+  status.textContent = text;
+  status.title = title;
+}
+
+let client: SidecarClient | null = null;
+
+(window as any).palinode = {
+  events,
+  /** Renders from recorded sidecar answers (no sidecar needed). */
+  async renderRecorded(recording: Recording, depth: 1 | 2 = 1, findingsTotal = 7): Promise<void> {
+    await render(recordedRpc(recording), recording.path, depth);
+    const m = statusBarModel({ state: "connected", message: "recorded", findingsTotal, progress: { phase: "embed", done: 40, total: 120 } });
+    showStatus(m.text, m.title);
+  },
+  /** Connects to a live sidecar with the browser's WebSocket and renders `path`. */
+  async renderLive(info: { port: number; token: string }, path: string, depth: 1 | 2 = 1): Promise<string> {
+    client?.stop();
+    client = new SidecarClient({
+      WebSocket: WebSocket as unknown as SocketConstructor,
+      locate: async () => ({ ok: true, info }),
+      timeoutMs: 15_000,
+      reconnect: false,
+    });
+    const session = new SidecarSession(client);
+    session.onChange(() => showStatus(session.statusBar.text, session.statusBar.title));
+    client.start();
+    try {
+      await client.waitConnected(10_000);
+    } catch {
+      renderSideViewMessage(side, client.statusMessage);
+      return client.state;
+    }
+    await session.refreshStatus();
+    await render((m, p) => client!.call(m, p), path, depth);
+    return client.state;
+  },
+  /** Shows what the view shows when the sidecar is away. */
+  renderOffline(message: string): void {
+    renderSideViewMessage(side, message);
+    graph.textContent = "";
+    const m = statusBarModel({ state: "not-running", message, findingsTotal: null, progress: null });
+    showStatus(m.text, m.title);
+  },
+};

@@ -1,0 +1,187 @@
+/**
+ * The plugin's client and view logic against the real sidecar (`palinode-vault serve`) on a temp
+ * copy of tests/fixtures/vault. Skips, saying why, while the serve command does not exist.
+ */
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { applyEdit, type EditableVault } from "../../src/apply-edit";
+import { SidecarClient, discoverSidecar, type SocketConstructor } from "../../src/client";
+import type { ApplyEditResult } from "../../src/protocol";
+import { SidecarSession } from "../../src/session";
+import { loadSideView, sideViewModel, type Rpc } from "../../src/side-view-model";
+import { until } from "../helpers/fake-sidecar";
+import { copyVault, serveAvailability, skipNote, startSidecar, type RunningSidecar } from "../helpers/real-sidecar";
+
+const available = serveAvailability();
+if (!available.ok) console.warn(`[integration] skipping the real-sidecar tests: ${available.reason}`);
+
+const Socket = WebSocket as unknown as SocketConstructor;
+
+describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"), () => {
+  let sidecar: RunningSidecar;
+  let client: SidecarClient;
+  let session: SidecarSession;
+  let rpc: Rpc;
+  const read = (p: string) => readFile(join(sidecar.vault, p), "utf8");
+
+  beforeAll(async () => {
+    sidecar = await startSidecar(copyVault());
+    client = new SidecarClient({
+      WebSocket: Socket,
+      locate: () => discoverSidecar(read),
+      health: async (port) => (await fetch(`http://127.0.0.1:${port}/health`)).ok,
+      vaultPath: sidecar.vault,
+      timeoutMs: 15_000,
+    });
+    session = new SidecarSession(client);
+    rpc = (method, params) => client.call(method, params);
+    client.start();
+    await client.waitConnected(15_000);
+  });
+
+  afterAll(async () => {
+    session?.dispose();
+    client?.stop();
+    await sidecar?.stop();
+  });
+
+  it("discovers the sidecar through .palinode/sidecar.json and its health answers", async () => {
+    const found = await discoverSidecar(read);
+    expect(found.ok).toBe(true);
+    if (!found.ok) return;
+    expect(found.info.port).toBe(sidecar.info.port);
+    expect(found.info.token.length).toBeGreaterThanOrEqual(32);
+    const health = await (await fetch(`http://127.0.0.1:${found.info.port}/health`)).json();
+    expect(health.ok).toBe(true);
+    expect(client.state).toBe("connected");
+  });
+
+  it("lints the vault and the status bar shows the findings", async () => {
+    const r = await rpc("lint", {});
+    expect(r.total_files).toBeGreaterThanOrEqual(4);
+    const broken = r.findings.find((f) => f.check === "broken_link" && f.target === "Bob Smiht");
+    expect(broken).toMatchObject({ path: "people/alice-smith.md", line: 18, severity: "error" });
+    await until(() => session.findingsTotal !== null && session.findingsTotal >= 1, 10_000, "findings count");
+    expect(session.statusBar.text).toMatch(/^Palinode · \d+ findings?/);
+  });
+
+  it("offers repair candidates for a broken link", async () => {
+    const r = await rpc("link.repair_candidates", { path: "people/alice-smith.md", target: "Bob Smiht" });
+    expect(r.candidates[0].path).toBe("people/bob-smith.md");
+  });
+
+  it("builds the side view of a note from the real answers", async () => {
+    const model = sideViewModel(await loadSideView(rpc, "people/alice-smith.md"));
+    expect(model.title).toBe("Alice Smith");
+    expect(model.category?.label).toBe("People");
+    if (model.findings.state !== "ok") throw new Error(model.findings.message);
+    const broken = model.findings.items.find((f) => f.target === "Bob Smiht")!;
+    expect(broken.candidates[0]?.path).toBe("people/bob-smith.md");
+    if (model.backlinks.state !== "ok") throw new Error(model.backlinks.message);
+    const groups = Object.fromEntries(model.backlinks.items.map((g) => [g.label, g.items.map((i) => i.path)]));
+    expect(groups.People).toEqual(["people/bob-smith.md"]);
+    expect(groups.Projects).toEqual(["projects/checkout-redesign.md"]);
+    expect(groups.Decisions).toEqual(["decisions/drop-legacy-browser-support.md"]);
+    // related notes and duplicates: answers when the index is there, a quiet note when it is not
+    expect(model.related.state).not.toBe("error");
+    expect(model.duplicates.state).not.toBe("error");
+    if (model.entities.state !== "ok") throw new Error(model.entities.message);
+    expect(model.entities.items.map((e) => e.ref).sort()).toEqual(["person/bob-smith", "project/checkout-redesign"]);
+  });
+
+  it("gets the typed neighbourhood for the graph view", async () => {
+    const hood = await rpc("graph.neighbourhood", { path: "people/alice-smith.md", depth: 1 });
+    const paths = hood.nodes.map((n) => n.path);
+    expect(paths).toContain("people/bob-smith.md");
+    expect(paths).toContain("projects/checkout-redesign.md");
+    expect(hood.nodes.find((n) => n.id === hood.center)?.path).toBe("people/alice-smith.md");
+  });
+
+  it("pushes findings.changed after a file changes on disk", async () => {
+    const got: { paths: string[] }[] = [];
+    const off = client.onNotification("findings.changed", (p) => got.push(p));
+    appendFileSync(join(sidecar.vault, "projects/checkout-redesign.md"), "\nNext review with [[Carol Nobody]].\n");
+    await until(() => got.some((p) => p.paths.includes("projects/checkout-redesign.md")), 20_000, "findings.changed");
+    off();
+    const r = await rpc("note.findings", { path: "projects/checkout-redesign.md" });
+    expect(r.findings.some((f) => f.check === "broken_link" && f.target === "Carol Nobody")).toBe(true);
+  });
+
+  it("round-trips apply_edit for an open note: a stale hash is refused, a current one applied", async () => {
+    const path = "people/bob-smith.md";
+    const disk = join(sidecar.vault, path);
+    const replies: ApplyEditResult[] = [];
+    let typing = true; // while true, the editor holds an unsaved keystroke the sidecar has not seen
+    const vault: EditableVault = {
+      read: async (p) => {
+        const text = readFileSync(join(sidecar.vault, p), "utf8");
+        return typing ? `${text}unsaved keystroke` : text;
+      },
+      process: async (p, fn) => {
+        const file = join(sidecar.vault, p);
+        const next = fn(typing ? `${readFileSync(file, "utf8")}unsaved keystroke` : readFileSync(file, "utf8"));
+        if (!typing) writeFileSync(file, next);
+        return next;
+      },
+    };
+    client.onRequest("apply_edit", async (params) => {
+      const r = await applyEdit(params, vault);
+      replies.push(r);
+      return r;
+    });
+    await rpc("settings.set", { quiet_seconds: 1 });
+    await rpc("editor.state", { active: path, open: [path], last_keystroke: null });
+
+    // The person adds an entity without linking it: the auto-footer must go through the plugin.
+    const before = readFileSync(disk, "utf8");
+    writeFileSync(disk, before.replace("entities: [project/checkout-redesign, person/alice-smith]", "entities: [project/checkout-redesign, person/alice-smith, decision/drop-legacy-browser-support]"));
+    await until(() => replies.length >= 1, 30_000, "an apply_edit request for the open note");
+    expect(replies[0]).toEqual({ applied: false, reason: "hash mismatch" });
+    expect(readFileSync(disk, "utf8")).not.toContain("palinode:see-also");
+
+    // The person saves; the sidecar sees the change and sends the edit again, now current.
+    typing = false;
+    appendFileSync(disk, "\n- 2026-11-27: Shipped saved cards.\n");
+    await until(() => replies.some((r) => r.applied), 30_000, "an applied apply_edit");
+    const after = readFileSync(disk, "utf8");
+    expect(after).toContain("<!-- palinode:see-also -->");
+    expect(after).toContain("Shipped saved cards."); // the person's text is kept
+    await rpc("editor.state", { active: null, open: [], last_keystroke: null });
+  });
+
+  it("forwards a rename so entity refs follow", async () => {
+    const { renameSync } = await import("node:fs");
+    renameSync(join(sidecar.vault, "decisions/drop-legacy-browser-support.md"), join(sidecar.vault, "decisions/drop-ie11.md"));
+    await rpc("rename", { old_path: "decisions/drop-legacy-browser-support.md", new_path: "decisions/drop-ie11.md" }).catch(() => undefined);
+    await until(() => readFileSync(join(sidecar.vault, "people/bob-smith.md"), "utf8").includes("decision/drop-ie11"), 20_000, "refs updated");
+  });
+
+  it("refuses a wrong token at the handshake, and the client says so", async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${sidecar.info.port}/rpc?token=wrong`);
+      ws.on("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
+      ws.on("open", () => reject(new Error("a wrong token was accepted")));
+      ws.on("error", () => undefined);
+    });
+    expect(status).toBe(401);
+    const wrong = new SidecarClient({
+      WebSocket: Socket,
+      locate: async () => ({ ok: true, info: { ...sidecar.info, token: "wrong" } }),
+      reconnect: false,
+    });
+    wrong.start();
+    await until(() => wrong.state === "refused", 10_000, "refused");
+    expect(wrong.statusMessage).toContain("refused");
+    wrong.stop();
+  });
+
+  it("says how to start the sidecar once it has stopped", async () => {
+    await sidecar.stop();
+    await until(() => client.state !== "connected", 10_000, "disconnect");
+    await until(() => client.state === "not-running", 15_000, "not-running");
+    expect(client.statusMessage).toBe(`Palinode sidecar not running — start it with \`palinode-vault serve --vault ${sidecar.vault}\``);
+  });
+});
