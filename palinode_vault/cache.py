@@ -32,6 +32,7 @@ class ParseCache:
                 "CREATE TABLE IF NOT EXISTS notes (path TEXT PRIMARY KEY, size INTEGER, "
                 "mtime_ns INTEGER, hash TEXT, version INTEGER, data BLOB)"
             )
+            self.db.execute("CREATE TABLE IF NOT EXISTS results (name TEXT PRIMARY KEY, fingerprint TEXT, data BLOB)")
         except (OSError, sqlite3.Error):
             self.db = None  # read-only vault: run uncached
 
@@ -81,6 +82,30 @@ class ParseCache:
         try:
             with self.db:
                 self.db.executemany("DELETE FROM notes WHERE path = ?", [(p,) for p in paths])
+        except sqlite3.Error:
+            pass
+
+    def result(self, name: str, fingerprint: str):
+        """A whole-vault result stored for exactly this fingerprint, or None."""
+        if self.db is None:
+            return None
+        try:
+            row = self.db.execute("SELECT fingerprint, data FROM results WHERE name = ?", (name,)).fetchone()
+        except sqlite3.Error:
+            return None
+        if row is None or row[0] != fingerprint:
+            return None
+        return pickle.loads(row[1])
+
+    def store_result(self, name: str, fingerprint: str, value) -> None:
+        if self.db is None:
+            return
+        try:
+            with self.db:
+                self.db.execute(
+                    "INSERT OR REPLACE INTO results VALUES (?, ?, ?)",
+                    (name, fingerprint, pickle.dumps(value, protocol=5)),
+                )
         except sqlite3.Error:
             pass
 

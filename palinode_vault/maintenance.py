@@ -8,7 +8,7 @@ from typing import Any, Iterable
 
 from palinode_vault.core.findings import Finding
 from palinode_vault.core.fix import fixable, plan_fix
-from palinode_vault.core.lint import Analysis, LintContext, analysis_for, counts, lint_vault, orphans
+from palinode_vault.core.lint import Analysis, LintContext, analysis_for, counts, lint_vault
 from palinode_vault.core.text import apply_spans
 from palinode_vault.core.vault_state import Unreadable
 from palinode_vault.kinds import is_memory_path
@@ -169,6 +169,33 @@ def undo(vault: Vault) -> UndoResult:
     return result
 
 
+def vault_report(vault: Vault, progress=None) -> tuple[LintReport, dict[str, Any]]:
+    """The whole vault's lint report and scan summary, reused when nothing changed.
+
+    The results are stored with a fingerprint of every file's stat, PROGRAM.md and today's
+    date; a run over an unchanged vault reads them back without loading a single note.
+    """
+    from palinode_vault.cache import ParseCache
+    from palinode_vault.core.text import sha256_text
+
+    program = load_program(vault.root)
+    fingerprint = vault.fingerprint(sha256_text(program.text), vault.settings.today().isoformat())
+    cache = ParseCache(vault.root)
+    try:
+        hit = cache.result("report", fingerprint)
+        if hit is not None:
+            report, summary = hit
+            return report, {**summary, "parsed": 0}
+        if not vault.loaded:
+            vault.load(progress)
+        report = lint(vault)
+        summary = scan_summary(vault, report)
+        cache.store_result("report", fingerprint, (report, summary))
+        return report, summary
+    finally:
+        cache.close()
+
+
 def scan_summary(vault: Vault, report: LintReport | None = None) -> dict[str, Any]:
     """Counts for `scan --json` and the sidecar's status."""
     state = vault.state
@@ -181,7 +208,7 @@ def scan_summary(vault: Vault, report: LintReport | None = None) -> dict[str, An
         "attachments": sum(1 for p in state.files() if not is_note(p)),
         "links": links,
         "unresolved": unresolved,
-        "orphans": len(orphans(state)),
+        "orphans": sum(1 for f in report.findings if f.check == "orphan"),
         "findings": counts(report.findings),
         "parsed": vault.parsed_last_load,
     }

@@ -7,13 +7,14 @@ what the cache does not already know, on several processes when there is a lot t
 
 from __future__ import annotations
 
+import hashlib
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from palinode_vault.cache import ParseCache
+from palinode_vault.cache import PARSER_VERSION, ParseCache
 from palinode_vault.core.note import Note, parse_note
 from palinode_vault.core.text import RawShape, normalise, sha256_text
 from palinode_vault.core.vault_state import Unreadable, VaultState
@@ -128,12 +129,34 @@ class Vault:
         self.state = VaultState()
         self.stats: dict[str, FileStat] = {}
         self.parsed_last_load = 0
+        self._walked: list[FileStat] | None = None
+        self.loaded = False
+
+    def walk(self) -> list[FileStat]:
+        """The vault's files (walked once per load)."""
+        if self._walked is None:
+            self._walked = walk(self.root)
+        return self._walked
+
+    def fingerprint(self, *extra: str) -> str:
+        """A hash of every file's path, size and mtime, plus `extra` (settings, dates...).
+
+        Equal fingerprints mean nothing on disk changed, so whole-vault results can be reused.
+        """
+        digest = hashlib.sha256()
+        digest.update(f"{PARSER_VERSION}|{self.settings.max_note_bytes}|".encode())
+        for item in extra:
+            digest.update(item.encode("utf-8", "surrogatepass") + b"\0")
+        for f in self.walk():
+            digest.update(f"{f.path}\0{f.size}\0{f.mtime_ns}\n".encode("utf-8", "surrogatepass"))
+        return digest.hexdigest()
 
     # --- loading ----------------------------------------------------------------------------
 
     def load(self, progress: Progress | None = None) -> VaultState:
         """Walk the vault and build the state, parsing only notes the cache does not know."""
-        files = walk(self.root)
+        files = self.walk()
+        self._walked = None  # the next load walks afresh
         cache = ParseCache(self.root)
         cache.load()
         notes: dict[str, Note] = {}
@@ -161,6 +184,7 @@ class Vault:
         cache.close()
         self.parsed_last_load = len(todo)
         self.state = VaultState.build([f.path for f in files], notes, unreadable)
+        self.loaded = True
         return self.state
 
     def _parse_many(self, todo: list[FileStat], cache: ParseCache, progress: Progress | None):

@@ -22,21 +22,28 @@ def now_option(func):
     )(func)
 
 
-def open_vault(vault: Path, now: dt.datetime | None = None, quiet: bool = False):
-    """Load a vault for a one-shot command, with a progress line on a terminal."""
+def _progress(quiet: bool):
+    if quiet or not sys.stderr.isatty():
+        return None
+
+    def progress(phase: str, done: int, total: int) -> None:
+        click.echo(f"\r{phase}: {done}/{total}", err=True, nl=done == total)
+
+    return progress
+
+
+def open_vault(vault: Path, now: dt.datetime | None = None, quiet: bool = False, load: bool = True):
+    """A Vault for a one-shot command (loaded, with a progress line on a terminal)."""
     from palinode_vault.settings import Settings
     from palinode_vault.vault import Vault
 
     settings = Settings(vault=resolve_vault(vault), now=now.date() if now else None)
     v = Vault(settings)
-    progress = None
-    if not quiet and sys.stderr.isatty():
-        def progress(phase: str, done: int, total: int) -> None:
-            click.echo(f"\r{phase}: {done}/{total}", err=True, nl=done == total)
-    try:
-        v.load(progress)
-    except Exception as exc:  # noqa: BLE001 - a person gets a sentence, not a traceback
-        raise click.ClickException(f"cannot read the vault {settings.vault}: {exc}") from exc
+    if load:
+        try:
+            v.load(_progress(quiet))
+        except Exception as exc:  # noqa: BLE001 - a person gets a sentence, not a traceback
+            raise click.ClickException(f"cannot read the vault {settings.vault}: {exc}") from exc
     return v
 
 
@@ -56,11 +63,11 @@ def _print_findings(findings) -> None:
 def scan(vault: Path, as_json: bool, now) -> None:
     """Count notes, links, unresolved links, orphans and findings per check."""
     from palinode_vault.core.program import ProgramError
-    from palinode_vault.maintenance import scan_summary
+    from palinode_vault.maintenance import vault_report
 
-    v = open_vault(vault, now, quiet=as_json)
+    v = open_vault(vault, now, quiet=as_json, load=False)
     try:
-        summary = scan_summary(v)
+        _, summary = vault_report(v, _progress(as_json))
     except ProgramError as exc:
         raise _program_error(exc)
     if as_json:
@@ -88,14 +95,19 @@ def lint(vault: Path, as_json: bool, checks: tuple[str, ...], paths: tuple[str, 
     from palinode_vault.core.findings import CHECKS
     from palinode_vault.core.lint import has_errors
     from palinode_vault.core.program import ProgramError
-    from palinode_vault.maintenance import lint as run_lint
+    from palinode_vault.maintenance import LintReport, lint as run_lint, vault_report
 
     unknown = [c for c in checks if c not in CHECKS]
     if unknown:
         raise click.BadParameter(f"unknown check {', '.join(unknown)}; known: {', '.join(CHECKS)}", param_hint="--check")
-    v = open_vault(vault, now, quiet=as_json)
+    v = open_vault(vault, now, quiet=as_json, load=bool(paths))
     try:
-        report = run_lint(v, paths or None, checks or None)
+        if paths:
+            report = run_lint(v, paths, checks or None)
+        else:
+            report, _ = vault_report(v, _progress(as_json))
+            if checks:
+                report = LintReport(report.total_files, [f for f in report.findings if f.check in set(checks)])
     except ProgramError as exc:
         raise _program_error(exc)
     if as_json:

@@ -44,26 +44,29 @@ class MentionIndex:
             title_toks = tuple(tokens(note.title))
             if _distinctive(title_toks) and len(title_toks) <= MAX_KEY_TOKENS:
                 owners[title_toks].add(ref)
-        self.keys: dict[tuple[str, ...], str] = {k: next(iter(v)) for k, v in owners.items() if len(v) == 1}
-        self.keys.update(explicit)
-        self.max_len: dict[str, int] = defaultdict(int)
-        for key in self.keys:
-            self.max_len[key[0]] = max(self.max_len[key[0]], len(key))
+        keys: dict[tuple[str, ...], str] = {k: next(iter(v)) for k, v in owners.items() if len(v) == 1}
+        keys.update(explicit)
+        # Index by first token (one-word keys) and first two tokens (longer keys), so matching a
+        # note is a few set intersections done in C instead of a Python loop over every token.
+        self.singles: dict[str, str] = {}
+        self.by_pair: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
+        for key, ref in keys.items():
+            if len(key) == 1:
+                self.singles[key[0]] = ref
+            else:
+                self.by_pair[(key[0], key[1])].append((" " + " ".join(key) + " ", ref))
 
     def mentions(self, text: str) -> set[str]:
-        """Refs of the memory files whose names appear in `text` as whole tokens."""
-        toks = tokens(text)
-        found: set[str] = set()
-        max_len = self.max_len
-        keys = self.keys
-        for i, tok in enumerate(toks):
-            longest = max_len.get(tok)
-            if not longest:
-                continue
-            for n in range(1, longest + 1):
-                ref = keys.get(tuple(toks[i : i + n]))
-                if ref:
-                    found.add(ref)
+        """Refs of the memory files whose names appear in `text` (space-separated tokens)."""
+        toks = text.split()
+        found = {self.singles[t] for t in self.singles.keys() & set(toks)}
+        pairs = self.by_pair.keys() & set(zip(toks, toks[1:]))
+        if pairs:
+            padded = " " + text + " "
+            for pair in pairs:
+                for phrase, ref in self.by_pair[pair]:
+                    if phrase.count(" ") == 3 or phrase in padded:
+                        found.add(ref)
         return found
 
 
@@ -84,6 +87,7 @@ def body_for_mentions(text: str, note: Note) -> str:
 
 
 def compute(note: Note, index: MentionIndex) -> list[str]:
+    # mention_text is already lowercase tokens joined by spaces (see note.parse_note)
     """The sorted cross_refs a memory note should carry (never itself)."""
     own = ref_of_path(note.path)
     return sorted(r for r in index.mentions(note.mention_text) if r != own)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 from palinode_vault.kinds import BY_FOLDER, BY_NAME, kind_of_path
 
@@ -11,11 +12,13 @@ _DATE_PREFIX = re.compile(r"^\d{4}-\d{2}-\d{2}-")
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
 
 
+@lru_cache(maxsize=65536)
 def slugify(text: str) -> str:
     """Lowercase, hyphens not spaces: 'Alice Smith' -> 'alice-smith', 'alice_smith' -> 'alice-smith'."""
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(ch for ch in text if not unicodedata.combining(ch)).lower()
-    return _NON_SLUG.sub("-", text).strip("-")
+    if not text.isascii():
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    return _NON_SLUG.sub("-", text.lower()).strip("-")
 
 
 def split_ref(ref: str) -> tuple[str | None, str]:
@@ -26,6 +29,7 @@ def split_ref(ref: str) -> tuple[str | None, str]:
     return kind, slug
 
 
+@lru_cache(maxsize=65536)
 def canonical_ref(ref: str) -> str | None:
     """The canonical form of an entity ref, or None when its kind is not one of ours.
 
@@ -44,6 +48,7 @@ def canonical_ref(ref: str) -> str | None:
     return f"{kind}/{slug}" if slug else None
 
 
+@lru_cache(maxsize=65536)
 def slug_of_path(path: str) -> str:
     """The entity slug of a file: its name without `.md`, and without a research file's date."""
     name = path.rsplit("/", 1)[-1]
@@ -55,6 +60,7 @@ def slug_of_path(path: str) -> str:
     return slugify(name)
 
 
+@lru_cache(maxsize=65536)
 def ref_of_path(path: str) -> str | None:
     """'people/alice-smith.md' -> 'person/alice-smith'; None outside the entity folders.
 

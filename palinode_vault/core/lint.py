@@ -19,7 +19,7 @@ from palinode_vault.core.note import Link, Note
 from palinode_vault.core.program import ProgramSettings
 from palinode_vault.core.resolve import anchor_exists
 from palinode_vault.core.schemas import SCHEMAS, validate_memory
-from palinode_vault.core.vault_state import VaultState
+from palinode_vault.core.vault_state import VaultState, entity_entries
 from palinode_vault.kinds import BY_NAME, INBOX_FOLDER, REQUIRED_MEMORY_KEYS, is_memory_path, kind_of_path, top_folder
 
 
@@ -36,7 +36,7 @@ class Analysis:
 
     def __init__(self, state: VaultState):
         self.state = state
-        self.generation = state.generation
+        self.generation = state.names_generation
         self.mentions = MentionIndex({p: n for p, n in state.notes.items() if is_memory_path(p)})
         ids: dict[str, list[str]] = defaultdict(list)
         for path in state.memory_paths():
@@ -47,7 +47,7 @@ class Analysis:
 
 
 def analysis_for(state: VaultState, cached: Analysis | None = None) -> Analysis:
-    if cached is not None and cached.generation == state.generation:
+    if cached is not None and cached.generation == state.names_generation and cached.state is state:
         return cached
     return Analysis(state)
 
@@ -69,10 +69,7 @@ class WikiPlan:
 
 
 def _entities_list(note: Note) -> list[str]:
-    raw = (note.frontmatter or {}).get("entities") or []
-    if isinstance(raw, str):
-        raw = [raw]
-    return [str(e) for e in raw if e is not None]
+    return entity_entries(note)
 
 
 def _infer_canonical(state: VaultState, entry: str) -> str | None:
@@ -200,6 +197,8 @@ def lint_note(state: VaultState, path: str, ctx: LintContext, analysis: Analysis
             out.append(Finding("cross_refs_stale", path, _key_line(note, "cross_refs") if current is not None else 1,
                                f"cross_refs should be {expected} (machine-generated; run palinode-vault fix)", fixable=True))
     out.extend(_link_findings(state, note, fixable=memory and note.fm_error is None))
+    if is_orphan(state, path):
+        out.append(Finding("orphan", path, 1, "no links in or out; link it from a related note or let palinode-vault related suggest some"))
     return out
 
 
@@ -318,25 +317,17 @@ def _link_findings(state: VaultState, note: Note, fixable: bool) -> list[Finding
 # --- the whole vault ------------------------------------------------------------------------
 
 
+def is_orphan(state: VaultState, path: str) -> bool:
+    """No links in or out: no links or entities of its own, and nobody links to it or lists it."""
+    note = state.notes.get(path)
+    if note is None or note.links or entity_entries(note):
+        return False
+    return not any(src != path for src in state.incoming.get(path, {}))
+
+
 def orphans(state: VaultState) -> list[str]:
     """Notes with no links in or out (body, embeds, properties and entities all count)."""
-    entity_targets: set[str] = set()
-    has_entities: set[str] = set()
-    for path, note in state.notes.items():
-        for entry in _entities_list(note):
-            ref = canonical_ref(entry)
-            target = state.entity_path(ref) if ref else None
-            if target:
-                entity_targets.add(target)
-                has_entities.add(path)
-    result = []
-    for path, note in state.notes.items():
-        targets = state.resolved.get(path) or []
-        outgoing = any(t is not None and t != path for t in targets) or bool(note.links and any(t is None for t in targets))
-        incoming = any(src != path for src in state.incoming.get(path, {}))
-        if not outgoing and not incoming and path not in entity_targets and path not in has_entities:
-            result.append(path)
-    return sorted(result)
+    return sorted(p for p in state.notes if is_orphan(state, p))
 
 
 def lint_vault(state: VaultState, ctx: LintContext, analysis: Analysis | None = None, paths: Iterable[str] | None = None) -> list[Finding]:
@@ -347,9 +338,6 @@ def lint_vault(state: VaultState, ctx: LintContext, analysis: Analysis | None = 
     for path in sorted(set(state.notes) | set(state.unreadable)):
         if wanted is None or path in wanted:
             out.extend(lint_note(state, path, ctx, analysis))
-    for path in orphans(state):
-        if wanted is None or path in wanted:
-            out.append(Finding("orphan", path, 1, "no links in or out; link it from a related note or let palinode-vault related suggest some"))
     out.sort(key=lambda f: (f.path, f.line, f.check))
     return out
 

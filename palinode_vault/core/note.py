@@ -75,15 +75,27 @@ class Note:
 
 
 # --- the fast path ------------------------------------------------------------------------
+# Most notes are plain paragraphs, lists and headings with wikilinks, a few code spans and
+# simple markdown links. For those a left-to-right line scanner finds exactly what markdown-it
+# finds, about ten times faster. Anything it is not sure of sends the note to markdown-it:
+# block constructs below, and (inside the scanner) unclosed code spans or unusual links.
 
 _NEEDS_FULL = re.compile(
-    r"`|~~~|%%|<|\\|\]\(|\]\[|\$\$|\t"
-    r"|^ {4,}\S|^ {0,3}\||^ {0,3}\[[^\]]*\]:"  # indented code, tables, link definitions
-    r"|^ {0,3}(?:=+|-+)[ \t]*$"  # setext underline (or a rule: harmless, but keep it simple)
+    r"~~~|```|%%|\\|\]\[|\$\$|\t"
+    r"|<(?!!--(?:(?!-->|\[\[)[^\n])*-->)"  # HTML, except a one-line comment without links
+    r"|(?:\A|\n[ \t]*\n) {4,}\S"  # indented code (only after a blank line can it start)
+    r"|^ {0,3}\||^ {0,3}\[[^\]]*\]:"  # tables, link reference definitions
+    r"|\S[ \t]*\n {0,3}(?:=+|-+)[ \t]*$"  # a setext underline right under text
     r"|^ *(?:[-*+]|\d+[.)]|>)[ \t]+(?:>[ \t]*)*#",  # a heading inside a list item or quote
     re.MULTILINE,
 )
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
+_SPECIAL = re.compile(r"[\[`]")
+_SIMPLE_MD_LINK = re.compile(r"\[([^\[\]`\n]*)\]\(([^()\s<>]*)\)")
+
+
+class _NotSure(Exception):
+    """The fast scanner met something only markdown-it can judge."""
 
 
 def _atx_content(raw: str) -> str:
@@ -95,33 +107,76 @@ def _atx_content(raw: str) -> str:
     return content.strip()
 
 
-def _fast_scan(body: str) -> tuple[list[tuple[str, str, int, int]], list[tuple[int, str, int]]]:
-    links: list[tuple[str, str, int, int]] = []
+def _scan_line(line: str, base: int, links: list, code: list) -> None:
     pos = 0
-    find = body.find
-    while True:
-        pos = find("[[", pos)
-        if pos == -1:
-            break
-        close = find("]]", pos + 2)
-        if close == -1:
-            break
-        inner = body[pos + 2 : close]
-        if not inner.strip() or "\n" in inner or "[[" in inner:
-            pos += 1
+    consumed = 0  # end of the last construct; a '!' before it is not an embed marker
+    n = len(line)
+    while pos < n:
+        m = _SPECIAL.search(line, pos)
+        if m is None:
+            return
+        i = m.start()
+        if line[i] == "`":
+            run = i
+            while run < n and line[run] == "`":
+                run += 1
+            width = run - i
+            j = run
+            while True:
+                j = line.find("`" * width, j)
+                if j == -1:
+                    raise _NotSure  # may close on a later line, or be literal: ask markdown-it
+                k = j + width
+                if (k >= n or line[k] != "`") and line[j - 1] != "`":
+                    break
+                while j < n and line[j] == "`":
+                    j += 1
+            code.append((base + i, base + j + width))
+            pos = consumed = j + width
             continue
-        embed = pos > 0 and body[pos - 1] == "!"
-        start = pos - 1 if embed else pos
-        links.append(("embed" if embed else "wiki", inner, start, close + 2))
-        pos = close + 2
+        embed = i > consumed and line[i - 1] == "!"
+        if line.startswith("[[", i):
+            close = line.find("]]", i + 2)
+            inner = line[i + 2 : close] if close != -1 else ""
+            if close != -1 and inner.strip() and "[[" not in inner:
+                start = i - 1 if embed else i
+                links.append(("embed" if embed else "wiki", inner, base + start, base + close + 2))
+                pos = consumed = close + 2
+                continue
+        else:
+            md = _SIMPLE_MD_LINK.match(line, i)
+            if md:
+                start = i - 1 if embed else i
+                links.append(("md_embed" if embed else "md", md.group(2), base + start, base + md.end()))
+                pos = consumed = md.end()
+                continue
+        if "](" in line[i:]:
+            raise _NotSure
+        pos = i + 1
+
+
+def _fast_scan(body: str):
+    """(links, headings, code) the way markdown-it would find them, or None if unsure."""
+    links: list[tuple[str, str, int, int]] = []
     headings: list[tuple[int, str, int]] = []
-    if "#" in body:
+    code: list[tuple[int, int]] = []
+    base = 0
+    try:
         for i, line in enumerate(body.split("\n")):
+            if line.lstrip(" ").startswith("<!--") and len(line) - len(line.lstrip(" ")) < 4:
+                code.append((base, min(base + len(line) + 1, len(body))))  # one-line HTML comment block
+                base += len(line) + 1
+                continue
+            if "[" in line or "`" in line:
+                _scan_line(line, base, links, code)
             if line.lstrip(" ").startswith("#"):
                 m = _ATX.match(line)
                 if m:
                     headings.append((len(m.group(1)), _atx_content(m.group(2) or ""), i + 1))
-    return links, headings
+            base += len(line) + 1
+    except _NotSure:
+        return None
+    return links, headings, code
 
 
 # --- parsing --------------------------------------------------------------------------------
@@ -237,7 +292,8 @@ def parse_note(path: str, text: str, text_hash: str = "") -> Note:
     starts = line_starts(text)
     body_line0 = text.count("\n", 0, body_start)
 
-    full = _NEEDS_FULL.search(body) is not None
+    fast = None if _NEEDS_FULL.search(body) else _fast_scan(body)
+    full = fast is None
     if full:
         from palinode_vault.core.markdown import scan_body
 
@@ -246,8 +302,8 @@ def parse_note(path: str, text: str, text_hash: str = "") -> Note:
         headings = scan.headings
         code = [(a + body_start, b + body_start) for a, b in scan.code]
     else:
-        raw_links, headings = _fast_scan(body)
-        code = []
+        raw_links, headings, code = fast
+        code = [(a + body_start, b + body_start) for a, b in code]
     headings = [(lvl, txt, ln + body_line0) for lvl, txt, ln in headings]
     comments = _comment_ranges(text, body_start, code)
     hidden = code + comments

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from palinode_vault.core.entities import ref_of_path, slug_of_path, slugify
+from palinode_vault.core.entities import canonical_ref, ref_of_path, slug_of_path, slugify
 from palinode_vault.core.note import Link, Note
 from palinode_vault.core.resolve import Resolver
 from palinode_vault.kinds import is_memory_path
@@ -45,7 +45,11 @@ class VaultState:
         self._refs: dict[str, str] = {}  # entity ref -> file path
         self._stem_index: dict[str, set[str]] = defaultdict(set)  # slugified stem -> note paths
         self._alias_index: dict[str, set[str]] = defaultdict(set)  # lowercase alias -> note paths
-        self.generation = 0  # bumped on every change, for caches derived from the state
+        self.entity_resolved: dict[str, list[str]] = {}  # path -> files its entities: name
+        self.generation = 0  # bumped on every change
+        # bumped only when names change (files added/removed, a title or id edited): the
+        # vault-wide indexes lint needs (mentions, duplicate ids) are rebuilt only then
+        self.names_generation = 0
 
     # --- building -----------------------------------------------------------------------
 
@@ -88,6 +92,8 @@ class VaultState:
         for link in note.links:
             for key in _link_keys(link):
                 self._by_link_key[key].add(note.path)
+        for entry in entity_entries(note):
+            self._by_link_key["slug:" + slugify(entry.rsplit("/", 1)[-1])].add(note.path)
         for alias in _aliases(note):
             self._alias_index[alias.lower()].add(note.path)
 
@@ -95,24 +101,34 @@ class VaultState:
         for link in note.links:
             for key in _link_keys(link):
                 self._by_link_key.get(key, set()).discard(note.path)
+        for entry in entity_entries(note):
+            self._by_link_key.get("slug:" + slugify(entry.rsplit("/", 1)[-1]), set()).discard(note.path)
         for alias in _aliases(note):
             self._alias_index.get(alias.lower(), set()).discard(note.path)
 
     def _resolve_note(self, path: str) -> None:
-        old = self.resolved.get(path)
-        if old:
-            for target in old:
-                if target is not None:
-                    self.incoming[target][path] -= 1
-                    if self.incoming[target][path] <= 0:
-                        del self.incoming[target][path]
+        """Resolve a note's links and entities, keeping `incoming` (backlinks) in step."""
+        old = (self.resolved.get(path) or []) + self.entity_resolved.get(path, [])
+        for target in old:
+            if target is not None:
+                self.incoming[target][path] -= 1
+                if self.incoming[target][path] <= 0:
+                    del self.incoming[target][path]
         note = self.notes.get(path)
         if note is None:
             self.resolved.pop(path, None)
+            self.entity_resolved.pop(path, None)
             return
         targets = [self.resolve_link(link, path) for link in note.links]
         self.resolved[path] = targets
-        for target in targets:
+        entity_targets = []
+        for entry in entity_entries(note):
+            ref = canonical_ref(entry)
+            target = self._refs.get(ref) if ref else None
+            if target is not None and target != path:
+                entity_targets.append(target)
+        self.entity_resolved[path] = entity_targets
+        for target in targets + entity_targets:
             if target is not None:
                 self.incoming[target][path] += 1
 
@@ -172,6 +188,8 @@ class VaultState:
         if is_new_file:
             self._add_file(path)
             affected |= self._rebind(path)
+        if old is None or old.title != note.title or _id(old) != _id(note):
+            self.names_generation += 1
         self.unreadable.pop(path, None)
         self.notes[path] = note
         self._index_note(note)
@@ -186,6 +204,7 @@ class VaultState:
             return set()
         self._add_file(path)
         self.generation += 1
+        self.names_generation += 1
         return self._rebind(path)
 
     def mark_unreadable(self, item: Unreadable) -> set[str]:
@@ -212,6 +231,7 @@ class VaultState:
             affected |= self._rebind(path)
         self.incoming.pop(path, None)
         self.generation += 1
+        self.names_generation += 1
         return (affected - {path}) & set(self.notes)
 
     def _rebind(self, path: str) -> set[str]:
@@ -231,6 +251,18 @@ class VaultState:
         if old.headings == new.headings and old.block_ids == new.block_ids and old.title == new.title:
             return set()
         return set(self.incoming.get(path, {}))
+
+
+def entity_entries(note: Note) -> list[str]:
+    """The `entities:` list as written (strings only)."""
+    raw = (note.frontmatter or {}).get("entities") or []
+    if isinstance(raw, str):
+        raw = [raw]
+    return [str(e) for e in raw if e is not None]
+
+
+def _id(note: Note) -> object:
+    return (note.frontmatter or {}).get("id")
 
 
 def _aliases(note: Note) -> list[str]:
