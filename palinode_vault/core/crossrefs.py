@@ -11,7 +11,7 @@ import re
 from collections import defaultdict
 
 from palinode_vault.core.entities import ref_of_path, slug_of_path
-from palinode_vault.core.note import Note
+from palinode_vault.core.note import Note, _comment_ranges
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 MAX_KEY_TOKENS = 8
@@ -71,8 +71,8 @@ class MentionIndex:
 
 
 def body_for_mentions(text: str, note: Note) -> str:
-    """The body text that counts: no frontmatter, no machine footer, no code."""
-    cut: list[tuple[int, int]] = sorted(note.code)
+    """The body text that counts: no frontmatter, no machine footer, no code, no %% comments %%."""
+    cut: list[tuple[int, int]] = sorted(note.code + _comment_ranges(text, note.body_start, note.code))
     if note.footer is not None:
         cut.append((note.footer.start, note.footer.end))
         cut.sort()
