@@ -98,6 +98,7 @@ class PickNoteModal extends AnswerModal<string | null> {
 export class SearchModal extends Modal {
   private timer: number | null = null;
   private seq = 0;
+  private first: string | null = null;
   constructor(app: App, private rpc: Rpc, private openNote: (path: string) => void) {
     super(app);
   }
@@ -107,6 +108,14 @@ export class SearchModal extends Modal {
     const input = el(this.contentEl, "input", { cls: "palinode-search-input", attrs: { type: "search", placeholder: "What do you remember about…" } });
     const info = el(this.contentEl, "div", { cls: "palinode-muted palinode-search-info" });
     const results = el(this.contentEl, "div", { cls: "palinode-search-results" });
+    input.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter" && this.first) {
+        ev.preventDefault();
+        const path = this.first;
+        this.close();
+        this.openNote(path);
+      }
+    });
     input.addEventListener("input", () => {
       if (this.timer !== null) window.clearTimeout(this.timer);
       this.timer = window.setTimeout(() => void this.search(input.value, info, results), 250);
@@ -116,6 +125,7 @@ export class SearchModal extends Modal {
   private async search(query: string, info: HTMLElement, results: HTMLElement): Promise<void> {
     const seq = ++this.seq;
     if (!query.trim()) {
+      this.first = null;
       info.textContent = "";
       results.empty();
       return;
@@ -125,7 +135,9 @@ export class SearchModal extends Modal {
       const r = await this.rpc("search", { query, limit: 20 });
       if (seq !== this.seq) return;
       info.textContent = `${r.results.length} result(s), ${r.mode} search${r.note ? ` — ${r.note}` : ""}`;
-      renderPickRows(results, searchRows(r), "No matches.", (p) => {
+      const rows = searchRows(r);
+      this.first = rows[0]?.path ?? null;
+      renderPickRows(results, rows, "No matches.", (p) => {
         this.close();
         this.openNote(p);
       });
