@@ -98,3 +98,27 @@ def apply_to_text(text: str, spans: list[Span]) -> str:
         pos = span.end
     out.append(text[pos:])
     return "".join(out)
+
+
+def plan_link_repair(state: VaultState, note: Note, text: str, target: str, new_path: str) -> FixPlan:
+    """Point every link written as `target` (e.g. 'mira-okonkow#Notes') at `new_path` instead."""
+    plan = FixPlan(note.path)
+    for link in note.links:
+        written = link.target + (f"#{link.subpath}" if link.subpath else "")
+        if link.in_footer or link.kind == "property" or (written != target and link.target != target):
+            continue
+        if link.kind in ("md", "md_embed"):
+            raw = text[link.start : link.end]
+            close = raw.rfind("](")
+            href = new_path.replace(" ", "%20") + (f"#{link.subpath}" if link.subpath else "")
+            new = raw[: close + 2] + href + ")"
+        else:
+            stem = new_path.rsplit("/", 1)[-1]
+            stem = stem[:-3] if stem.lower().endswith(".md") else stem
+            name = stem if state.resolver.resolve(stem, note.path) == new_path else new_path.removesuffix(".md")
+            sub = f"#{link.subpath}" if link.subpath else ""
+            shown = f"|{link.display}" if link.display is not None else ""
+            new = f"{'!' if link.kind == 'embed' else ''}[[{name}{sub}{shown}]]"
+        plan.spans.append(Span(link.start, link.end, new))
+        plan.reasons.append(f"link '{written}' -> {new_path}")
+    return plan

@@ -1,0 +1,441 @@
+"""The sidecar's state machine: findings kept current, automatic fixes, renames, editor safety.
+
+Rules it keeps (issue #3, PROGRAM.md):
+- It writes on its own only machine-owned surfaces (the See also footer, `cross_refs:`) and
+  entity refs after a rename, and only in memory-tier files. Everything else is a finding.
+- It never races the editor: a file changed less than `quiet_seconds` ago is left alone until
+  quiet; a file open in Obsidian is edited through the plugin (`apply_edit`) or after it closes.
+- Its own writes never start another round: it remembers the bytes it wrote and recognises them
+  when the watcher reports them.
+- All vault work runs under one lock in a worker thread, so the socket stays responsive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from palinode_vault.core import frontmatter as fm
+from palinode_vault.core.entities import canonical_ref, expected_id, ref_of_path
+from palinode_vault.core.findings import Finding
+from palinode_vault.core.fix import fixable, plan_fix
+from palinode_vault.core.lint import Analysis, analysis_for, counts, lint_note
+from palinode_vault.core.note import parse_note
+from palinode_vault.core.text import apply_spans, normalise, sha256_text
+from palinode_vault.core.vault_state import entity_entries
+from palinode_vault.kinds import is_memory_path
+from palinode_vault.maintenance import _reason_kind, lint_context
+from palinode_vault.settings import Settings
+from palinode_vault.vault import NoteText, Vault, is_note
+from palinode_vault.writer import Edit, Run, clean_temp_files, sha256_bytes
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class EditorState:
+    active: str | None = None
+    open: set[str] = field(default_factory=set)
+    last_keystroke: float | None = None  # time.time() seconds
+    connection: Any = None  # the plugin connection that reported it (for apply_edit)
+
+
+@dataclass
+class PlannedEdit:
+    edit: Edit
+    new_text: str  # normalised text after the edit (what the plugin would write)
+    old_text_hash: str  # hash of the normalised text the edit was computed from
+    reasons: list[str]
+
+
+class Sidecar:
+    """One vault, watched and served. Create, `await start()`, and let the server call in."""
+
+    def __init__(self, settings: Settings, notify: Callable[[str, dict], Any] | None = None):
+        self.settings = settings
+        self.vault = Vault(settings)
+        self.root = self.vault.root
+        self.notify = notify or (lambda method, params: None)
+        self.lock = asyncio.Lock()
+        self.findings: dict[str, list[Finding]] = {}
+        self.analysis: Analysis | None = None
+        self.editor = EditorState()
+        self.changed_at: dict[str, float] = {}  # path -> monotonic time of the last outside change
+        self.due: dict[str, float] = {}  # path -> monotonic time its automatic fix may run
+        self.own_writes: dict[str, str] = {}  # path -> sha256 of the bytes we last wrote
+        self.ref_renames: dict[str, str] = {}  # old entity ref -> new one
+        self.id_renames: dict[str, str] = {}  # old memory id -> new one
+        self.last_write: dict[str, Any] | None = None
+        self.last_error: str | None = None
+        self.busy: str | None = None
+        self.writes = 0
+        self._wake = asyncio.Event()
+        self.ready = asyncio.Event()  # set once the first scan is done
+        self._tasks: list[asyncio.Task] = []
+        self.request_edit: Callable[[Any, dict], Any] | None = None  # set by the server wiring
+
+    # --- running vault work ------------------------------------------------------------------
+
+    async def run(self, func: Callable, *args: Any) -> Any:
+        """Run vault work in a thread, one piece at a time."""
+        async with self.lock:
+            return await asyncio.to_thread(func, *args)
+
+    async def start(self) -> None:
+        """Clean up after a crash, load the vault, compute findings, start the fix scheduler."""
+        removed = clean_temp_files(self.root)
+        if removed:
+            log.warning("removed %d temp files left by an interrupted write", len(removed))
+        self.busy = "scan"
+
+        def progress(phase: str, done: int, total: int) -> None:
+            self.notify("progress", {"phase": phase, "done": done, "total": total})
+
+        await self.run(self.vault.load, progress)
+        await self.run(self._recheck_all)
+        self.busy = None
+        self.notify("findings.changed", self._findings_event(list(self.findings)))
+        # Bring machine-owned surfaces up to date, leaving recently changed files alone.
+        now = time.monotonic()
+        wall = time.time()
+        for path in self._machine_fix_candidates():
+            stat = self.vault.stats.get(path)
+            age = wall - stat.mtime_ns / 1e9 if stat else 1e9
+            self.due[path] = now + max(0.0, self.settings.quiet_seconds - age)
+        self._tasks.append(asyncio.create_task(self._fix_scheduler(), name="palinode-fix-scheduler"))
+        self.ready.set()
+        self._wake.set()
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001
+                pass
+        self._tasks.clear()
+
+    # --- findings ------------------------------------------------------------------------
+
+    def _recheck_all(self) -> None:
+        self.findings = {}
+        self._recheck(set(self.vault.state.notes) | set(self.vault.state.unreadable))
+
+    def _recheck(self, paths: set[str]) -> set[str]:
+        state = self.vault.state
+        before = self.analysis.generation if self.analysis else None
+        self.analysis = analysis_for(state, self.analysis)
+        if before is not None and before != self.analysis.generation:
+            # names changed (a note came or went, a title or id changed): cross_refs and
+            # duplicate ids of any memory note may differ now
+            paths = paths | set(state.memory_paths())
+        ctx = lint_context(self.vault)
+        changed = set()
+        for path in paths:
+            if path in state.notes or path in state.unreadable:
+                new = lint_note(state, path, ctx, self.analysis)
+            else:
+                new = []
+            old = self.findings.get(path, [])
+            if [f.to_json() for f in new] != [f.to_json() for f in old]:
+                changed.add(path)
+            if new:
+                self.findings[path] = new
+            else:
+                self.findings.pop(path, None)
+        return changed
+
+    def all_findings(self) -> list[Finding]:
+        out = [f for items in self.findings.values() for f in items]
+        out.sort(key=lambda f: (f.path, f.line, f.check))
+        return out
+
+    def _findings_event(self, paths: list[str]) -> dict[str, Any]:
+        everything = self.all_findings()
+        return {"paths": sorted(paths), "counts": counts(everything), "total": len(everything)}
+
+    # --- changes from the watcher -----------------------------------------------------------
+
+    async def on_changes(self, added: set[str], modified: set[str], deleted: set[str]) -> None:
+        """Process one watcher batch: renames, own writes, refresh, findings, scheduling."""
+        await self.ready.wait()
+        async with self.lock:
+            await asyncio.to_thread(self._apply_changes, added, modified, deleted)
+        self._wake.set()
+
+    def _apply_changes(self, added: set[str], modified: set[str], deleted: set[str]) -> None:
+        state = self.vault.state
+        # Renames: a note deleted and a note added with the same text in one batch.
+        renames: list[tuple[str, str]] = []
+        for old in sorted(deleted):
+            note = state.notes.get(old)
+            if note is None:
+                continue
+            for new in sorted(added):
+                if is_note(new) and new not in state.notes:
+                    read = self.vault.read(new)
+                    if isinstance(read, NoteText) and read.text_hash == note.text_hash:
+                        renames.append((old, new))
+                        break
+        # Our own writes come back through the watcher: recognise and drop them.
+        for path in list(modified | added):
+            expected = self.own_writes.get(path)
+            if expected is None:
+                continue
+            try:
+                current = sha256_bytes((self.root / path).read_bytes())
+            except OSError:
+                current = None
+            if current == expected:
+                modified.discard(path)
+                added.discard(path)
+                self.own_writes.pop(path, None)
+        paths = added | modified | deleted
+        if not paths:
+            return
+        affected = self.vault.refresh(paths)
+        now = time.monotonic()
+        for path in added | modified:
+            if is_note(path):
+                self.changed_at[path] = now
+        for path in deleted:
+            self.changed_at.pop(path, None)
+            self.due.pop(path, None)
+        for old, new in renames:
+            self._record_rename(old, new)
+        changed = self._recheck(affected | paths)
+        for path in added | modified:
+            if is_memory_path(path) and path in state.notes:
+                self.due[path] = now + self.settings.quiet_seconds
+        if changed:
+            self.notify("findings.changed", self._findings_event(sorted(changed)))
+
+    # --- renames ------------------------------------------------------------------------
+
+    def _record_rename(self, old: str, new: str) -> int:
+        """Remember that entity refs to `old` now mean `new`; schedule the notes that use them."""
+        old_ref, new_ref = ref_of_path(old), ref_of_path(new)
+        if not old_ref or not new_ref or old_ref == new_ref:
+            return 0
+        self.ref_renames[old_ref] = new_ref
+        for key, value in list(self.ref_renames.items()):
+            if value == old_ref:  # a -> b then b -> c: a -> c
+                self.ref_renames[key] = new_ref
+        old_id, new_id = expected_id(old), expected_id(new)
+        if old_id and new_id:
+            self.id_renames[old_id] = new_id
+        now = time.monotonic()
+        users = 0
+        for path, note in self.vault.state.notes.items():
+            refs = {canonical_ref(e) for e in entity_entries(note)}
+            mine = path == new and (note.frontmatter or {}).get("id") == old_id
+            if old_ref in refs or mine:
+                users += 1
+                self.due[path] = max(now, self.changed_at.get(path, 0) + self.settings.quiet_seconds)
+        self._wake.set()
+        return users
+
+    async def rename(self, old: str, new: str) -> int:
+        """The plugin's rename event (Obsidian renamed or moved a note)."""
+        async with self.lock:
+            await asyncio.to_thread(self.vault.refresh, {old, new})
+            count = self._record_rename(old, new)
+            changed = self._recheck({old, new})
+        if changed:
+            self.notify("findings.changed", self._findings_event(sorted(changed)))
+        self._wake.set()
+        return count
+
+    # --- automatic fixes -------------------------------------------------------------------
+
+    def _allowed(self) -> set[str]:
+        allow = set()
+        if self.settings.auto_fix_footer:
+            allow.add("footer")
+        if self.settings.auto_fix_cross_refs:
+            allow.add("cross_refs")
+        return allow
+
+    def _machine_fix_candidates(self) -> list[str]:
+        kinds = {"footer_stale": "footer", "cross_refs_stale": "cross_refs", "wiki_drift": "footer"}
+        allow = self._allowed()
+        out = []
+        for path, items in self.findings.items():
+            if is_memory_path(path) and any(kinds.get(f.check) in allow for f in items):
+                out.append(path)
+        return out
+
+    def plan_machine_edit(self, path: str) -> PlannedEdit | None:
+        """The one edit that applies pending renames and refreshes machine-owned surfaces."""
+        state = self.vault.state
+        read = self.vault.read(path)
+        if not isinstance(read, NoteText):
+            return None
+        note = state.notes.get(path)
+        if note is None or note.text_hash != read.text_hash:
+            self.vault.refresh({path})
+            note = state.notes.get(path)
+        if note is None or fixable(note) is not None:
+            return None
+        reasons: list[str] = []
+        spans = []
+        data = note.frontmatter or {}
+        entries = entity_entries(note)
+        renamed = [self.ref_renames.get(canonical_ref(e) or "", e) for e in entries]
+        if renamed != entries:
+            spans.append(fm.set_key(read.text, note.fm_block, "entities", renamed))
+            reasons.append("entities: follow a rename")
+        old_id = data.get("id")
+        if isinstance(old_id, str) and old_id in self.id_renames and expected_id(path) == self.id_renames[old_id]:
+            spans.append(fm.set_key(read.text, note.fm_block, "id", self.id_renames[old_id]))
+            reasons.append("id follows the rename")
+        raw1, text1, note1 = read.raw, read.text, note
+        if spans:
+            raw1 = apply_spans(read.raw, read.shape, spans)
+            text1, _ = normalise(raw1)
+            note1 = parse_note(path, text1, sha256_text(text1))
+            state.upsert_note(note1)  # so the footer is planned from the renamed entities
+        shape1 = normalise(raw1)[1]
+        plan = plan_fix(state, note1, text1, analysis_for(state, self.analysis))
+        allow = self._allowed()
+        keep = [(s, r) for s, r in zip(plan.spans, plan.reasons) if _reason_kind(r) in allow]
+        raw2 = apply_spans(raw1, shape1, [s for s, _ in keep])
+        reasons += [r for _, r in keep]
+        if note1 is not note:
+            state.upsert_note(note)  # the disk still has the old text until the write lands
+        if raw2 == read.raw:
+            return None
+        new_text = normalise(raw2)[0]
+        edit = Edit(path, sha256_bytes(read.raw_bytes), raw2.encode("utf-8"), "; ".join(reasons))
+        return PlannedEdit(edit, new_text, read.text_hash, reasons)
+
+    def _write(self, planned: list[PlannedEdit], label: str) -> list[str]:
+        run = Run(self.root, label)
+        for item in planned:
+            if run.write(item.edit):
+                self.own_writes[item.edit.path] = sha256_bytes(item.edit.new_bytes)
+        if run.written:
+            self.vault.refresh(set(run.written))
+            self.writes += len(run.written)
+            self.last_write = {"time": dt.datetime.now(dt.timezone.utc).isoformat(), "paths": run.written, "run": run.id}
+        if run.conflicts:
+            self.vault.refresh(set(run.conflicts))
+        return run.written
+
+    def _ready(self, now: float) -> tuple[list[str], float | None]:
+        """Paths whose automatic fix may run now, and when to look again."""
+        quiet = self.settings.quiet_seconds
+        typing_recently = (
+            self.editor.last_keystroke is not None and time.time() - self.editor.last_keystroke < quiet
+        )
+        ready, next_at = [], None
+        for path, at in list(self.due.items()):
+            at = max(at, self.changed_at.get(path, 0) + quiet)
+            if path == self.editor.active and typing_recently:
+                at = max(at, now + quiet - (time.time() - (self.editor.last_keystroke or 0)))
+            if at <= now:
+                ready.append(path)
+            else:
+                next_at = at if next_at is None else min(next_at, at)
+        return ready, next_at
+
+    async def _fix_scheduler(self) -> None:
+        """Sleep until the next file is quiet (no polling), then fix what is due."""
+        while True:
+            ready, next_at = self._ready(time.monotonic())
+            if ready:
+                try:
+                    await self._fix_due(ready)
+                except Exception as exc:  # noqa: BLE001 - keep serving; say what failed
+                    self.last_error = f"automatic fix failed: {exc}"
+                    log.exception("automatic fix failed")
+                continue
+            timeout = None if next_at is None else max(0.0, next_at - time.monotonic())
+            self._wake.clear()
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout)
+            except asyncio.TimeoutError:
+                pass
+
+    async def _fix_due(self, paths: list[str]) -> None:
+        for path in paths:
+            self.due.pop(path, None)
+        async with self.lock:
+            planned = await asyncio.to_thread(lambda: [p for p in map(self.plan_machine_edit, paths) if p])
+            direct = [p for p in planned if p.edit.path not in self.editor.open]
+            via_plugin = [p for p in planned if p.edit.path in self.editor.open]
+            written = await asyncio.to_thread(self._write, direct, "sidecar") if direct else []
+            changed = await asyncio.to_thread(self._recheck, set(written)) if written else set()
+        if written:
+            self.notify("wrote", {"paths": written, "reason": "machine-owned surfaces kept current"})
+        if changed:
+            self.notify("findings.changed", self._findings_event(sorted(changed)))
+        for item in via_plugin:
+            await self._edit_through_plugin(item)
+
+    async def _edit_through_plugin(self, item: PlannedEdit) -> None:
+        """Ask the plugin to apply an edit to an open file; if it cannot, try again later."""
+        path = item.edit.path
+        ok = False
+        if self.request_edit is not None and self.editor.connection is not None:
+            try:
+                answer = await self.request_edit(
+                    self.editor.connection,
+                    {"path": path, "old_hash": item.old_text_hash, "new_text": item.new_text},
+                )
+                ok = bool(isinstance(answer, dict) and answer.get("applied"))
+            except Exception as exc:  # noqa: BLE001 - the plugin may be gone
+                log.info("apply_edit for %s failed: %s", path, exc)
+        if ok:
+            self.own_writes[path] = sha256_bytes(item.new_text.encode("utf-8"))
+            self.last_write = {"time": dt.datetime.now(dt.timezone.utc).isoformat(), "paths": [path], "run": "plugin"}
+            self.notify("wrote", {"paths": [path], "reason": "applied by the plugin in the open editor"})
+        else:
+            self.due[path] = time.monotonic() + self.settings.quiet_seconds
+            self._wake.set()
+
+    def set_editor(self, active: str | None, open_paths: list[str], last_keystroke_ms: float | None, connection: Any) -> None:
+        closed = self.editor.open - set(open_paths)
+        self.editor = EditorState(active, set(open_paths), (last_keystroke_ms / 1000.0) if last_keystroke_ms else None, connection)
+        if closed:
+            self._wake.set()
+
+    # --- status -------------------------------------------------------------------------
+
+    def status(self, port: int | None) -> dict[str, Any]:
+        state = self.vault.state
+        everything = self.all_findings()
+        links = sum(len(n.links) for n in state.notes.values())
+        unresolved = sum(1 for t in state.resolved.values() for x in t if x is None)
+        return {
+            "version": _version(),
+            "pid": os.getpid(),
+            "port": port,
+            "vault": str(self.root),
+            "counts": {
+                "markdown_files": len(state.notes) + len(state.unreadable),
+                "memory_files": sum(1 for p in list(state.notes) + list(state.unreadable) if is_memory_path(p)),
+                "links": links,
+                "unresolved": unresolved,
+                "orphans": sum(1 for f in everything if f.check == "orphan"),
+            },
+            "findings": counts(everything),
+            "last_write": self.last_write,
+            "last_error": self.last_error,
+            "writes": self.writes,
+            "busy": self.busy,
+            "pending": len(self.due),
+        }
+
+
+def _version() -> str:
+    from palinode_vault import __version__
+
+    return __version__
+

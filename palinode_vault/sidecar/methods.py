@@ -1,0 +1,294 @@
+"""The sidecar's JSON-RPC methods (docs/PROTOCOL.md), registered on a Dispatcher."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from palinode_vault.core.entities import canonical_ref
+from palinode_vault.core.findings import CHECKS
+from palinode_vault.core.fix import fixable, plan_link_repair
+from palinode_vault.core.graph import backlinks, build_graph, neighbourhood
+from palinode_vault.core.repair import name_candidates
+from palinode_vault.core.text import apply_spans
+from palinode_vault.core.vault_state import entity_entries
+from palinode_vault.maintenance import fix as run_fix
+from palinode_vault.maintenance import undo as run_undo
+from palinode_vault.pathsafe import PathOutsideVault, vault_relative
+from palinode_vault.server import NOT_FOUND, Connection, Dispatcher, PalinodeError
+from palinode_vault.sidecar.app import Sidecar
+from palinode_vault.vault import NoteText
+from palinode_vault.writer import Edit, Run, sha256_bytes
+
+LATER = {
+    "search": "search needs the local-model index, which is not built into this sidecar yet",
+    "dedup_suggest": "duplicate suggestions need the local-model index, which is not built into this sidecar yet",
+    "related": "related notes need the local-model index, which is not built into this sidecar yet",
+    "extract": "memory extraction is not built into this sidecar yet",
+    "session.turn": "memory extraction is not built into this sidecar yet",
+    "session.end": "memory extraction is not built into this sidecar yet",
+    "consolidate": "consolidation is not built into this sidecar yet",
+    "core": "the core memory set is not built into this sidecar yet",
+}
+
+
+class _Params(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class NoParams(_Params):
+    pass
+
+
+class PathParams(_Params):
+    path: str
+
+
+class LintParams(_Params):
+    path: str | None = None
+    checks: list[str] | None = None
+
+
+class FixParams(_Params):
+    path: str | None = None
+    dry_run: bool = False
+
+
+class NeighbourhoodParams(_Params):
+    path: str
+    depth: int = Field(default=1, ge=1, le=2)
+
+
+class RepairCandidatesParams(_Params):
+    path: str | None = None
+    target: str = Field(min_length=1, max_length=1000)
+
+
+class RepairParams(_Params):
+    path: str
+    target: str = Field(min_length=1, max_length=1000)
+    new_target: str
+    dry_run: bool = False
+
+
+class EditorParams(_Params):
+    active: str | None = None
+    open: list[str] = Field(default_factory=list, max_length=1000)
+    last_keystroke: float | None = None
+
+
+class RenameParams(_Params):
+    old_path: str
+    new_path: str
+
+
+class SettingsSetParams(_Params):
+    quiet_seconds: float | None = Field(default=None, ge=0, le=3600)
+    auto_fixes: dict[Literal["footer", "cross_refs"], bool] | None = None
+
+
+def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) -> None:
+    """Register every method on `dispatcher`, bound to `sidecar`."""
+    root = sidecar.root
+    graph_cache: dict[str, Any] = {}
+
+    def note_path(raw: str, must_exist: bool = True) -> str:
+        rel = vault_relative(root, raw)
+        if rel.split("/", 1)[0].startswith("."):
+            raise PathOutsideVault(raw, "paths inside dot-folders such as .palinode are not notes")
+        state = sidecar.vault.state
+        if must_exist and rel not in state.notes and rel not in state.unreadable:
+            raise PalinodeError(NOT_FOUND, f"no note at {rel!r} in this vault")
+        return rel
+
+    def graph():
+        state = sidecar.vault.state
+        if graph_cache.get("generation") != state.generation:
+            graph_cache["graph"] = build_graph(state)
+            graph_cache["generation"] = state.generation
+        return graph_cache["graph"]
+
+    async def status(params: NoParams, conn: Connection) -> dict:
+        return sidecar.status(server_port())
+
+    async def lint(params: LintParams, conn: Connection) -> dict:
+        unknown = [c for c in params.checks or [] if c not in CHECKS]
+        if unknown:
+            raise PalinodeError(-32602, f"unknown check(s) {', '.join(unknown)}; known: {', '.join(CHECKS)}")
+        if params.path:
+            rel = note_path(params.path)
+            findings = list(sidecar.findings.get(rel, []))
+        else:
+            findings = sidecar.all_findings()
+        if params.checks:
+            findings = [f for f in findings if f.check in set(params.checks)]
+        state = sidecar.vault.state
+        from palinode_vault.core.lint import counts
+        from palinode_vault.kinds import is_memory_path
+
+        total = sum(1 for p in list(state.notes) + list(state.unreadable) if is_memory_path(p))
+        return {"total_files": total, "findings": [f.to_json() for f in findings], "counts": counts(findings)}
+
+    async def fix(params: FixParams, conn: Connection) -> dict:
+        paths = [note_path(params.path)] if params.path else None
+        result = await sidecar.run(lambda: run_fix(sidecar.vault, paths, dry_run=params.dry_run, label="fix"))
+        for path in result.written:
+            sidecar.own_writes[path] = sha256_bytes((root / path).read_bytes())
+        if result.written:
+            changed = await sidecar.run(sidecar._recheck, set(result.written))
+            sidecar.notify("wrote", {"paths": result.written, "reason": "fix"})
+            sidecar.notify("findings.changed", sidecar._findings_event(sorted(changed)))
+        return {**result.to_json(), "diff": result.diff}
+
+    async def note_findings(params: PathParams, conn: Connection) -> dict:
+        rel = note_path(params.path)
+        return {"path": rel, "findings": [f.to_json() for f in sidecar.findings.get(rel, [])]}
+
+    async def note_info(params: PathParams, conn: Connection) -> dict:
+        rel = note_path(params.path)
+        note = sidecar.vault.state.notes.get(rel)
+        if note is None:
+            return {"path": rel, "title": rel, "category": None, "entities": [], "cross_refs": [], "hash": None}
+        data = note.frontmatter or {}
+        refs = data.get("cross_refs") or []
+        return {
+            "path": rel,
+            "title": note.title,
+            "category": data.get("category") if isinstance(data.get("category"), str) else None,
+            "entities": [canonical_ref(e) or e for e in entity_entries(note)],
+            "cross_refs": [str(r) for r in refs] if isinstance(refs, list) else [],
+            "hash": note.text_hash,
+        }
+
+    async def note_backlinks(params: PathParams, conn: Connection) -> dict:
+        rel = note_path(params.path)
+        g = await sidecar.run(graph)
+        return {"path": rel, "backlinks": backlinks(g, rel)}
+
+    async def graph_neighbourhood(params: NeighbourhoodParams, conn: Connection) -> dict:
+        rel = note_path(params.path)
+        g = await sidecar.run(graph)
+        return neighbourhood(g, rel, params.depth)
+
+    async def repair_candidates(params: RepairCandidatesParams, conn: Connection) -> dict:
+        if params.path:
+            note_path(params.path)
+        found = await sidecar.run(name_candidates, sidecar.vault.state, params.target)
+        return {"target": params.target, "candidates": [{"path": c.path, "score": c.score, "why": c.why} for c in found]}
+
+    async def link_repair(params: RepairParams, conn: Connection) -> dict:
+        rel = note_path(params.path)
+        new = note_path(params.new_target)
+
+        def work() -> dict:
+            note = sidecar.vault.state.notes[rel]
+            read = sidecar.vault.read(rel)
+            if not isinstance(read, NoteText) or note.text_hash != read.text_hash:
+                sidecar.vault.refresh({rel})
+                read = sidecar.vault.read(rel)
+                note = sidecar.vault.state.notes.get(rel)
+            if note is None or not isinstance(read, NoteText):
+                raise PalinodeError(NOT_FOUND, f"{rel} cannot be read")
+            if note.fm_error is not None:
+                raise PalinodeError(-32602, fixable(note) or "frontmatter does not parse")
+            plan = plan_link_repair(sidecar.vault.state, note, read.text, params.target, new)
+            if not plan.spans:
+                return {"written": [], "unchanged": 1, "skipped": [], "diff": ""}
+            new_raw = apply_spans(read.raw, read.shape, plan.spans)
+            from palinode_vault.maintenance import _diff
+
+            diff = _diff(rel, read.raw, new_raw)
+            if params.dry_run:
+                return {"written": [], "unchanged": 0, "skipped": [], "diff": diff}
+            run = Run(root, "repair")
+            edit = Edit(rel, sha256_bytes(read.raw_bytes), new_raw.encode("utf-8"), "; ".join(plan.reasons))
+            if not run.write(edit):
+                return {"written": [], "unchanged": 0, "skipped": [{"path": rel, "reason": "changed on disk; try again"}], "diff": diff}
+            sidecar.own_writes[rel] = sha256_bytes(edit.new_bytes)
+            sidecar.vault.refresh({rel})
+            sidecar._recheck({rel})
+            return {"written": [rel], "unchanged": 0, "skipped": [], "diff": diff}
+
+        result = await sidecar.run(work)
+        if result["written"]:
+            sidecar.notify("wrote", {"paths": result["written"], "reason": "link repair"})
+            sidecar.notify("findings.changed", sidecar._findings_event(result["written"]))
+        return result
+
+    async def undo(params: NoParams, conn: Connection) -> dict:
+        result = await sidecar.run(run_undo, sidecar.vault)
+        for path in result.restored:
+            try:
+                sidecar.own_writes[path] = sha256_bytes((root / path).read_bytes())
+            except OSError:
+                pass
+        if result.restored:
+            changed = await sidecar.run(sidecar._recheck, set(result.restored))
+            sidecar.notify("wrote", {"paths": result.restored, "reason": "undo"})
+            sidecar.notify("findings.changed", sidecar._findings_event(sorted(changed)))
+        return {"restored": result.restored, "run": result.run,
+                "skipped": [{"path": p, "reason": r} for p, r in result.skipped]}
+
+    async def editor_state(params: EditorParams, conn: Connection) -> dict:
+        active = vault_relative(root, params.active) if params.active else None
+        open_paths = [vault_relative(root, p) for p in params.open]
+        sidecar.set_editor(active, open_paths, params.last_keystroke, conn)
+        return {"ok": True}
+
+    async def rename(params: RenameParams, conn: Connection) -> dict:
+        old = vault_relative(root, params.old_path)
+        new = vault_relative(root, params.new_path)
+        count = await sidecar.rename(old, new)
+        # give the scheduler a moment: unopened, quiet files are written right away
+        await asyncio.sleep(0)
+        return {"written": [], "refs_updated": count, "scheduled": count}
+
+    async def settings_get(params: NoParams, conn: Connection) -> dict:
+        s = sidecar.settings
+        return {
+            "quiet_seconds": s.quiet_seconds,
+            "auto_fixes": {"footer": s.auto_fix_footer, "cross_refs": s.auto_fix_cross_refs},
+            "models": {"embedding": s.embedding_model, "generation": s.generation_model},
+        }
+
+    async def settings_set(params: SettingsSetParams, conn: Connection) -> dict:
+        s = sidecar.settings
+        if params.quiet_seconds is not None:
+            s.quiet_seconds = params.quiet_seconds
+        if params.auto_fixes:
+            s.auto_fix_footer = params.auto_fixes.get("footer", s.auto_fix_footer)
+            s.auto_fix_cross_refs = params.auto_fixes.get("cross_refs", s.auto_fix_cross_refs)
+        sidecar._wake.set()
+        return await settings_get(NoParams(), conn)
+
+    def when_ready(handler):
+        """Methods that read the vault wait for the first scan; `status` answers at once."""
+
+        async def wrapped(params, conn):
+            await sidecar.ready.wait()
+            return await handler(params, conn)
+
+        return wrapped
+
+    dispatcher.register("status", status, NoParams)
+    (lint, fix, note_findings, note_info, note_backlinks, graph_neighbourhood, repair_candidates,
+     link_repair, undo, rename) = map(when_ready, (lint, fix, note_findings, note_info, note_backlinks,
+                                                    graph_neighbourhood, repair_candidates, link_repair, undo, rename))
+    dispatcher.register("lint", lint, LintParams)
+    dispatcher.register("fix", fix, FixParams)
+    dispatcher.register("note.findings", note_findings, PathParams)
+    dispatcher.register("note.info", note_info, PathParams)
+    dispatcher.register("note.backlinks", note_backlinks, PathParams)
+    dispatcher.register("graph.neighbourhood", graph_neighbourhood, NeighbourhoodParams)
+    dispatcher.register("link.repair_candidates", repair_candidates, RepairCandidatesParams)
+    dispatcher.register("link.repair", link_repair, RepairParams)
+    dispatcher.register("undo", undo, NoParams)
+    dispatcher.register("editor.state", editor_state, EditorParams)
+    dispatcher.register("rename", rename, RenameParams)
+    dispatcher.register("settings.get", settings_get, NoParams)
+    dispatcher.register("settings.set", settings_set, SettingsSetParams)
+    for name, message in LATER.items():
+        if name not in dispatcher.methods:
+            dispatcher.register_unavailable(name, message)
