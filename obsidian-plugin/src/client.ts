@@ -192,7 +192,7 @@ export class SidecarClient {
     this.start();
   }
 
-  /** Resolves when connected, or rejects after `timeoutMs`. */
+  /** Resolves when connected; rejects after `timeoutMs`, or at once when the client has given up. */
   waitConnected(timeoutMs = this.timeoutMs): Promise<void> {
     if (this.state === "connected") return Promise.resolve();
     return new Promise((resolve, reject) => {
@@ -200,11 +200,13 @@ export class SidecarClient {
         off();
         reject(new RpcError(ErrorCode.TIMEOUT, this.statusMessage));
       }, timeoutMs);
-      const off = this.onState((state) => {
-        if (state === "connected") {
+      const off = this.onState((state, message) => {
+        const givenUp = state === "stopped" || (this.options.reconnect === false && (state === "not-running" || state === "refused"));
+        if (state === "connected" || givenUp) {
           clearTimeout(timer);
           off();
-          resolve();
+          if (state === "connected") resolve();
+          else reject(new RpcError(ErrorCode.NOT_CONNECTED, message));
         }
       });
     });

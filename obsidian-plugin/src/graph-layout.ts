@@ -165,9 +165,13 @@ export function layoutNeighbourhood(n: Neighbourhood, options: LayoutOptions = {
       width: Math.min(4, 1 + Math.log2(Math.max(1, e.count))),
     }));
 
+  // Legend in the vault's category order, then Other and Unresolved, only for what is drawn.
   const seen = new Map<string, string>();
   for (const node of nodes) if (!seen.has(node.categoryLabel)) seen.set(node.categoryLabel, node.colour);
-  const legend = [...seen.entries()].map(([label, colour]) => ({ label, colour }));
+  const order = [...CATEGORIES.map((c) => c.label), "Other", "Unresolved"];
+  const legend = [...seen.entries()]
+    .sort(([a], [b]) => order.indexOf(a) - order.indexOf(b))
+    .map(([label, colour]) => ({ label, colour }));
   // Centre last so it is drawn on top.
   nodes.sort((a, b) => b.depth - a.depth);
   return { width, height, nodes, edges, legend };

@@ -187,7 +187,14 @@ function kindsText(kinds: Record<string, number>): string {
 }
 
 function failed<T>(p: { ok: false; unavailable: boolean; message: string }, what: string): Listing<T> {
-  if (p.unavailable) return { state: "unavailable", message: `The index is not there, so no ${what} yet. ${p.message}`.trim() };
+  if (p.unavailable) {
+    // The sidecar's own message says what is missing and how to get it; say it quietly.
+    const said = p.message.trim();
+    return {
+      state: "unavailable",
+      message: said ? said.charAt(0).toUpperCase() + said.slice(1) : `The index is not there, so no ${what} yet.`,
+    };
+  }
   return { state: "error", message: p.message };
 }
 

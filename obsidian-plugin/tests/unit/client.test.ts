@@ -269,3 +269,21 @@ describe("SidecarClient", () => {
     expect(s.sockets.size).toBe(0);
   });
 });
+
+describe("waitConnected", () => {
+  it("rejects at once, with the status message, when a client that does not reconnect gives up", async () => {
+    const c = new SidecarClient({
+      WebSocket: Socket,
+      locate: async () => ({ ok: false, reason: "missing", message: "" }),
+      reconnect: false,
+      vaultPath: "/v",
+    });
+    const t0 = Date.now();
+    const waiting = c.waitConnected(5000).catch((e) => e);
+    c.start();
+    const err = await waiting;
+    expect(err.message).toBe(notRunningMessage("/v"));
+    expect(Date.now() - t0).toBeLessThan(1000);
+    c.stop();
+  });
+});

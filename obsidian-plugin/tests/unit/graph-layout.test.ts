@@ -30,7 +30,7 @@ describe("layoutNeighbourhood", () => {
     expect(byId.get("projects/checkout-redesign.md")!.colour).toBe("#e07b39");
     expect(byId.get("daily/2026-03-22.md")!.categoryLabel).toBe("Daily"); // from the path
     expect(byId.get("unresolved:Bob Smiht")!).toMatchObject({ categoryLabel: "Unresolved", colour: "#d14343", resolved: false });
-    expect(g.legend.map((l) => l.label).sort()).toEqual(["Daily", "Decisions", "Insights", "People", "Projects", "Research", "Unresolved"]);
+    expect(g.legend.map((l) => l.label)).toEqual(["People", "Projects", "Decisions", "Insights", "Research", "Daily", "Unresolved"]);
   });
 
   it("puts depth-2 nodes on an outer ring and keeps edges attached to nodes", () => {

@@ -28,7 +28,7 @@ describe("loadSideView", () => {
     const model = sideViewModel(await loadSideView(recordedRpc(broken), rec.path));
     expect(model.related).toEqual({
       state: "unavailable",
-      message: "The index is not there, so no related notes yet. no embedding model: run `palinode-vault models prepare`",
+      message: "No embedding model: run `palinode-vault models prepare`",
     });
     expect(model.duplicates.state).toBe("unavailable");
     expect(model.backlinks).toEqual({ state: "error", message: "graph failed" });
