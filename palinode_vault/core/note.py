@@ -86,7 +86,8 @@ _NEEDS_FULL = re.compile(
     r"|(?:\A|\n[ \t]*\n) {4,}\S"  # indented code (only after a blank line can it start)
     r"|^ {0,3}\||^ {0,3}\[[^\]]*\]:"  # tables, link reference definitions
     r"|\S[ \t]*\n {0,3}(?:=+|-+)[ \t]*$"  # a setext underline right under text
-    r"|^ *(?:[-*+]|\d+[.)]|>)[ \t]+(?:>[ \t]*)*#",  # a heading inside a list item or quote
+    # a heading or an HTML block (a comment too) inside list items or quotes, nested or not
+    r"|^ *(?:(?:[-*+]|\d+[.)])[ \t]+|>[ \t]*)+[#<]",
     re.MULTILINE,
 )
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
