@@ -7,6 +7,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { fixNote, repairLink, undoLastFix, type PalinodeUI } from "../../src/actions";
 import { applyEdit, type EditableVault } from "../../src/apply-edit";
 import { SidecarClient, discoverSidecar, type SocketConstructor } from "../../src/client";
 import type { ApplyEditResult } from "../../src/protocol";
@@ -98,6 +99,36 @@ describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"
     expect(paths).toContain("people/bob-smith.md");
     expect(paths).toContain("projects/checkout-redesign.md");
     expect(hood.nodes.find((n) => n.id === hood.center)?.path).toBe("people/alice-smith.md");
+  });
+
+  it("repairs a broken link through the preview, fixes a note, and undo restores both", async () => {
+    const log: string[] = [];
+    const ui: PalinodeUI = {
+      notice: (m) => void log.push(m),
+      confirmDiff: async (_title, diff) => {
+        log.push(diff);
+        return true;
+      },
+      confirmRows: async () => true,
+      pickNote: async (_title, rows) => rows[0]?.path ?? null,
+      openPath: () => undefined,
+    };
+    const alice = join(sidecar.vault, "people/alice-smith.md");
+    const original = readFileSync(alice, "utf8");
+    expect(await repairLink(rpc, ui, "people/alice-smith.md", "Bob Smiht")).toEqual(["people/alice-smith.md"]);
+    expect(log[0]).toContain("-- 2026-11-26: Asked [[Bob Smiht]]"); // the previewed diff
+    const repaired = readFileSync(alice, "utf8");
+    expect(repaired).not.toContain("[[Bob Smiht]]");
+    expect(repaired).toContain("bob-smith");
+    expect(await undoLastFix(rpc, ui)).toEqual(["people/alice-smith.md"]);
+    expect(readFileSync(alice, "utf8")).toBe(original);
+
+    const written = await fixNote(rpc, ui, "people/alice-smith.md");
+    expect(written).not.toBeNull();
+    if (written!.length) {
+      expect(await undoLastFix(rpc, ui)).toEqual(written);
+      expect(readFileSync(alice, "utf8")).toBe(original);
+    }
   });
 
   it("pushes findings.changed after a file changes on disk", async () => {
