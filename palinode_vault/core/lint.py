@@ -101,7 +101,8 @@ def wiki_plan(state: VaultState, path: str) -> WikiPlan:
             continue
         ref = state.link_ref(link, target)
         if ref is None:
-            if target is None:
+            # a footer link is the footer's own output, not a body link that covers an entity
+            if target is None and not link.in_footer:
                 unresolved_slugs.add(slugify(link.target.rsplit("/", 1)[-1]))
             continue
         if ref == own or not ref.split("/", 1)[0] in BY_NAME or ref.startswith("daily/"):
