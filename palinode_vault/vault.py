@@ -157,6 +157,7 @@ class Vault:
         """Walk the vault and build the state, parsing only notes the cache does not know."""
         files = self.walk()
         self._walked = None  # the next load walks afresh
+        self.parsed_last_load = 0
         cache = ParseCache(self.root)
         cache.load()
         notes: dict[str, Note] = {}
@@ -182,7 +183,6 @@ class Vault:
         gone = [p for p in cache.rows if p not in self.stats]
         cache.forget(gone)
         cache.close()
-        self.parsed_last_load = len(todo)
         self.state = VaultState.build([f.path for f in files], notes, unreadable)
         self.loaded = True
         return self.state
@@ -203,6 +203,7 @@ class Vault:
                         continue
             need.append(stat)
         total = len(need)
+        self.parsed_last_load = total  # a changed stat with the same content is read, not parsed
         workers = min(self.settings.workers, os.cpu_count() or 1)
         if total >= PARALLEL_MIN and workers > 1:
             chunk = max(50, total // (workers * 8))
