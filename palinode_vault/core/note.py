@@ -80,18 +80,39 @@ class Note:
 # finds, about ten times faster. Anything it is not sure of sends the note to markdown-it:
 # block constructs below, and (inside the scanner) unclosed code spans or unusual links.
 
-_NEEDS_FULL = re.compile(
-    r"~~~|```|%%|\\|\]\[|\$\$|\t"
-    r"|<(?!!--(?:(?!-->|\[\[)[^\n])*-->)"  # HTML, except a one-line comment without links
-    r"|(?:\A|\n[ \t]*\n) {4,}\S"  # indented code (only after a blank line can it start)
-    r"|^ {0,3}\||^ {0,3}\[[^\]]*\]:"  # tables, link reference definitions
-    r"|\S[ \t]*\n {0,3}(?:=+|-+)[ \t]*$"  # a setext underline right under text
-    # a heading or an HTML block (a comment too) inside list items or quotes, nested or not
-    r"|^ *(?:(?:[-*+]|\d+[.)])[ \t]+|>[ \t]*)+[#<]",
-    re.MULTILINE,
-)
+_NEEDS_FULL_TEXT = ("\\", "][", "$$", "\t")  # escapes, reference links, math, tabs
+_HTML = re.compile(r"<(?!!--(?:(?!-->|\[\[)[^\n])*-->)")  # HTML, except a one-line comment without links
+_SETEXT = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
+# a heading or an HTML block (a comment too) inside list items or quotes, nested or not
+_CONTAINER_BLOCK = re.compile(r" *(?:(?:[-*+]|\d+[.)])[ \t]+|>[ \t]*)+[#<]")
+_LINK_DEF = re.compile(r" {0,3}\[[^\]]*\]:")
+
+
+def _needs_markdown_it(body: str) -> bool:
+    """Constructs anywhere in the note that only markdown-it judges right."""
+    return any(t in body for t in _NEEDS_FULL_TEXT) or ("<" in body and _HTML.search(body) is not None)
+
+
+def _line_needs_markdown_it(line: str, previous: str) -> bool:
+    """Block constructs the line scanner leaves to markdown-it."""
+    indent = len(line) - len(line.lstrip(" "))
+    if indent >= 4:
+        return not previous.strip()  # indented code starts only after a blank line
+    first = line[indent : indent + 1]
+    if first == "|":
+        return True  # a table
+    if first == "[" and _LINK_DEF.match(line):
+        return True  # a link reference definition
+    if first in ("=", "-") and previous.strip() and _SETEXT.fullmatch(line):
+        return True  # a setext heading underline
+    if first and (first in "-*+>" or first.isdigit()) and _CONTAINER_BLOCK.match(line):
+        return True
+    return False
+
+
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _SPECIAL = re.compile(r"[\[`]")
+_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}(?=[^`]*$)|~{3,})")
 _SIMPLE_MD_LINK = re.compile(r"\[([^\[\]`\n]*)\]\(([^()\s<>]*)\)")
 
 
@@ -162,8 +183,26 @@ def _fast_scan(body: str):
     headings: list[tuple[int, str, int]] = []
     code: list[tuple[int, int]] = []
     base = 0
+    fence: tuple[str, int, int] | None = None  # (char, length, start offset) of an open fence
+    previous = ""
     try:
         for i, line in enumerate(body.split("\n")):
+            if fence is None and line and _line_needs_markdown_it(line, previous):
+                raise _NotSure
+            previous = line
+            if fence is not None:
+                char, length, start = fence
+                stripped = line.strip(" ")
+                if len(line) - len(line.lstrip(" ")) < 4 and stripped.startswith(char * length) and not stripped.strip(char):
+                    code.append((start, min(base + len(line) + 1, len(body))))
+                    fence = None
+                base += len(line) + 1
+                continue
+            opened = _FENCE_OPEN.match(line)
+            if opened:
+                fence = (opened.group(1)[0], len(opened.group(1)), base)
+                base += len(line) + 1
+                continue
             if line.lstrip(" ").startswith("<!--") and len(line) - len(line.lstrip(" ")) < 4:
                 code.append((base, min(base + len(line) + 1, len(body))))  # one-line HTML comment block
                 base += len(line) + 1
@@ -177,6 +216,8 @@ def _fast_scan(body: str):
             base += len(line) + 1
     except _NotSure:
         return None
+    if fence is not None:  # an unclosed fence runs to the end of the note
+        code.append((fence[2], len(body)))
     return links, headings, code
 
 
@@ -293,7 +334,7 @@ def parse_note(path: str, text: str, text_hash: str = "") -> Note:
     starts = line_starts(text)
     body_line0 = text.count("\n", 0, body_start)
 
-    fast = None if _NEEDS_FULL.search(body) else _fast_scan(body)
+    fast = None if _needs_markdown_it(body) else _fast_scan(body)
     full = fast is None
     if full:
         from palinode_vault.core.markdown import scan_body

@@ -1,0 +1,236 @@
+"""Parsing a note: every link form with exact offsets, what is not a link, headings and block ids,
+and the fast path agreeing with markdown-it."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from palinode_vault.core.markdown import scan_body
+from palinode_vault.core.note import parse_note, split_inner
+from palinode_vault.core.text import normalise
+
+NOTE = """\
+---
+id: x
+related: "[[X]]"
+list: ["[[Y#H|sh]]", plain]
+---
+# Title
+
+See [[T]] and [[T|shown]] and [[T#Heading]] and [[T#^block]] and [[#Heading]].
+![[x.png]]
+
+| a | b |
+|---|---|
+| [[a\\|b]] | [[c]] |
+
+[x](Note.md) and [y](My%20Note.md) and [w](https://e.com) ![i](pic.png) [m](mailto:a@b.c)
+
+```
+[[InFence]] [f](Fence.md)
+```
+
+    [[Indented]]
+
+`[[inline]]` and %% [[comment]] %% after [[Visible]]
+%%
+[[multi]]
+%%
+- item [[L]]
+para ^blk1
+
+## Heading two ##
+"""
+
+
+def _by_raw(note, text):
+    return {text[link.start : link.end]: link for link in note.links}
+
+
+def test_every_link_form_with_exact_offsets_lines_and_columns():
+    note = parse_note("a.md", NOTE)
+    got = [(text_of(link), link.kind, link.target, link.subpath, link.display, link.line, link.column) for link in note.links]
+    assert got == [
+        ("[[T]]", "wiki", "T", "", None, 8, 5),
+        ("[[T|shown]]", "wiki", "T", "", "shown", 8, 15),
+        ("[[T#Heading]]", "wiki", "T", "Heading", None, 8, 31),
+        ("[[T#^block]]", "wiki", "T", "^block", None, 8, 49),
+        ("[[#Heading]]", "wiki", "", "Heading", None, 8, 66),
+        ("![[x.png]]", "embed", "x.png", "", None, 9, 1),
+        ("[[a\\|b]]", "wiki", "a", "", "b", 13, 3),
+        ("[[c]]", "wiki", "c", "", None, 13, 14),
+        ("[x](Note.md)", "md", "Note.md", "", None, 15, 1),
+        ("[y](My%20Note.md)", "md", "My Note.md", "", None, 15, 18),
+        ("![i](pic.png)", "md_embed", "pic.png", "", None, 15, 59),
+        ("[[Visible]]", "wiki", "Visible", "", None, 23, 42),
+        ("[[L]]", "wiki", "L", "", None, 27, 8),
+        ("[[X]]", "property", "X", "", None, 3, 11),
+        ("[[Y#H|sh]]", "property", "Y", "H", "sh", 4, 9),
+    ]
+    props = [link.prop for link in note.links if link.kind == "property"]
+    assert props == ["related", "list"]
+
+
+def text_of(link, text=NOTE):
+    return text[link.start : link.end]
+
+
+def test_line_and_column_agree_with_offsets():
+    note = parse_note("a.md", NOTE)
+    lines = NOTE.split("\n")
+    for link in note.links:
+        line = lines[link.line - 1]
+        assert line[link.column - 1 :].startswith(NOTE[link.start : link.end])
+
+
+def test_nothing_in_code_or_comments_is_a_link():
+    note = parse_note("a.md", NOTE)
+    targets = {link.target for link in note.links}
+    for hidden in ("InFence", "Fence.md", "Indented", "inline", "comment", "multi"):
+        assert hidden not in targets
+    assert note.full_parse
+
+
+def test_external_links_are_not_vault_links():
+    note = parse_note("a.md", NOTE)
+    assert not any(link.target.startswith(("https:", "mailto:")) for link in note.links)
+
+
+def test_headings_and_block_ids():
+    note = parse_note("a.md", NOTE)
+    assert note.headings == [(1, "Title", 6), (2, "Heading two", 30)]
+    assert note.block_ids == frozenset({"blk1"})
+
+
+def test_block_id_inside_code_is_not_collected():
+    text = "para ^real\n\n```\ncode ^fake\n```\n\n`x ^inline`\n"
+    note = parse_note("a.md", text)
+    assert note.block_ids == frozenset({"real"})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "~~~\n[[A]]\n~~~\n",
+        "````md\n```\n[[A]]\n```\n````\n",
+        "- list\n\n      [[A]]\n",  # indented code after a blank line
+        "``[[A]]``\n",
+        "%%[[A]]%%\n",
+        "%% open\n\n[[A]]\n\nstill comment %%\n",
+        "%% never closed\n[[A]]\n",
+        "<div>\n[[A]]\n</div>\n",
+    ],
+)
+def test_hidden_contexts(text):
+    assert parse_note("a.md", text).links == []
+
+
+def test_comment_markers_inside_code_do_not_open_a_comment():
+    text = "`%%` then [[A]] then `%%`\n"
+    note = parse_note("a.md", text)
+    assert [link.target for link in note.links] == ["A"]
+
+
+def test_links_in_quotes_lists_and_headings_keep_offsets():
+    text = "> quoted [[Q]]\n> > deeper [[D]]\n1. item [[I]]\n   continued [[C]]\n## Head [[H]] ##\n"
+    note = parse_note("a.md", text)
+    for link in note.links:
+        assert text[link.start : link.end] == f"[[{link.target}]]"
+    assert [(link.target, link.line, link.column) for link in note.links] == [
+        ("Q", 1, 10), ("D", 2, 12), ("I", 3, 9), ("C", 4, 14), ("H", 5, 9)
+    ]
+
+
+def test_table_with_several_escaped_pipes_in_one_row():
+    text = "| x | y |\n|---|---|\n| [[p\\|P]] and [[q\\|Q]] | [[r\\|R]] |\n"
+    note = parse_note("a.md", text)
+    raws = [text[link.start : link.end] for link in note.links]
+    assert raws == ["[[p\\|P]]", "[[q\\|Q]]", "[[r\\|R]]"]
+    assert [(link.target, link.display) for link in note.links] == [("p", "P"), ("q", "Q"), ("r", "R")]
+
+
+def test_offsets_are_into_normalised_text_of_a_crlf_bom_file():
+    raw = "\ufeff---\r\nid: x\r\n---\r\nSee [[A]]\r\nand `code` [[B|b]]\r\n"
+    text, _ = normalise(raw)
+    note = parse_note("a.md", text)
+    assert [text[link.start : link.end] for link in note.links] == ["[[A]]", "[[B|b]]"]
+    assert [(link.line, link.column) for link in note.links] == [(4, 5), (5, 12)]
+
+
+def test_split_inner():
+    assert split_inner("T#H|shown") == ("T", "H", "shown")
+    assert split_inner("T\\|shown") == ("T", "", "shown")
+    assert split_inner("#^blk") == ("", "^blk", None)
+    assert split_inner("a/b.md#x#y") == ("a/b.md", "x#y", None)
+
+
+def test_footer_links_are_marked():
+    text = "Body [[A]]\n\n<!-- palinode:see-also -->\n## See also\n- [[B]]\n<!-- /palinode:see-also -->\n"
+    note = parse_note("people/x.md", text)
+    assert [(link.target, link.in_footer) for link in note.links] == [("A", False), ("B", True)]
+    assert note.footer is not None and not note.footer.legacy
+
+
+# --- fast path versus markdown-it -------------------------------------------------------------
+
+_WORDS = [
+    "alpha", "Beta", "x", "émigré", "a-b", "1", "*em*", "_u_", "**b**", "#tag", "!", "[", "]",
+    "[x]", "!!", "&#91;", "&amp;", "* * *", "***", "[[a]]]", "[[[b]]", "[]", "![", "[x] [y]", "#",
+    "|", "a|b", "[[", "]]", ":", "-", "^blk", "[[a]", "[a]]",
+    # code spans and simple markdown links, which the line scanner handles itself
+    "`code`", "`[[InCode]]`", "``a ` [[b]]``", "`", "``", "[t](Note.md)", "![i](p.png)", "[t](a b)",
+    "[t](<x>)", "[t](x.md \"title\")", "[[x]](y)", "[a](b)(c)", "](", "[t]()", "![[x]](y.md)",
+    "<!-- c -->", "<!-- [[c]] -->", "<b>", "&lt;",
+]
+_TARGETS = [
+    "T", "Note one", "a/b", "x.png", "T#Head", "T#^blk", "#Head", "T|shown", "T#H|s", " sp ", "é",
+    "a]b", "a[b", "a|", "|b", "!x",
+]
+_link = st.builds(lambda emb, t: ("!" if emb else "") + "[[" + t + "]]", st.booleans(), st.sampled_from(_TARGETS))
+_piece = st.one_of(st.sampled_from(_WORDS), _link)
+_inline = st.one_of(
+    st.lists(_piece, min_size=1, max_size=8).map(" ".join),
+    st.lists(_piece, min_size=1, max_size=5).map("".join),
+)
+_heading = st.builds(
+    lambda n, t, closing: "#" * n + " " + t + closing,
+    st.integers(1, 6), _inline, st.sampled_from(["", " #", " ##", "#", " "]),
+)
+_item = st.builds(lambda m, t: m + " " + t, st.sampled_from(["-", "*", "+", "1.", "2)", "  -", "   -", ">", "> >", "- -", "> -", "- >", "1. -", ">-"]), _inline)
+_line = st.one_of(_inline, _heading, _item, st.just(""), st.just("  "))
+_notes = st.builds(
+    lambda lines, end: "\n".join(lines) + end,
+    st.lists(_line, min_size=1, max_size=12), st.sampled_from(["", "\n"]),
+)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@given(_notes)
+def test_fast_path_finds_what_markdown_it_finds(text):
+    note = parse_note("n.md", text)
+    assume(not note.full_parse)  # the line scanner may hand a line it is unsure of to markdown-it
+    scan = scan_body(text)
+    md_kinds = {"md": "md", "md_embed": "md_embed", "wiki": "wiki", "embed": "embed"}
+    fast = [(l.kind, l.start, l.end) for l in note.links]
+    # parse_note drops external markdown links; compare against markdown-it's local ones
+    full = [(md_kinds[r.kind], r.start, r.end) for r in scan.links
+            if r.kind in ("wiki", "embed") or any(l.start == r.start for l in note.links)]
+    assert fast == full
+    assert note.headings == scan.headings
+    assert sorted(note.code) == sorted(scan.code)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_notes)
+def test_parse_is_stable_and_offsets_are_exact(text):
+    a = parse_note("n.md", text)
+    b = parse_note("n.md", text)
+    assert a.links == b.links and a.headings == b.headings
+    for link in a.links:
+        raw = text[link.start : link.end]
+        if link.kind in ("wiki", "embed"):
+            assert raw.startswith(("[[", "![[")) and raw.endswith("]]")
+        else:
+            assert raw.startswith(("[", "![")) and raw.endswith(")")
