@@ -1,0 +1,121 @@
+"""Shared fixtures for the vault tests: real files in tmp_path, no mocks."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import shutil
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+HELP_CORPUS = SHARED / "corpora" / "obsidian-help-en"
+SAMPLE_VAULT = REPO / "sample-vault"
+TODAY = dt.date(2026, 12, 1)  # the sample vault's "today"
+
+
+def _write(root: Path, files: dict[str, str | bytes]) -> None:
+    for rel, content in files.items():
+        full = root / rel
+        full.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            full.write_bytes(content)
+        else:
+            # newline="" so "\r\n" in a test string reaches the disk as written
+            with open(full, "w", encoding="utf-8", newline="") as handle:
+                handle.write(content)
+
+
+@pytest.fixture
+def make_vault(tmp_path: Path) -> Callable[..., Path]:
+    """`make_vault({"people/a.md": "...", ...})` writes the files and returns the vault root.
+
+    Calling it again with the same `name` adds or overwrites files in that vault.
+    """
+
+    def make(files: dict[str, str | bytes], name: str = "vault") -> Path:
+        root = tmp_path / name
+        root.mkdir(exist_ok=True)
+        _write(root, files)
+        return root
+
+    return make
+
+
+@pytest.fixture
+def load_vault() -> Callable[..., "object"]:
+    """`load_vault(root, now=TODAY)` -> a loaded `palinode_vault.vault.Vault`."""
+    from palinode_vault.settings import Settings
+    from palinode_vault.vault import Vault
+
+    def load(root: Path, now: dt.date | None = TODAY, workers: int = 1):
+        vault = Vault(Settings(vault=root, now=now, workers=workers))
+        vault.load()
+        return vault
+
+    return load
+
+
+def finding_pairs(report_or_findings) -> set[tuple[str, str]]:
+    findings = getattr(report_or_findings, "findings", report_or_findings)
+    return {(f.check, f.path) for f in findings}
+
+
+@pytest.fixture
+def pairs() -> Callable[..., set[tuple[str, str]]]:
+    """`pairs(findings_or_report)` -> {(check, path)}."""
+    return finding_pairs
+
+
+def tree_digest(root: Path) -> dict[str, str]:
+    """sha256 of every file under root, outside `.palinode/` (what a write would change)."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_file() and not rel.startswith(".palinode/"):
+            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+@pytest.fixture
+def digest() -> Callable[[Path], dict[str, str]]:
+    return tree_digest
+
+
+@pytest.fixture
+def help_corpus(tmp_path: Path) -> Path:
+    """A copy of ../shared/corpora/obsidian-help-en (skips when ../shared is absent)."""
+    if not HELP_CORPUS.is_dir():
+        pytest.skip(f"corpus not available: {HELP_CORPUS} (needs the shared folder beside the repo)")
+    dest = tmp_path / "obsidian-help-en"
+    shutil.copytree(HELP_CORPUS, dest, ignore=shutil.ignore_patterns(".palinode"))
+    return dest
+
+
+@pytest.fixture
+def sample_vault(tmp_path: Path) -> Path:
+    """A copy of the repo's sample-vault/."""
+    if not SAMPLE_VAULT.is_dir():
+        pytest.skip(f"sample vault not found at {SAMPLE_VAULT}")
+    dest = tmp_path / "sample-vault"
+    shutil.copytree(SAMPLE_VAULT, dest, ignore=shutil.ignore_patterns(".palinode"))
+    return dest
+
+
+@pytest.fixture
+def run_cli(monkeypatch):
+    """`run_cli("lint", "--vault", p, "--json")` -> click Result (exit_code, stdout, stderr)."""
+    from click.testing import CliRunner
+
+    from palinode_vault.cli import main
+
+    monkeypatch.delenv("PALINODE_VAULT", raising=False)
+
+    def run(*args: str | Path):
+        runner = CliRunner()
+        return runner.invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+    return run
