@@ -183,7 +183,9 @@ class Sidecar:
                     if isinstance(read, NoteText) and read.text_hash == note.text_hash:
                         renames.append((old, new))
                         break
-        # Our own writes come back through the watcher: recognise and drop them.
+        # Our own writes come back through the watcher: recognise them and do not schedule them
+        # again. They are still refreshed: a write the plugin applied is not in the state yet.
+        own: set[str] = set()
         for path in list(modified | added):
             expected = self.own_writes.get(path)
             if expected is None:
@@ -196,10 +198,11 @@ class Sidecar:
                 modified.discard(path)
                 added.discard(path)
                 self.own_writes.pop(path, None)
+                own.add(path)
         paths = added | modified | deleted
-        if not paths:
+        if not paths and not own:
             return
-        affected = self.vault.refresh(paths)
+        affected = self.vault.refresh(paths | own)
         now = time.monotonic()
         for path in added | modified:
             if is_note(path):
