@@ -318,6 +318,12 @@ class Sidecar:
         edit = Edit(path, sha256_bytes(read.raw_bytes), raw2.encode("utf-8"), "; ".join(reasons))
         return PlannedEdit(edit, new_text, read.text_hash, reasons)
 
+    def record_write(self, paths: list[str], run: str | None) -> None:
+        """Count a write (automatic, by the plugin, or by a method) for `status`."""
+        if paths:
+            self.writes += len(paths)
+            self.last_write = {"time": dt.datetime.now(dt.timezone.utc).isoformat(), "paths": list(paths), "run": run}
+
     def _write(self, planned: list[PlannedEdit], label: str) -> list[str]:
         run = Run(self.root, label)
         for item in planned:
@@ -325,8 +331,7 @@ class Sidecar:
                 self.own_writes[item.edit.path] = sha256_bytes(item.edit.new_bytes)
         if run.written:
             self.vault.refresh(set(run.written))
-            self.writes += len(run.written)
-            self.last_write = {"time": dt.datetime.now(dt.timezone.utc).isoformat(), "paths": run.written, "run": run.id}
+            self.record_write(run.written, run.id)
         if run.conflicts:
             self.vault.refresh(set(run.conflicts))
         return run.written
@@ -397,7 +402,7 @@ class Sidecar:
                 log.info("apply_edit for %s failed: %s", path, exc)
         if ok:
             self.own_writes[path] = sha256_bytes(item.new_text.encode("utf-8"))
-            self.last_write = {"time": dt.datetime.now(dt.timezone.utc).isoformat(), "paths": [path], "run": "plugin"}
+            self.record_write([path], "plugin")
             self.notify("wrote", {"paths": [path], "reason": "applied by the plugin in the open editor"})
         else:
             self.due[path] = time.monotonic() + self.settings.quiet_seconds

@@ -137,6 +137,7 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) ->
         for path in result.written:
             sidecar.own_writes[path] = sha256_bytes((root / path).read_bytes())
         if result.written:
+            sidecar.record_write(result.written, result.run)
             changed = await sidecar.run(sidecar._recheck, set(result.written))
             sidecar.notify("wrote", {"paths": result.written, "reason": "fix"})
             sidecar.notify("findings.changed", sidecar._findings_event(sorted(changed)))
@@ -207,6 +208,7 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) ->
             if not run.write(edit):
                 return {"written": [], "unchanged": 0, "skipped": [{"path": rel, "reason": "changed on disk; try again"}], "diff": diff}
             sidecar.own_writes[rel] = sha256_bytes(edit.new_bytes)
+            sidecar.record_write([rel], run.id)
             sidecar.vault.refresh({rel})
             sidecar._recheck({rel})
             return {"written": [rel], "unchanged": 0, "skipped": [], "diff": diff}
@@ -225,6 +227,7 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) ->
             except OSError:
                 pass
         if result.restored:
+            sidecar.record_write(result.restored, None)
             changed = await sidecar.run(sidecar._recheck, set(result.restored))
             sidecar.notify("wrote", {"paths": result.restored, "reason": "undo"})
             sidecar.notify("findings.changed", sidecar._findings_event(sorted(changed)))
