@@ -1,0 +1,64 @@
+"""The search index of a vault: hybrid search, duplicates, related notes, link repair.
+
+`VAULT/.palinode/index.db` holds FTS5 keyword rows and sqlite-vec vectors of every note's
+chunks; it is derived from the files and can be rebuilt from them at any time. Without
+llama.cpp, a model file or sqlite-vec it works keyword-only and says so.
+
+    from palinode_vault.index import open_index, refresh, search, dedup
+    index = open_index(vault_root)
+    refresh(index, vault)            # bring it in line with the files (embeds only new text)
+    search(index, "why postgres")    # {"mode", "results": [{"path", "score", "title", "snippet"}]}
+    dedup(index, draft_text)         # [Suggestion(path, similarity, strong)]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from palinode_vault.index.meaning import (
+    NoVectors,
+    Suggestion,
+    dedup,
+    lint_candidates,
+    linked_paths,
+    related,
+    repair_candidates,
+    topic_coverage,
+)
+from palinode_vault.index.model import ModelSlot
+from palinode_vault.index.search import MODES, Filters, fuse, search
+from palinode_vault.index.store import Index, UpdateReport, index_path, is_daily
+
+if TYPE_CHECKING:
+    from palinode_vault.vault import Vault
+
+__all__ = [
+    "MODES", "Filters", "Index", "ModelSlot", "NoVectors", "Suggestion", "UpdateReport", "dedup",
+    "fuse", "index_path", "is_daily", "lint_candidates", "linked_paths", "open_index", "refresh",
+    "related", "repair_candidates", "search", "text_reader", "topic_coverage",
+]
+
+
+def open_index(root: str | Path, *, model_path: str | Path | None = None, model: ModelSlot | None = None,
+               embedder=None) -> Index:
+    """Open (or create) the index of the vault at `root`."""
+    return Index(root, model=model, model_path=model_path, embedder=embedder)
+
+
+def text_reader(vault: "Vault"):
+    """`read(path)` -> the note's normalised text, or None when it cannot be read."""
+    from palinode_vault.vault import NoteText
+
+    def read(path: str) -> str | None:
+        got = vault.read(path)
+        return got.text if isinstance(got, NoteText) else None
+
+    return read
+
+
+def refresh(index: Index, vault: "Vault", progress=None, embed: bool = True) -> UpdateReport:
+    """Bring the index in line with the vault's files (loading the vault if needed)."""
+    if not vault.loaded:
+        vault.load(progress)
+    return index.sync(vault.state.notes, text_reader(vault), progress, embed=embed)

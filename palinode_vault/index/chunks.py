@@ -1,0 +1,256 @@
+"""Note text as the index sees it: preprocessed, then chunked by heading (pure, no I/O).
+
+Two texts come out of every chunk:
+
+- the *keyword* text (FTS5): the body without frontmatter and without the auto-footer, with
+  wikilink decoration removed (`[[x|shown]]` -> `shown`, `[[x]]` -> `x`) and inline code
+  unwrapped. Fenced and indented code stays: a person searching for a command or an
+  identifier should find the note that holds it.
+- the *embedding* text: the same, minus code blocks, prefixed with the note's title and the
+  chunk's heading. Code is dropped here because MiniLM reads it as noise and it would use
+  up the 254-token window that the prose needs; keyword search still covers it.
+
+The chunk's hash is the SHA-256 of its embedding text: the same text is embedded once, ever
+(across edits of other sections, renames and re-indexes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from palinode_vault.core.note import Note
+from palinode_vault.core.text import line_starts
+
+#: Bump when preprocessing or chunking changes: every note is re-chunked (vectors of chunks
+#: whose text did not change are still reused, by hash).
+CHUNKER_VERSION = 1
+#: MiniLM reads 254 content tokens; English prose runs about 4 characters per token, and the
+#: title and heading take a few. Longer notes are split at headings into chunks of this size.
+MAX_CHARS = 900
+#: A heading at this level or above starts a new section.
+SPLIT_LEVEL = 3
+
+_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}[ \t]")
+_MD_LINK_TEXT = re.compile(r"^!?\[(.*)\]\(", re.DOTALL)
+_HEADING_MARK = re.compile(r"^ {0,3}#{1,6}[ \t]+", re.MULTILINE)
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+_BLANKS = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_NOT_NOTE = re.compile(r"\.(?!md$)[A-Za-z0-9]{1,5}$")  # an attachment: image.png, doc.pdf
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One piece of a note for the index."""
+
+    ord: int  # position in the note
+    heading: str  # the section heading it starts with ('' for the top of the note)
+    text: str  # keyword text (FTS5, snippets)
+    embed: str  # embedding input: title, heading, prose
+    hash: str  # sha256 of `embed`
+
+
+def link_text(note: Note, text: str, link) -> str:
+    """What a reader sees for a link: its display text, else its target (without decoration)."""
+    if link.kind in ("md", "md_embed"):
+        m = _MD_LINK_TEXT.match(text[link.start : link.end])
+        return m.group(1).strip() if m else ""
+    if link.display is not None and link.display.strip():
+        return link.display.strip()
+    if link.kind == "embed" and _NOT_NOTE.search(link.target):
+        return ""  # an embedded image or file says nothing in words
+    name = link.target.rsplit("/", 1)[-1]
+    name = name[:-3] if name.lower().endswith(".md") else name
+    sub = link.subpath if link.subpath and not link.subpath.startswith("^") else ""
+    return " ".join(p for p in (name, sub) if p) if name else sub
+
+
+def _replacements(note: Note, text: str) -> list[tuple[int, int, str | None, str]]:
+    """(start, end, keyword replacement or None to keep, embedding replacement), sorted."""
+    out: list[tuple[int, int, str | None, str]] = []
+    footer = note.footer
+    if footer is not None:
+        out.append((footer.start, footer.end, "", ""))
+    for a, b in note.code:
+        if footer is not None and footer.start <= a < footer.end:
+            continue
+        chunk = text[a:b]
+        if "\n" in chunk.rstrip("\n"):  # a code block (fenced, indented, HTML block)
+            out.append((a, b, None, "\n"))
+        else:  # inline code: keep the words, drop the backticks
+            inner = chunk.strip("`").strip()
+            out.append((a, b, inner, inner))
+    for link in note.links:
+        if link.kind == "property" or link.in_footer:
+            continue
+        shown = link_text(note, text, link)
+        out.append((link.start, link.end, shown, shown))
+    out.sort(key=lambda r: (r[0], -r[1]))
+    kept: list[tuple[int, int, str | None, str]] = []
+    end = -1
+    for item in out:
+        if item[0] >= end:  # drop anything nested inside an earlier span (link inside code)
+            kept.append(item)
+            end = item[1]
+    return kept
+
+
+def _render(text: str, start: int, stop: int, spans: list, keyword: bool) -> str:
+    parts: list[str] = []
+    pos = start
+    for a, b, kw, em in spans:
+        if b <= start or a >= stop:
+            continue
+        a, b = max(a, start), min(b, stop)
+        parts.append(text[pos:a])
+        new = kw if keyword else em
+        parts.append(text[a:b] if new is None else new)
+        pos = b
+    parts.append(text[pos:stop])
+    out = "".join(parts)
+    if not keyword:
+        out = _HTML_COMMENT.sub(" ", out)
+        out = _HEADING_MARK.sub("", out)
+    return _BLANKS.sub("\n\n", out).strip()
+
+
+def sections(note: Note, text: str) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The note's body split at headings, each section split into paragraphs:
+    (heading, [(keyword text, embedding text) per paragraph])."""
+    starts = line_starts(text)
+    spans = _replacements(note, text)
+    cuts: list[tuple[int, str]] = [(note.body_start, "")]
+    for level, heading, line in note.headings:
+        if level > SPLIT_LEVEL or line - 1 >= len(starts):
+            continue
+        offset = starts[line - 1]
+        if offset > note.body_start and _HEADING_LINE.match(text[offset : offset + 8]):
+            cuts.append((offset, heading))
+    cuts.sort()
+    blocks = [(a, b) for a, b, kw, _ in spans if kw is None]  # code blocks: never cut inside
+    out = []
+    for i, (offset, heading) in enumerate(cuts):
+        stop = cuts[i + 1][0] if i + 1 < len(cuts) else len(text)
+        paragraphs = []
+        pos = offset
+        for m in _PARAGRAPH_BREAK.finditer(text, offset, stop):
+            if any(a <= m.start() < b for a, b in blocks):
+                continue
+            paragraphs.append((pos, m.end()))
+            pos = m.end()
+        paragraphs.append((pos, stop))
+        rendered = []
+        for a, b in paragraphs:
+            kw = _render(text, a, b, spans, keyword=True)
+            em = _render(text, a, b, spans, keyword=False)
+            if kw or em:
+                rendered.append((kw, em))
+        if rendered:
+            out.append((heading, rendered))
+    return out
+
+
+def _split_words(text: str, limit: int) -> list[str]:
+    units, current = [], ""
+    for word in text.split():
+        if current and len(current) + 1 + len(word) > limit:
+            units.append(current)
+            current = word[:limit]
+        else:
+            current = f"{current} {word}" if current else word[:limit]
+    if current:
+        units.append(current)
+    return units
+
+
+def _embed_input(title: str, heading: str, body: str) -> str:
+    """Title (and heading, for a chunk that continues a section) first: a chunk is read with
+    the name of what it is about."""
+    head = "" if body.startswith(title) else title
+    if heading and heading != title and not body.startswith(heading):
+        head = f"{head}: {heading}" if head else heading
+    return f"{head}\n{body}".strip() if head else body
+
+
+def chunk_note(note: Note, text: str, max_chars: int = MAX_CHARS) -> list[Chunk]:
+    """The note's chunks: one for a short note, else consecutive sections packed up to
+    `max_chars`; a longer section is cut at paragraph boundaries (a longer paragraph at
+    words, for the embedding text)."""
+    secs = sections(note, text)
+    groups: list[tuple[str, list[str], list[str]]] = []  # (heading, keyword parts, embedding parts)
+    total = sum(len(em) + 2 for _, paras in secs for _, em in paras)
+    if total <= max_chars:
+        groups.append(("", [k for _, ps in secs for k, _ in ps], [e for _, ps in secs for _, e in ps]))
+    else:
+        current: tuple[str, list[str], list[str]] | None = None
+        size = 0
+
+        def flush() -> None:
+            nonlocal current, size
+            if current is not None and (current[1] or current[2]):
+                groups.append(current)
+            current, size = None, 0
+
+        for heading, paras in secs:
+            section_size = sum(len(em) + 2 for _, em in paras)
+            if current is not None and size + section_size > max_chars:
+                flush()
+            if section_size <= max_chars:
+                if current is None:
+                    current = (heading, [], [])
+                current[1].extend(k for k, _ in paras)
+                current[2].extend(e for _, e in paras)
+                size += section_size
+                continue
+            for kw, em in paras:  # a long section: pack its paragraphs
+                if current is not None and size + len(em) + 2 > max_chars:
+                    flush()
+                if len(em) > max_chars:
+                    pieces = _split_words(em, max_chars)
+                    groups.append((heading, [kw], [pieces[0]]))
+                    groups.extend((heading, [], [p]) for p in pieces[1:])
+                    continue
+                if current is None:
+                    current = (heading, [], [])
+                current[1].append(kw)
+                current[2].append(em)
+                size += len(em) + 2
+            flush()
+        flush()
+    chunks = []
+    for heading, kws, ems in groups:
+        body = "\n\n".join(e for e in ems if e)
+        embed = _embed_input(note.title, heading, body)
+        kw = "\n\n".join(k for k in kws if k)
+        chunks.append(Chunk(len(chunks), heading, kw, embed, _sha(embed)))
+    if not chunks:
+        embed = _embed_input(note.title, "", "")
+        chunks.append(Chunk(0, "", "", embed, _sha(embed)))
+    return chunks
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def clean_draft(text: str) -> str:
+    """A draft (not a vault note) as embedding text: the same preprocessing, title first."""
+    from palinode_vault.core.note import parse_note
+    from palinode_vault.core.text import normalise
+
+    norm, _ = normalise(text)
+    note = parse_note("draft.md", norm)
+    body = "\n\n".join(em for _, paras in sections(note, norm) for _, em in paras)
+    title = note.title if note.title != "draft" else ""
+    return f"{title}\n{body}".strip() if title and not body.startswith(f"# {title}") else body
+
+
+def line_at(text: str, offset: int) -> str:
+    """The line of `text` that holds `offset` (for the context of a link)."""
+    starts = line_starts(text)
+    i = max(0, bisect_right(starts, offset) - 1)
+    end = text.find("\n", starts[i])
+    return text[starts[i] : end if end != -1 else len(text)]

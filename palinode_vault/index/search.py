@@ -1,0 +1,264 @@
+"""Hybrid search: BM25 (FTS5) and vector (sqlite-vec) rankings fused by reciprocal rank.
+
+Both rankings are over notes (a note ranks by its best chunk). Reciprocal rank fusion adds
+1 / (k + rank) from each ranking, k from PROGRAM.md (`search.rrf_k`). Daily logs are multiplied
+by `search.daily_penalty` unless `include_daily`; notes whose status is in
+`search.exclude_status` are left out unless `include_archived`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from palinode_vault.index.store import Index
+from palinode_vault.models.errors import ModelUnavailable
+from palinode_vault.program import load_program
+from palinode_vault.store import serialize_vector
+
+MODES = ("hybrid", "keyword", "vector")
+DEPTH = 100  # notes taken from each ranking before fusion
+SNIPPET_CHARS = 200
+
+# Words that carry no topic; dropped from keyword queries so that "how do I ..." does not
+# rank every note that says "how".
+_STOP = frozenset("""
+a about above after again all am an and any are as at be because been before being below between
+both but by can could did do does doing down during each few for from further had has have having
+he her here hers him his how i if in into is it its itself just me more most my no nor not now of
+off on once only or other our ours out over own same she should so some such than that the their
+theirs them then there these they this those through to too under until up very was we were what
+when where which while who whom why will with would you your yours yourself
+""".split())
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass
+class Filters:
+    """Which notes a search or suggestion may return."""
+
+    category: str | None = None
+    status: str | None = None
+    folder: str | None = None  # a vault folder: the note's path starts with it
+    since: str | None = None  # YYYY-MM-DD, inclusive, on the note's date
+    until: str | None = None
+    include_daily: bool = False  # daily logs at full score (else multiplied by daily_penalty)
+    include_archived: bool = False  # notes whose status is excluded by PROGRAM.md
+    exclude_paths: set[str] = field(default_factory=set)
+
+    def sql(self, exclude_status: list[str]) -> tuple[str, list[Any]]:
+        """A where-clause over `notes n`."""
+        where, args = ["1"], []
+        if not self.include_archived and exclude_status and self.status is None:
+            where.append(f"coalesce(n.status, '') not in ({','.join('?' * len(exclude_status))})")
+            args += [s.lower() for s in exclude_status]
+        if self.status is not None:
+            where.append("n.status = ?")
+            args.append(self.status.lower())
+        if self.category:
+            where.append("n.category = ?")
+            args.append(self.category.lower())
+        if self.folder:
+            folder = self.folder.strip("/")
+            where.append("(n.path like ? escape '\\')")
+            args.append(folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%")
+        if self.since:
+            where.append("n.date >= ?")
+            args.append(self.since)
+        if self.until:
+            where.append("n.date <= ?")
+            args.append(self.until)
+        return " and ".join(where), args
+
+    def allows(self, row: dict[str, Any], exclude_status: list[str]) -> bool:
+        """The same test in Python, for rows found by vector search."""
+        if row["path"] in self.exclude_paths:
+            return False
+        status = row.get("status") or ""
+        if self.status is not None:
+            if status != self.status.lower():
+                return False
+        elif not self.include_archived and status in {s.lower() for s in exclude_status}:
+            return False
+        if self.category and row.get("category") != self.category.lower():
+            return False
+        if self.folder and not row["path"].startswith(self.folder.strip("/") + "/"):
+            return False
+        date = row.get("date")
+        if self.since and (date is None or date < self.since):
+            return False
+        if self.until and (date is None or date > self.until):
+            return False
+        return True
+
+
+@dataclass
+class Hit:
+    path: str
+    chunk: int  # chunks.id of the note's best chunk in this ranking
+    rank: int
+    similarity: float | None = None  # vector hits: cosine similarity
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 query for free text: its words OR-ed (stop words dropped), each quoted."""
+    words = [w for w in _WORD.findall(text.lower()) if w not in _STOP]
+    if not words:
+        words = _WORD.findall(text.lower())
+    words = list(dict.fromkeys(words))[:32]
+    if not words:
+        return None
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+
+
+def keyword_hits(index: Index, query: str, filters: Filters, exclude_status: list[str],
+                 depth: int = DEPTH) -> list[Hit]:
+    """Notes by BM25 of their best chunk (title words weigh most, then headings, then text)."""
+    match = fts_query(query)
+    if match is None:
+        return []
+    where, args = filters.sql(exclude_status)
+    rows = index.conn.fetchall(
+        "select c.path, c.id from chunks_fts join chunks c on c.id = chunks_fts.rowid "
+        "join notes n on n.path = c.path "
+        f"where chunks_fts match ? and {where} order by bm25(chunks_fts, 5.0, 2.0, 1.0) limit ?",
+        [match, *args, depth * 4],
+    )
+    hits: list[Hit] = []
+    seen: set[str] = set()
+    for path, chunk in rows:
+        if path in seen or path in filters.exclude_paths:
+            continue
+        seen.add(path)
+        hits.append(Hit(path, chunk, len(hits) + 1))
+        if len(hits) >= depth:
+            break
+    return hits
+
+
+def nearest_chunks(index: Index, vector: Any, k: int) -> list[tuple[str, int, float]]:
+    """(path, chunk id, cosine similarity) of the chunks nearest to `vector`, best first."""
+    if not index.vectors_usable:
+        return []
+    total = int(index.conn.fetchvalue("select count(*) from vectors", default=0))
+    if total == 0:
+        return []
+    rows = index.conn.fetchall(
+        "select rowid, distance from vec_chunks where embedding match ? and k = ?",
+        (serialize_vector(vector), min(k, total)),
+    )
+    if not rows:
+        return []
+    distance = {rowid: dist for rowid, dist in rows}
+    marks = ",".join("?" * len(distance))
+    chunks = index.conn.fetchall(
+        f"select v.id, c.path, c.id from vectors v join chunks c on c.hash = v.hash where v.id in ({marks})",
+        list(distance),
+    )
+    out = [(path, cid, 1.0 - float(distance[vid])) for vid, path, cid in chunks]
+    out.sort(key=lambda t: (-t[2], t[0]))
+    return out
+
+
+def vector_hits(index: Index, vector: Any, filters: Filters, exclude_status: list[str],
+                depth: int = DEPTH) -> list[Hit]:
+    """Notes by the cosine similarity of their best chunk to `vector`."""
+    k = depth * 4
+    while True:
+        near = nearest_chunks(index, vector, k)
+        rows = index.note_rows(p for p, _, _ in near)
+        hits: list[Hit] = []
+        seen: set[str] = set()
+        for path, chunk, sim in near:
+            row = rows.get(path)
+            if path in seen or row is None or not filters.allows(row, exclude_status):
+                continue
+            seen.add(path)
+            hits.append(Hit(path, chunk, len(hits) + 1, sim))
+            if len(hits) >= depth:
+                return hits
+        if len(near) < k or k >= 4096:
+            return hits
+        k *= 4  # filters left too few: look further
+
+
+def fuse(rankings: list[list[Hit]], k: int) -> dict[str, float]:
+    """Reciprocal rank fusion: sum of 1 / (k + rank) over the rankings a note appears in."""
+    scores: dict[str, float] = {}
+    for hits in rankings:
+        for hit in hits:
+            scores[hit.path] = scores.get(hit.path, 0.0) + 1.0 / (k + hit.rank)
+    return scores
+
+
+def search(index: Index, query: str, *, limit: int = 10, mode: str | None = None,
+           category: str | None = None, status: str | None = None, folder: str | None = None,
+           since: str | None = None, until: str | None = None, include_daily: bool = False,
+           include_archived: bool = False) -> dict[str, Any]:
+    """`{"mode", "results": [{"path", "score", "title", "snippet"}], "note"?}`.
+
+    `mode` None means hybrid when vectors work, else keyword. Asking for vector or hybrid
+    without a usable model gives keyword results and a `note` saying why.
+    """
+    if mode is not None and mode not in MODES:
+        raise ValueError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
+    settings = load_program(index.root).settings.search
+    filters = Filters(category, status, folder, since, until, include_daily, include_archived)
+    note = None
+    with index.lock:
+        wanted = mode or "hybrid"
+        vector = None
+        if wanted in ("hybrid", "vector"):
+            if index.vectors_usable:
+                try:
+                    vector = index.model.get().embed(query)
+                except ModelUnavailable as exc:
+                    note = f"keyword-only: {exc}"
+            else:
+                note = f"keyword-only: {index.reason or 'the index has no vectors yet (palinode-vault reindex)'}"
+            if vector is None:
+                wanted = "keyword"
+        pending = index.pending() if vector is not None else 0
+        if pending:
+            note = f"the index is still embedding ({pending} chunks to go); vector results are partial"
+        rankings = []
+        keyword: list[Hit] = []
+        vec: list[Hit] = []
+        if wanted in ("hybrid", "keyword"):
+            keyword = keyword_hits(index, query, filters, settings.exclude_status)
+            rankings.append(keyword)
+        if wanted in ("hybrid", "vector"):
+            vec = vector_hits(index, vector, filters, settings.exclude_status)
+            rankings.append(vec)
+        scores = fuse(rankings, settings.rrf_k)
+        rows = index.note_rows(scores)
+        for path in scores:
+            if not include_daily and rows.get(path, {}).get("daily"):
+                scores[path] *= settings.daily_penalty
+        ranked = sorted(scores, key=lambda p: (-scores[p], p))[: max(0, limit)]
+        best_kw = {h.path: h.chunk for h in keyword}
+        best_vec = {h.path: h.chunk for h in vec}
+        match = fts_query(query)
+        results = []
+        for path in ranked:
+            snippet = ""
+            if path in best_kw and match:
+                snippet = index.conn.fetchvalue(
+                    "select snippet(chunks_fts, 2, '', '', '…', 24) from chunks_fts "
+                    "where chunks_fts match ? and rowid = ?", (match, best_kw[path]), default="") or ""
+            if not snippet:
+                chunk = best_vec.get(path) or best_kw.get(path)
+                body = index.conn.fetchvalue("select body from chunks_fts where rowid = ?", (chunk,), default="") or ""
+                snippet = _shorten(body)
+            results.append({"path": path, "score": round(scores[path], 6),
+                            "title": rows.get(path, {}).get("title", path), "snippet": snippet})
+    out: dict[str, Any] = {"mode": wanted, "results": results}
+    if note:
+        out["note"] = note
+    return out
+
+
+def _shorten(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1].rsplit(" ", 1)[0] + "…"

@@ -1,0 +1,409 @@
+"""The search index: `VAULT/.palinode/index.db` (SQLite, FTS5 for keywords, sqlite-vec for vectors).
+
+Derived from the files and rebuilt from them at any time. Tables:
+
+- `notes`: one row per indexed note (its text hash, title, category, status, date, daily flag);
+- `chunks`: the note's pieces (heading, embedding text, content hash); `chunks_fts` holds their
+  keyword text under the same rowid;
+- `vectors`: one row per distinct chunk hash, and `vec_chunks` (vec0) its vector under the same
+  rowid. A chunk whose text was embedded before (same hash) is never embedded again.
+- `meta`: schema and chunker versions, and the model the vectors came from (file name, SHA-256,
+  dimensions). A different model drops every vector and embeds again: vectors of two models are
+  never mixed.
+
+Work is committed in batches: an interrupted cold index or re-embedding resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from palinode_vault.core.note import Note, parse_note
+from palinode_vault.index.chunks import CHUNKER_VERSION, chunk_note
+from palinode_vault.index.model import ModelSlot, TextEmbedder
+from palinode_vault.kinds import kind_of_path, top_folder
+from palinode_vault.models.errors import ModelUnavailable
+from palinode_vault.store import Connection, connect, serialize_vector
+
+SCHEMA_VERSION = 1
+INDEX_NAME = "index.db"
+NOTE_BATCH = 200  # notes chunked per transaction
+EMBED_BATCH = 16  # texts embedded per transaction (a commit every second or so)
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+ReadText = Callable[[str], "str | None"]  # vault-relative path -> normalised text, or None
+
+_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")
+_DATE_KEYS = ("date", "last_updated", "decided", "created", "last_contact")
+
+_SCHEMA = """
+create table if not exists meta(key text primary key, value text);
+create table if not exists notes(
+    path text primary key, text_hash text not null, title text not null, category text,
+    status text, folder text not null, date text, daily integer not null default 0,
+    aliases text not null default '');
+create table if not exists chunks(
+    id integer primary key, path text not null, ord integer not null, heading text not null,
+    hash text not null, embed text not null);
+create index if not exists chunks_path on chunks(path);
+create index if not exists chunks_hash on chunks(hash);
+create table if not exists vectors(id integer primary key, hash text not null unique);
+create virtual table if not exists chunks_fts using fts5(
+    title, heading, body, tokenize = 'porter unicode61 remove_diacritics 2');
+"""
+
+
+def index_path(root: Path) -> Path:
+    """Where a vault's index lives."""
+    return Path(root) / ".palinode" / INDEX_NAME
+
+
+@dataclass
+class UpdateReport:
+    """What one update did."""
+
+    indexed: int = 0  # notes (re)chunked
+    removed: int = 0  # notes dropped from the index
+    unchanged: int = 0
+    embedded: int = 0  # texts sent to the model
+    pending: int = 0  # chunks still without a vector (interrupted, or no model)
+    reset_vectors: bool = False  # the model changed: every vector was dropped
+    seconds: float = 0.0
+    mode: str = "keyword"
+    reason: str | None = None
+    errors: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in ("indexed", "removed", "unchanged", "embedded", "pending",
+                                                "reset_vectors", "seconds", "mode", "reason", "errors")}
+
+
+def note_meta(note: Note) -> dict[str, Any]:
+    """The filterable facts of a note: category, status, folder, date, daily."""
+    data = note.frontmatter or {}
+    category = data.get("category") if isinstance(data.get("category"), str) else None
+    if category is None:
+        kind = kind_of_path(note.path)
+        category = kind.name if kind else None
+    status = data.get("status")
+    status = str(status).strip().lower() if isinstance(status, (str, int)) and str(status).strip() else None
+    date = None
+    for key in _DATE_KEYS:
+        value = data.get(key)
+        if isinstance(value, (dt.date, dt.datetime)):
+            date = value.isoformat()[:10]
+            break
+        if isinstance(value, str) and _DATE.search(value):
+            date = _DATE.search(value).group(1)
+            break
+    if date is None:
+        m = _DATE.search(note.path.rsplit("/", 1)[-1])
+        date = m.group(1) if m else None
+    aliases = data.get("aliases") or []
+    if isinstance(aliases, str):
+        aliases = [aliases]
+    return {
+        "category": category.lower() if category else None,
+        "status": status,
+        "folder": top_folder(note.path),
+        "date": date,
+        "daily": int(is_daily(note.path)),
+        "aliases": " ".join(str(a) for a in aliases if a is not None),
+    }
+
+
+def is_daily(path: str) -> bool:
+    """Daily logs: `daily/` and `archive/daily/` (PROGRAM.md's daily_penalty applies to both)."""
+    low = path.lower()
+    return low.startswith("daily/") or low.startswith("archive/daily/")
+
+
+class Index:
+    """One vault's search index. Thread-safe: calls are serialised on one connection.
+
+    `model` is the embedding model (default: MiniLM, loaded when first needed); without one
+    (no llama.cpp, no file, no sqlite-vec) the index is keyword-only and `reason` says why.
+    """
+
+    def __init__(self, root: str | Path, *, model: ModelSlot | None = None,
+                 model_path: str | Path | None = None, embedder: TextEmbedder | None = None,
+                 db_path: str | Path | None = None) -> None:
+        self.root = Path(root).resolve()
+        self.path = Path(db_path) if db_path else index_path(self.root)
+        self.model = model or ModelSlot(model_path, embedder)
+        self.lock = threading.RLock()
+        self.conn: Connection = connect(self.path)
+        self.embed_calls = 0  # texts embedded through this object (tests count them)
+        self.stop = threading.Event()  # set to interrupt long work between batches
+        with self.lock:
+            self._ensure_schema()
+
+    # -- schema and model ---------------------------------------------------------------
+
+    def _ensure_schema(self) -> None:
+        conn = self.conn
+        version = None
+        if conn.fetchone("select 1 from sqlite_master where name = 'meta'"):
+            version = conn.fetchvalue("select value from meta where key = 'schema'")
+        if version is not None and int(version) != SCHEMA_VERSION:
+            self._drop_all()
+        conn.executescript(_SCHEMA)
+        self._set_meta("schema", str(SCHEMA_VERSION))
+        if self.meta("chunker") != str(CHUNKER_VERSION):
+            # every note is chunked again; vectors of unchanged chunk texts are reused by hash
+            conn.execute("update notes set text_hash = ''")
+            self._set_meta("chunker", str(CHUNKER_VERSION))
+
+    def _drop_all(self) -> None:
+        for name in ("vec_chunks", "chunks_fts", "vectors", "chunks", "notes", "meta"):
+            self.conn.execute(f"drop table if exists {name}")
+
+    def meta(self, key: str) -> str | None:
+        return self.conn.fetchvalue("select value from meta where key = ?", (key,))
+
+    def _set_meta(self, key: str, value: str | None) -> None:
+        if value is None:
+            self.conn.execute("delete from meta where key = ?", (key,))
+        else:
+            self.conn.execute("insert into meta(key, value) values (?, ?) "
+                              "on conflict(key) do update set value = excluded.value", (key, value))
+
+    def _has_vec_table(self) -> bool:
+        return self.conn.fetchone("select 1 from sqlite_master where name = 'vec_chunks'") is not None
+
+    @property
+    def vectors_usable(self) -> bool:
+        """True when stored vectors exist for the model in use, so vector search can run."""
+        identity = self.model.identity() if self.conn.vec_available else None
+        return (identity is not None and self._has_vec_table()
+                and self.meta("model") == identity[0] and self.meta("dimensions") == str(identity[1]))
+
+    @property
+    def reason(self) -> str | None:
+        """Why search is keyword-only (with the fix), or None when vectors work."""
+        if not self.conn.vec_available:
+            return self.conn.vec_error
+        if self.model.identity() is None:
+            return self.model.reason
+        return None
+
+    def _check_model(self) -> bool:
+        """Make the vector table match the model in use; True when the vectors were reset."""
+        identity = self.model.identity() if self.conn.vec_available else None
+        if identity is None:
+            return False
+        model_id, dims = identity
+        if self.meta("model") == model_id and self.meta("dimensions") == str(dims) and self._has_vec_table():
+            return False
+        had = self.meta("model") is not None
+        with self.conn.transaction():
+            self.conn.execute("drop table if exists vec_chunks")
+            self.conn.execute("delete from vectors")
+            self.conn.execute(f"create virtual table vec_chunks using vec0("
+                              f"embedding float[{int(dims)}] distance_metric=cosine)")
+            self._set_meta("model", model_id)
+            self._set_meta("dimensions", str(dims))
+        return had
+
+    # -- updating -----------------------------------------------------------------------
+
+    def stored_hashes(self) -> dict[str, str]:
+        """path -> text hash of every indexed note."""
+        return dict(self.conn.fetchall("select path, text_hash from notes"))
+
+    def sync(self, notes: Mapping[str, Note], read: ReadText, progress: Progress | None = None,
+             embed: bool = True) -> UpdateReport:
+        """Bring the index in line with `notes` (the whole vault): add, re-chunk, remove, embed.
+
+        `read(path)` gives a note's normalised text. Unchanged notes cost one dict lookup.
+        """
+        with self.lock:
+            stored = self.stored_hashes()
+            changes: dict[str, Note | None] = {p: None for p in stored if p not in notes}
+            for path, note in notes.items():
+                if stored.get(path) != note.text_hash:
+                    changes[path] = note
+            report = self.update(changes, read, progress, embed=embed)
+            report.unchanged = len(notes) - report.indexed
+            return report
+
+    def update(self, changes: Mapping[str, Note | None], read: ReadText,
+               progress: Progress | None = None, embed: bool = True) -> UpdateReport:
+        """Index the given notes (None: remove), then embed what has no vector yet."""
+        started = time.monotonic()
+        report = UpdateReport()
+        with self.lock:
+            report.reset_vectors = self._check_model()
+            items = sorted(changes.items())
+            total = len(items)
+            for start in range(0, total, NOTE_BATCH):
+                if self.stop.is_set():
+                    break
+                with self.conn.transaction():
+                    for path, note in items[start : start + NOTE_BATCH]:
+                        if note is None:
+                            report.removed += self._remove(path)
+                            continue
+                        text = read(path)
+                        if text is None:
+                            report.removed += self._remove(path)
+                            continue
+                        if not note.text_hash or note.text_hash != _hash(text):
+                            note = parse_note(path, text, _hash(text))
+                        self._store_note(note, text)
+                        report.indexed += 1
+                if progress:
+                    progress("index", min(start + NOTE_BATCH, total), total)
+            if report.removed:
+                self._collect_garbage()
+            if embed:
+                report.embedded = self.embed_missing(progress)
+            report.pending = self.pending()
+            report.mode = "hybrid" if self.vectors_usable else "keyword"
+            report.reason = self.reason
+        report.seconds = round(time.monotonic() - started, 3)
+        return report
+
+    def _remove(self, path: str) -> int:
+        self.conn.execute("delete from chunks_fts where rowid in (select id from chunks where path = ?)", (path,))
+        self.conn.execute("delete from chunks where path = ?", (path,))
+        return self.conn.execute("delete from notes where path = ?", (path,))
+
+    def _store_note(self, note: Note, text: str) -> None:
+        self._remove(note.path)
+        meta = note_meta(note)
+        self.conn.execute(
+            "insert into notes(path, text_hash, title, category, status, folder, date, daily, aliases) "
+            "values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (note.path, note.text_hash, note.title, meta["category"], meta["status"], meta["folder"],
+             meta["date"], meta["daily"], meta["aliases"]),
+        )
+        title_words = f"{note.title} {meta['aliases']}".strip()
+        for chunk in chunk_note(note, text):
+            self.conn.execute("insert into chunks(path, ord, heading, hash, embed) values (?, ?, ?, ?, ?)",
+                              (note.path, chunk.ord, chunk.heading, chunk.hash, chunk.embed))
+            rowid = self.conn.last_insert_rowid()
+            self.conn.execute("insert into chunks_fts(rowid, title, heading, body) values (?, ?, ?, ?)",
+                              (rowid, title_words, chunk.heading, chunk.text))
+
+    def _collect_garbage(self) -> None:
+        """Drop vectors no chunk uses any more."""
+        with self.conn.transaction():
+            if self._has_vec_table():
+                self.conn.execute("delete from vec_chunks where rowid in (select id from vectors "
+                                  "where hash not in (select hash from chunks))")
+            self.conn.execute("delete from vectors where hash not in (select hash from chunks)")
+
+    def pending(self) -> int:
+        """Chunk texts that have no vector yet."""
+        return int(self.conn.fetchvalue(
+            "select count(distinct hash) from chunks where hash not in (select hash from vectors)", default=0))
+
+    def embed_missing(self, progress: Progress | None = None) -> int:
+        """Embed every chunk text without a vector, committing in batches. Returns texts embedded.
+
+        Does nothing (keyword-only) when no model or no sqlite-vec is available.
+        """
+        with self.lock:
+            if not self.conn.vec_available or self.model.identity() is None:
+                return 0
+            self._check_model()
+            todo = self.conn.fetchall(
+                "select hash, min(embed) from chunks where hash not in (select hash from vectors) "
+                "group by hash order by min(id)")
+            if not todo:
+                return 0
+            try:
+                embedder = self.model.get()
+            except ModelUnavailable:
+                return 0
+            if self._check_model():  # loading revealed a different identity than the header
+                return self.embed_missing(progress)
+            done = 0
+            total = len(todo)
+            if progress:
+                progress("embed", 0, total)
+            for start in range(0, total, EMBED_BATCH):
+                if self.stop.is_set():
+                    break
+                batch = todo[start : start + EMBED_BATCH]
+                vectors = embedder.embed_many([text for _, text in batch])
+                self.embed_calls += len(batch)
+                with self.conn.transaction():
+                    for (digest, _), vector in zip(batch, vectors):
+                        self.conn.execute("insert or ignore into vectors(hash) values (?)", (digest,))
+                        rowid = self.conn.fetchvalue("select id from vectors where hash = ?", (digest,))
+                        self.conn.execute("delete from vec_chunks where rowid = ?", (rowid,))
+                        self.conn.execute("insert into vec_chunks(rowid, embedding) values (?, ?)",
+                                          (rowid, serialize_vector(vector)))
+                done += len(batch)
+                if progress:
+                    progress("embed", done, total)
+            return done
+
+    def reset(self) -> None:
+        """Forget everything (reindex from the files); the model's vectors go too."""
+        with self.lock:
+            self._drop_all()
+            self._ensure_schema()
+
+    # -- reading ------------------------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        c = self.conn
+        vectors = int(c.fetchvalue("select count(*) from vectors", default=0))
+        return {
+            "notes": int(c.fetchvalue("select count(*) from notes", default=0)),
+            "chunks": int(c.fetchvalue("select count(*) from chunks", default=0)),
+            "vectors": vectors,
+            "pending": self.pending(),
+        }
+
+    def describe(self) -> dict[str, Any]:
+        """For `status`: {"mode", "driver", "model", "reason", counts...}."""
+        with self.lock:
+            usable = self.vectors_usable
+            identity = self.model.identity() if self.conn.vec_available else None
+            return {
+                "mode": "hybrid" if usable else "keyword",
+                "driver": self.conn.driver_name,
+                "model": identity[0] if identity else None,
+                "dimensions": identity[1] if identity else None,
+                "reason": self.reason,
+                "path": str(self.path),
+                **self.counts(),
+            }
+
+    def note_rows(self, paths: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """Metadata of some indexed notes, by path."""
+        paths = list(dict.fromkeys(paths))
+        out: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(paths), 500):
+            part = paths[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for row in self.conn.fetchdicts(f"select * from notes where path in ({marks})", part):
+                out[row["path"]] = row
+        return out
+
+    def close(self) -> None:
+        with self.lock:
+            self.conn.close()
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _hash(text: str) -> str:
+    from palinode_vault.core.text import sha256_text
+
+    return sha256_text(text)
