@@ -352,6 +352,15 @@ def test_orphan(make_vault, load_vault):
     assert sorted(f.path for f in found) == ["Top.md", "insights/lonely.md"]
 
 
+def test_stale_skips_notes_referenced_by_recent_notes(make_vault, load_vault):
+    # PROGRAM.md: "not referenced or updated in 90 days"; a link from a recent note counts.
+    old = mem("insight", "old-but-cited", "[[checkout]]\n", entities=["project/checkout"], updated="2026-06-01")
+    forgotten = mem("insight", "forgotten", "[[checkout]]\n", entities=["project/checkout"], updated="2026-06-01")
+    citing = ("daily/2026-11-28.md", "Revisited [[old-but-cited]] today.\n")
+    found, _ = _one(make_vault, load_vault, old, forgotten, citing, check="stale")
+    assert [f.path for f in found] == ["insights/forgotten.md"]
+
+
 def test_every_check_is_exercised_here():
     # A new check in the table must get a test in this file.
     assert set(CHECKS) == {

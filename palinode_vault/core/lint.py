@@ -191,7 +191,7 @@ def lint_note(state: VaultState, path: str, ctx: LintContext, analysis: Analysis
     elif memory:
         out.extend(_schema_findings(note, analysis))
         out.extend(_wiki_findings(state, note))
-        out.extend(_lifecycle_findings(note, ctx))
+        out.extend(_lifecycle_findings(state, note, ctx))
         expected = compute_cross_refs(note, analysis.mentions)
         current = (note.frontmatter or {}).get("cross_refs")
         if (current or expected) and current != expected:
@@ -258,7 +258,7 @@ def _wiki_findings(state: VaultState, note: Note) -> list[Finding]:
     return out
 
 
-def _lifecycle_findings(note: Note, ctx: LintContext) -> list[Finding]:
+def _lifecycle_findings(state: VaultState, note: Note, ctx: LintContext) -> list[Finding]:
     data = note.frontmatter or {}
     path = note.path
     out = []
@@ -272,7 +272,8 @@ def _lifecycle_findings(note: Note, ctx: LintContext) -> list[Finding]:
         if status == "review" and updated and (ctx.now - updated).days > pruning.inbox_days:
             out.append(Finding("inbox_stale", path, _key_line(note, "status"),
                                f"waiting for review for {(ctx.now - updated).days} days (> {pruning.inbox_days}); file it or let consolidation archive it as stale"))
-    elif status != "archived" and updated and (ctx.now - updated).days > pruning.stale_days:
+    elif (status != "archived" and updated and (ctx.now - updated).days > pruning.stale_days
+          and not _recently_referenced(state, path, ctx.now, pruning.stale_days)):
         out.append(Finding("stale", path, _key_line(note, "last_updated"),
                            f"not updated for {(ctx.now - updated).days} days (> {pruning.stale_days}); review it (never auto-archived)"))
     if data.get("core") is True:
@@ -289,6 +290,22 @@ def _lifecycle_findings(note: Note, ctx: LintContext) -> list[Finding]:
         if reason:
             out.append(Finding("core_review", path, _key_line(note, "core"), f"core: true but {reason}; consider core: false"))
     return out
+
+
+def _recently_referenced(state: VaultState, path: str, now: dt.date, days: int) -> bool:
+    """PROGRAM.md: "not referenced or updated in 90 days". A link or entity ref from a note
+    updated within the window counts as a reference (daily notes count by their date)."""
+    for source in state.incoming.get(path, {}):
+        note = state.notes.get(source)
+        if note is None:
+            continue
+        data = note.frontmatter or {}
+        when = _as_date(data.get("last_updated")) or _as_date(data.get("created")) or _as_date(data.get("date"))
+        if when is None:
+            when = _as_date(note.stem[:10])  # daily/2026-11-30.md and research/2026-11-05-x.md
+        if when is not None and (now - when).days <= days:
+            return True
+    return False
 
 
 def _link_findings(state: VaultState, note: Note, fixable: bool) -> list[Finding]:

@@ -24,7 +24,7 @@ class Link:
     kind: str  # "wiki" | "embed" | "md" | "md_embed" | "property"
     target: str  # link path as written ('' for a link to a heading of the same note)
     subpath: str  # heading text or '^blockid' after '#', '' if none
-    display: str | None  # text after '|' (wikilinks) or the link text (markdown links)
+    display: str | None  # text after '|' in a wikilink (None for markdown links)
     start: int
     end: int
     line: int
