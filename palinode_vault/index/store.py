@@ -261,7 +261,7 @@ class Index:
                         report.indexed += 1
                 if progress:
                     progress("index", min(start + NOTE_BATCH, total), total)
-            if report.removed:
+            if report.removed or report.indexed:
                 self._collect_garbage()
             if embed:
                 report.embedded = self.embed_missing(progress)

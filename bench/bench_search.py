@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""Search index benchmarks: cold index, unchanged re-index, search latency, retrieval quality.
+
+    .venv/bin/python bench/make_vault.py /tmp/bench-vault --notes 10000
+    .venv/bin/python bench/bench_search.py --vault /tmp/bench-vault            # everything
+    .venv/bin/python bench/bench_search.py --vault /tmp/bench-vault --phase cold
+    .venv/bin/python bench/bench_search.py --phase quality                     # no bench vault needed
+
+Phases:
+- cold: `VAULT/.palinode/index.db` deleted, then the whole vault indexed and embedded
+  (the parse cache is kept: this measures the index, not the parser). Resumable: `--resume`
+  keeps an interrupted index and times only the rest.
+- warm: the same call again over the unchanged vault: embedding calls (must be 0) and seconds
+  (target 1 s), vault load included.
+- latency: in-process hybrid search over the indexed vault, queries drawn from its own titles
+  and phrases; median and p95 in milliseconds (targets 20 / 50), model loaded once before.
+- quality: the labelled query sets in bench/queries/ over copies of sample-vault/ and the
+  Obsidian help corpus; recall@10 and MRR for keyword-only, vector-only and hybrid.
+
+Prints the exact command, a markdown table, and one JSON line with every number.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from palinode_vault.index import open_index, refresh, search  # noqa: E402
+from palinode_vault.index.store import index_path  # noqa: E402
+from palinode_vault.settings import Settings  # noqa: E402
+from palinode_vault.vault import Vault  # noqa: E402
+
+QUERIES = REPO / "bench" / "queries"
+CORPORA = {
+    "sample-vault": REPO / "sample-vault",
+    "obsidian-help-en": REPO.parent / "shared" / "corpora" / "obsidian-help-en",
+}
+
+
+def _progress_printer():
+    last = [0.0]
+
+    def progress(phase: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if done == total or now - last[0] > 5:
+            last[0] = now
+            print(f"  {phase}: {done}/{total}", file=sys.stderr, flush=True)
+
+    return progress
+
+
+def phase_cold(vault: Path, resume: bool) -> dict:
+    db = index_path(vault)
+    if not resume:
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(db) + suffix).unlink(missing_ok=True)
+    v = Vault(Settings(vault=vault))
+    t0 = time.perf_counter()
+    v.load()
+    load_s = time.perf_counter() - t0
+    index = open_index(vault)
+    t1 = time.perf_counter()
+    report = refresh(index, v, _progress_printer())
+    seconds = time.perf_counter() - t1
+    counts = index.counts()
+    index.close()
+    return {"load_s": round(load_s, 2), "index_s": round(seconds, 1), "notes": counts["notes"],
+            "chunks": counts["chunks"], "embedded": report.embedded,
+            "texts_per_s": round(report.embedded / seconds, 1) if seconds else None,
+            "pending": report.pending, "resumed": resume}
+
+
+def phase_warm(vault: Path, runs: int = 3) -> dict:
+    times, calls = [], []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        v = Vault(Settings(vault=vault))
+        index = open_index(vault)
+        report = refresh(index, v)
+        times.append(time.perf_counter() - t0)
+        calls.append(index.embed_calls)
+        index.close()
+    return {"warm_s_median": round(statistics.median(times), 3), "warm_s": [round(t, 3) for t in times],
+            "embed_calls": calls, "unchanged": report.unchanged}
+
+
+def phase_latency(vault: Path, n: int = 200, seed: int = 11) -> dict:
+    index = open_index(vault)
+    titles = [t for (t,) in index.conn.fetchall("select title from notes order by path")]
+    rng = random.Random(seed)
+    queries = []
+    for _ in range(n):
+        words = rng.choice(titles).split()
+        queries.append(" ".join(rng.sample(words, min(len(words), rng.randint(1, 4)))) or "release")
+    search(index, "warm up the model")
+    modes = {}
+    for mode in ("hybrid", "keyword", "vector"):
+        times = []
+        for q in queries:
+            t0 = time.perf_counter()
+            search(index, q, limit=10, mode=mode)
+            times.append((time.perf_counter() - t0) * 1000)
+        times.sort()
+        modes[mode] = {"median_ms": round(statistics.median(times), 2),
+                       "p95_ms": round(times[int(0.95 * (len(times) - 1))], 2)}
+    index.close()
+    return {"queries": n, **modes}
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".palinode", ".obsidian"))
+    return dst
+
+
+def phase_quality(work: Path) -> dict:
+    out = {}
+    totals = {m: {"hits": 0, "rr": 0.0, "n": 0} for m in ("keyword", "vector", "hybrid")}
+    for name, src in CORPORA.items():
+        qfile = QUERIES / f"{name}.json"
+        queries = json.loads(qfile.read_text(encoding="utf-8"))["queries"]
+        vault = _copy(src, work / name)
+        v = Vault(Settings(vault=vault))
+        index = open_index(vault)
+        refresh(index, v)
+        per = {}
+        for mode in ("keyword", "vector", "hybrid"):
+            hits, rr = 0, 0.0
+            for item in queries:
+                res = search(index, item["query"], limit=10, mode=mode,
+                             include_daily=item.get("include_daily", False))
+                got = [r["path"] for r in res["results"]]
+                ranks = [got.index(p) + 1 for p in item["relevant"] if p in got]
+                if ranks:
+                    hits += 1
+                    rr += 1.0 / min(ranks)
+            per[mode] = {"recall@10": round(hits / len(queries), 3), "mrr": round(rr / len(queries), 3)}
+            t = totals[mode]
+            t["hits"] += hits
+            t["rr"] += rr
+            t["n"] += len(queries)
+        index.close()
+        out[name] = {"queries": len(queries), **per}
+    out["all"] = {"queries": totals["hybrid"]["n"], **{
+        m: {"recall@10": round(t["hits"] / t["n"], 3), "mrr": round(t["rr"] / t["n"], 3)} for m, t in totals.items()}}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--vault", type=Path, default=Path("/tmp/bench-vault"))
+    parser.add_argument("--phase", action="append", choices=["cold", "warm", "latency", "quality"])
+    parser.add_argument("--resume", action="store_true", help="cold: keep an interrupted index")
+    args = parser.parse_args()
+    phases = args.phase or ["cold", "warm", "latency", "quality"]
+    print("$ " + " ".join([os.path.relpath(sys.executable, REPO) if sys.executable.startswith(str(REPO)) else sys.executable,
+                           "bench/bench_search.py", *sys.argv[1:]]), flush=True)
+    results: dict = {"threads": os.cpu_count()}
+    if any(p in phases for p in ("cold", "warm", "latency")) and not args.vault.is_dir():
+        sys.exit(f"no bench vault at {args.vault}: .venv/bin/python bench/make_vault.py {args.vault} --notes 10000")
+    if "cold" in phases:
+        results["cold"] = phase_cold(args.vault, args.resume)
+        print(f"cold index: {results['cold']}", flush=True)
+    if "warm" in phases:
+        results["warm"] = phase_warm(args.vault)
+        print(f"unchanged re-index: {results['warm']}", flush=True)
+    if "latency" in phases:
+        results["latency"] = phase_latency(args.vault)
+        print(f"latency: {results['latency']}", flush=True)
+    if "quality" in phases:
+        with tempfile.TemporaryDirectory() as tmp:
+            results["quality"] = phase_quality(Path(tmp))
+        print("\n| corpus | queries | mode | recall@10 | MRR |\n| --- | --- | --- | --- | --- |")
+        for corpus, data in results["quality"].items():
+            for mode in ("keyword", "vector", "hybrid"):
+                print(f"| {corpus} | {data['queries']} | {mode} | {data[mode]['recall@10']} | {data[mode]['mrr']} |")
+    print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()
