@@ -70,13 +70,14 @@ class ProjectSnapshot(Memory):
     category: Literal["project"]
     type: Literal["ProjectSnapshot"]
     name: str = Field(min_length=1)
-    status: Literal["active", "paused", "completed", "archived"] = "active"
+    # "review": an inbox item waiting for the person (PROGRAM.md "Confidence")
+    status: Literal["active", "paused", "completed", "archived", "review"] = "active"
 
 
 class Decision(Memory):
     category: Literal["decision"]
     type: Literal["Decision"]
-    status: Literal["active", "archived"] = "active"
+    status: Literal["active", "archived", "review"] = "active"  # review: inbox items only
     supersedes: list[str] = Field(default_factory=list)
     superseded_by: str | None = ""
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)

@@ -1,0 +1,134 @@
+"""Memory commands: extract, consolidate, core (PROGRAM.md's passes from the command line)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from palinode_vault.cli import main
+from palinode_vault.cli.options import vault_option
+from palinode_vault.cli.vault_cmds import now_option, open_vault
+
+
+def _program_or_fail(root: Path):
+    from palinode_vault.core.program import ProgramError
+    from palinode_vault.program import load_program
+
+    try:
+        return load_program(root)
+    except ProgramError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+@main.command()
+@vault_option
+@click.argument("transcript", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--dry-run", is_flag=True, help="Show what would be filed, and the diffs; write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--model", "model", default=None,
+              help="Generation model: a registered name (smollm2, the default) or a GGUF path.")
+def extract(vault: Path, transcript: str, dry_run: bool, as_json: bool, model: str | None) -> None:
+    """Turn a conversation into memories (markdown speaker turns, JSONL of {role, content}, or text)."""
+    from palinode_vault.memory.extract import extract_text
+    from palinode_vault.models import ModelUnavailable
+
+    v = open_vault(vault, quiet=as_json)
+    _program_or_fail(v.root)
+    if transcript == "-":
+        text, source = sys.stdin.read(), "stdin"
+    else:
+        path = Path(transcript)
+        if not path.is_file():
+            raise click.ClickException(f"transcript not found: {transcript}")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise click.ClickException(f"{transcript}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+        source = path.name
+    try:
+        result = extract_text(v, text, generator=model, source=source, dry_run=dry_run)
+    except ModelUnavailable as exc:
+        raise click.ClickException(str(exc)) from exc
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2))
+        return
+    if not result.outcomes:
+        click.echo("nothing worth keeping" + (" (dry run)" if dry_run else ""))
+    for o in result.outcomes:
+        conf = f"{o.confidence:.2f}" if o.confidence is not None else "-"
+        click.echo(f"{o.op:9} {o.type:15} {o.path or '-'}  ({conf}) {o.reason}")
+    if result.withheld_secrets:
+        click.echo(f"withheld {result.withheld_secrets} secret(s); logged without the value", err=True)
+    for why in result.dropped:
+        click.echo(f"dropped: {why}", err=True)
+    if result.finish_reason != "stop":
+        click.echo(f"the model gave no usable answer ({result.finish_reason}); nothing extracted", err=True)
+    if dry_run:
+        for path in sorted(result.diffs):
+            click.echo(result.diffs[path], nl=False)
+    elif result.written:
+        click.echo(f"wrote {len(result.written)} file(s); palinode-vault undo reverts this pass")
+    if result.conflicts:
+        click.echo(f"not written (changed on disk meanwhile): {', '.join(result.conflicts)}", err=True)
+
+
+@main.command()
+@vault_option
+@click.option("--dry-run", is_flag=True, help="Show every planned operation and diff; write nothing.")
+@now_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--model", "model", default=None, help="Generation model for judgement calls (default smollm2).")
+@click.option("--no-model", is_flag=True, help="Use only the rules in code (supersession stays 'unclear').")
+def consolidate(vault: Path, dry_run: bool, now, as_json: bool, model: str | None, no_model: bool) -> None:
+    """The weekly consolidation pass of PROGRAM.md (one journaled run: palinode-vault undo reverts it)."""
+    from palinode_vault.memory.consolidate import consolidate as run_consolidation
+    from palinode_vault.models import ModelUnavailable
+
+    v = open_vault(vault, now, quiet=as_json)
+    _program_or_fail(v.root)
+    try:
+        result = run_consolidation(v, dry_run=dry_run, generator=False if no_model else model)
+    except ModelUnavailable as exc:
+        raise click.ClickException(str(exc)) from exc
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2))
+        return
+    for op in result.operations:
+        click.echo(f"{op['op']:11} {op.get('path') or '-'}  {op['reason']}")
+    if dry_run:
+        for path in sorted(result.diffs):
+            click.echo(result.diffs[path], nl=False)
+        click.echo(f"dry run: {len(result.diffs)} file(s) would change; nothing written")
+    else:
+        click.echo(f"wrote {len(result.written)} file(s); palinode-vault undo reverts this consolidation")
+    if result.conflicts:
+        click.echo(f"not written (changed on disk meanwhile): {', '.join(result.conflicts)}", err=True)
+
+
+@main.command()
+@vault_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@now_option
+def core(vault: Path, as_json: bool, now) -> None:
+    """The core memory set (core: true notes) for a session start, within core.max_chars."""
+    from palinode_vault.memory.core_memory import core_set
+
+    v = open_vault(vault, now, quiet=as_json)
+    _program_or_fail(v.root)
+    result = core_set(v)
+    if as_json:
+        data = result.to_json()
+        click.echo(json.dumps(data, indent=2))
+        return
+    for f in result.files:
+        click.echo(f"{f['path']}  {f['title']}")
+    click.echo(f"{result.chars} of {result.max_chars} characters")
+    for f in result.left_out:
+        click.echo(f"left out: {f['path']} ({f['chars']} chars): {f['reason']}", err=True)
+
+
+_ = dt  # dates arrive through now_option

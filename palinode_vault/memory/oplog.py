@@ -1,0 +1,69 @@
+"""logs/operations.jsonl: one JSON line per memory operation (PROGRAM.md "The operations log").
+
+`{"time", "op", "type", "path", "confidence", "source", "reason"}`. Lines are appended through
+the journaled writer as part of the pass that made them, so `undo` of that pass removes them too.
+A withheld secret is logged as WITHHELD with its kind in `reason`, never its value.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from palinode_vault.writer import Edit, sha256_bytes
+
+LOG_PATH = "logs/operations.jsonl"
+
+
+@dataclass
+class Operation:
+    op: str
+    type: str | None
+    path: str | None
+    confidence: float | None
+    source: str
+    reason: str
+    time: str = ""
+
+    def line(self) -> str:
+        data = asdict(self)
+        data["time"] = self.time or utc_now()
+        ordered = {k: data[k] for k in ("time", "op", "type", "path", "confidence", "source", "reason")}
+        return json.dumps(ordered, ensure_ascii=False)
+
+
+def utc_now() -> str:
+    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def read_log(root: Path) -> list[dict[str, Any]]:
+    """Every readable line of the log (bad lines are skipped)."""
+    path = root / LOG_PATH
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            out.append(obj)
+    return out
+
+
+def append_edit(root: Path, ops: Iterable[Operation], reason: str = "operations log") -> Edit | None:
+    """An Edit appending `ops` to the log (None when there is nothing to log)."""
+    lines = [op.line() for op in ops]
+    if not lines:
+        return None
+    path = root / LOG_PATH
+    before = path.read_bytes() if path.is_file() else None
+    text = b"" if before is None else before
+    if text and not text.endswith(b"\n"):
+        text += b"\n"
+    new = text + ("\n".join(lines) + "\n").encode("utf-8")
+    return Edit(LOG_PATH, sha256_bytes(before), new, reason)

@@ -1,0 +1,123 @@
+"""Secrets: found by rules in code, before the model sees a transcript and after it answers.
+
+PROGRAM.md "Never extract": passwords, API keys, tokens, private keys, connection strings with
+credentials, recovery codes — never, even when the person says "remember this password". The
+model is not trusted with this: the transcript is redacted before the prompt is built, and every
+string the model returns is checked again. A warning names the *kind* of secret, never its value.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
+
+#: What a redacted secret looks like in the text the model sees (and in daily logs).
+MARK = "[withheld {kind}]"
+_MARK_RE = re.compile(r"\[withheld [a-z ]+\]")
+
+
+@dataclass(frozen=True)
+class SecretHit:
+    kind: str  # e.g. "API key", never the value
+    start: int
+    end: int
+
+
+# (kind, pattern, group that holds the secret: 0 = the whole match)
+_RULES: list[tuple[str, re.Pattern[str], int]] = [
+    ("private key", re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)", re.S), 0),
+    ("AWS access key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), 0),
+    ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})\b"), 0),
+    ("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"), 0),
+    ("API key", re.compile(r"\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{10,}\b"), 0),
+    ("API key", re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}\b"), 0),
+    ("API key", re.compile(r"\bAIza[0-9A-Za-z_-]{30,}\b"), 0),
+    ("API key", re.compile(r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}\b"), 0),
+    ("token", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b"), 0),
+    ("token", re.compile(r"\b[Bb]earer\s+([A-Za-z0-9._~+/=-]{16,})"), 1),
+    ("connection string with credentials", re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]+:([^\s@/]+)@[^\s]+"), 0),
+    # key = value assignments with a credential-like name
+    ("API key", re.compile(
+        r"(?i)\b(?:api[_ -]?key|api[_ -]?secret|secret[_ -]?key|access[_ -]?key|client[_ -]?secret|auth[_ -]?token|access[_ -]?token|token)"
+        r"\s*(?:is|was|=|:|->)\s*[\"']?([A-Za-z0-9_./+=~-]{12,})"), 1),
+    ("password", re.compile(
+        r"(?i)\b(?:password|passwd|passphrase|pass ?code|pwd|pin(?: code)?|wifi key)\b"
+        r"(?:\s+(?:for|to|of|on)\s+[\w .@-]{1,40}?)?"
+        r"(?:\s*(?:is|was|=|:|->|it's|it is|is now)\s*|\s+)[\"'`]?([^\s\"'`,;]{4,})"), 1),
+    ("recovery code", re.compile(
+        r"(?i)\b(?:recovery|backup|2fa|mfa|seed)\s+(?:codes?|phrase|words?)\b[^\n]{0,20}?(?:is|are|:|=)\s*([A-Za-z0-9 -]{6,}?)(?=[.\n]|$)"), 1),
+]
+
+# A value after "password is" that is plainly not a secret ("password is required").
+_NOT_A_VALUE = re.compile(
+    r"(?i)^(?:required|wrong|incorrect|correct|expired|reset|changed|stored|saved|set|in|on|at|the|a|an|my|your|our|their|his|her|"
+    r"manager|policy|rotation|rules?|field|prompt|protected|strong|weak|long|short|missing|empty|different|same|now|still|"
+    r"only|never|always|also|not|being|was|is|for|to|of|and|or|with|that|this|it|we|you|i|please|so|because|but|should|"
+    r"must|will|can|could|would|rotated|shared|hashed|encrypted|changes?|managers?|resets?|vault|1password|bitwarden|keychain)\W*$")
+
+# "remember this password", "save my API key": a request to keep a credential.
+_REMEMBER = re.compile(
+    r"(?i)\b(?:remember|store|save|keep|note|write down|memori[sz]e)\b[^.\n]{0,30}\b"
+    r"(?:password|passphrase|passcode|pin|api[ -]?key|token|secret|private key|recovery codes?|credentials?)\b")
+
+
+def find_secrets(text: str) -> list[SecretHit]:
+    """Every secret in `text` (kind and span of the secret value), left to right, no overlaps."""
+    hits: list[SecretHit] = []
+    for kind, pattern, group in _RULES:
+        for m in pattern.finditer(text):
+            start, end = m.span(group)
+            if start < 0:
+                continue
+            value = text[start:end]
+            if kind == "password" and (_NOT_A_VALUE.match(value) or _MARK_RE.match(value) or value.startswith("[withheld")):
+                continue
+            if kind in ("API key",) and group and not re.search(r"\d", value):
+                continue  # "token is rotated weekly" names no value
+            hits.append(SecretHit(kind, start, end))
+    hits.sort(key=lambda h: (h.start, -(h.end - h.start)))
+    merged: list[SecretHit] = []
+    for hit in hits:
+        if merged and hit.start < merged[-1].end:
+            if hit.end > merged[-1].end:
+                merged[-1] = SecretHit(merged[-1].kind, merged[-1].start, hit.end)
+            continue
+        merged.append(hit)
+    return merged
+
+
+def asks_to_remember_secret(text: str) -> bool:
+    """True for "remember this password" and the like (withheld even without a value)."""
+    return bool(_REMEMBER.search(text))
+
+
+def redact(text: str) -> tuple[str, list[str]]:
+    """`text` with every secret replaced by a `[withheld KIND]` mark, and the kinds found."""
+    hits = find_secrets(text)
+    if not hits:
+        return text, []
+    out, pos = [], 0
+    for hit in hits:
+        out.append(text[pos : hit.start])
+        out.append(MARK.format(kind=hit.kind.lower()))
+        pos = hit.end
+    out.append(text[pos:])
+    return "".join(out), [h.kind for h in hits]
+
+
+def secret_kinds_in(text: str) -> list[str]:
+    """Kinds of secret an output string carries: a value, a redaction mark, or a request to keep one."""
+    kinds = [h.kind for h in find_secrets(text)]
+    if _MARK_RE.search(text):
+        kinds.append("redacted secret")
+    if asks_to_remember_secret(text):
+        kinds.append("credential the person asked to keep")
+    return kinds
+
+
+def warn_withheld(kind: str, source: str) -> None:
+    """Log that a secret was withheld: the kind and the source, never the value."""
+    log.warning("secret withheld from memory: %s (source %s)", kind, source)

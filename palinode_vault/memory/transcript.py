@@ -1,0 +1,90 @@
+"""Transcripts in: markdown speaker turns, JSONL of `{role, content}`, or plain text.
+
+Everything becomes a list of `Turn(role, content)` with role "user" (the person), "assistant"
+(the agent) or "system". Plain text with no speaker marks is one turn by the person.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+USER = "user"
+ASSISTANT = "assistant"
+SYSTEM = "system"
+
+_ROLE_NAMES = {
+    "user": USER, "human": USER, "person": USER, "me": USER, "you": USER,
+    "assistant": ASSISTANT, "agent": ASSISTANT, "ai": ASSISTANT, "bot": ASSISTANT, "model": ASSISTANT,
+    "claude": ASSISTANT, "chatgpt": ASSISTANT, "gpt": ASSISTANT,
+    "system": SYSTEM, "tool": SYSTEM,
+}
+# "User:", "**User:**", "**User**:", "## User", "> Assistant:" at the start of a line
+_SPEAKER = re.compile(
+    r"^(?:>\s*)?(?:#{1,6}\s*)?(?:\*\*|__)?(?P<name>[A-Za-z][A-Za-z ]{0,20}?)(?:\*\*|__)?\s*(?::(?:\*\*|__)?|$)[ \t]*(?P<rest>.*)$"
+)
+
+
+@dataclass(frozen=True)
+class Turn:
+    role: str
+    content: str
+
+
+def _role(name: str) -> str | None:
+    return _ROLE_NAMES.get(name.strip().lower())
+
+
+def parse_jsonl(text: str) -> list[Turn] | None:
+    """JSONL of {role, content} objects; None when the text is not that."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines or not lines[0].lstrip().startswith("{"):
+        return None
+    turns = []
+    for line in lines:
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(obj, dict) or "content" not in obj:
+            return None
+        content = obj["content"]
+        if isinstance(content, list):  # content parts: keep the text ones
+            content = "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        role = _role(str(obj.get("role", "user"))) or USER
+        turns.append(Turn(role, str(content)))
+    return turns
+
+
+def parse_markdown(text: str) -> list[Turn] | None:
+    """Speaker turns ("User: ...", "**Assistant:** ...", "## User"); None without any."""
+    turns: list[tuple[str, list[str]]] = []
+    for line in text.splitlines():
+        m = _SPEAKER.match(line.strip()) if line.strip() else None
+        role = _role(m.group("name")) if m else None
+        if m and role is not None and (":" in line or line.lstrip().startswith("#")):
+            turns.append((role, [m.group("rest")] if m.group("rest") else []))
+        elif turns:
+            turns[-1][1].append(line)
+        elif line.strip():
+            turns.append((USER, [line]))
+    if not any(r != USER for r, _ in turns) and len(turns) < 2:
+        return None
+    return [Turn(r, "\n".join(body).strip()) for r, body in turns if "\n".join(body).strip()]
+
+
+def parse_transcript(text: str) -> list[Turn]:
+    """Turns of a transcript in any of the three formats."""
+    text = text.lstrip("\ufeff")
+    for parse in (parse_jsonl, parse_markdown):
+        turns = parse(text)
+        if turns is not None:
+            return turns
+    return [Turn(USER, text.strip())] if text.strip() else []
+
+
+def render(turns: list[Turn]) -> str:
+    """Turns as the model reads them: the person's words and the agent's, labelled."""
+    labels = {USER: "PERSON", ASSISTANT: "AGENT", SYSTEM: "SYSTEM"}
+    return "\n\n".join(f"{labels.get(t.role, 'PERSON')}: {t.content}" for t in turns if t.role != SYSTEM)

@@ -1,0 +1,532 @@
+"""The update logic of PROGRAM.md: NOOP, UPDATE, ADD, SUPERSEDE, ARCHIVE, INBOX.
+
+Given clean candidate items (types checked, secrets withheld, caps applied), decide for each what
+to do with the vault and stage it in a Workspace. The model never chooses a path: paths come from
+the type and the slugified title, inside the memory folders only.
+
+Similarity comes through a small interface, `Similar(text, type) -> [(path, similarity)]`: the
+search index's `dedup` when it is importable and built, else a keyword/title similarity over the
+loaded notes (rapidfuzz). `similar_for(vault)` says which one it picked and why.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from rapidfuzz import fuzz
+
+from palinode_vault.core.entities import canonical_ref, ref_of_path, slugify, split_ref
+from palinode_vault.core.program import ProgramSettings
+from palinode_vault.kinds import BY_NAME, INBOX_FOLDER
+from palinode_vault.memory.oplog import Operation
+from palinode_vault.memory.workspace import (
+    Workspace, append_to_section, body_of, frontmatter_of, now_utc, section_bounds, set_keys,
+)
+from palinode_vault.vault import Vault
+
+Similar = Callable[[str, "str | None"], "list[tuple[str, float]]"]
+
+TYPE_KIND = {"PersonMemory": "person", "ProjectSnapshot": "project", "Decision": "decision",
+             "Insight": "insight", "ResearchRef": "research"}
+ACTION_ITEM = "ActionItem"
+
+
+@dataclass
+class Item:
+    """One candidate memory after the code's checks (see extract.clean_items)."""
+
+    type: str
+    title: str
+    text: str
+    confidence: float
+    entities: list[tuple[str, str]] = field(default_factory=list)  # (canonical ref, display name)
+    rationale: str = ""
+    alternatives: str = ""
+    due: str = ""
+    replaces: str = ""
+    note: str = ""  # why the code changed something (e.g. "type unclear, filed as Insight")
+
+
+@dataclass
+class Outcome:
+    op: str
+    type: str
+    path: str | None
+    confidence: float | None
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "type": self.type, "path": self.path, "confidence": self.confidence, "reason": self.reason}
+
+
+# --- similarity ------------------------------------------------------------------------------
+
+_WORD = re.compile(r"[a-z0-9]+")
+STOP = frozenset("""a an the and or but if of to in on at for with by from as is are was were be been being it its
+this that these those we i you he she they them our my your his her their me us not no so than then there here
+will would should could can may might must do does did done have has had just also into over about after before
+up out very more most some any all each other such only own same too s t don now new one""".split())
+
+
+def words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in STOP and len(w) > 1}
+
+
+def novelty(candidate: str, existing: str) -> float:
+    """Share of the candidate's content words that the existing text lacks (0 = nothing new)."""
+    cand = words(candidate)
+    if not cand:
+        return 0.0
+    return len(cand - words(existing)) / len(cand)
+
+
+def keyword_similar(vault: Vault) -> Similar:
+    """Title and text similarity (rapidfuzz) over the loaded memory notes, archived ones left out."""
+
+    def similar(text: str, type_name: str | None) -> list[tuple[str, float]]:
+        kind = TYPE_KIND.get(type_name or "")
+        folder = BY_NAME[kind].folder if kind else None
+        title, _, rest = text.partition("\n")
+        out = []
+        for path, note in vault.state.notes.items():
+            top = path.split("/", 1)[0]
+            if path.count("/") != 1 or (folder and top != folder) or (not folder and top not in {k.folder for k in BY_NAME.values()}):
+                continue
+            data = note.frontmatter or {}
+            if data.get("status") == "archived":
+                continue
+            t = fuzz.token_sort_ratio(title.lower(), note.title.lower()) / 100
+            b = fuzz.token_set_ratio(text.lower(), note.mention_text[:2000]) / 100 if rest.strip() else 0.0
+            score = max(t, 0.5 * t + 0.5 * b)
+            out.append((path, round(score, 3)))
+        out.sort(key=lambda x: -x[1])
+        return out[:8]
+
+    return similar
+
+
+def index_similar(vault: Vault, index: Any = None) -> tuple[Similar | None, str]:
+    """An adapter to `palinode_vault.index.dedup` when the index is importable, built and has vectors.
+
+    The pass never builds the index itself (that embeds the whole vault); the sidecar keeps one.
+    """
+    try:
+        from palinode_vault import index as index_mod
+    except ImportError:
+        return None, "palinode_vault.index is not installed"
+    if index is None:
+        if not index_mod.index_path(vault.root).is_file():
+            return None, "the search index is not built (palinode-vault reindex)"
+        try:
+            index = index_mod.open_index(vault.root)
+        except Exception as exc:  # noqa: BLE001 - no model, no sqlite-vec: fall back and say so
+            return None, f"the search index cannot be opened ({exc})"
+    if not getattr(index, "vectors_usable", False):
+        return None, f"the search index has no vectors ({getattr(index, 'reason', None) or 'keyword only'})"
+
+    def similar(text: str, type_name: str | None) -> list[tuple[str, float]]:
+        kind = TYPE_KIND.get(type_name or "")
+        try:
+            found = index_mod.dedup(index, text, category=kind, limit=8)
+        except Exception:  # noqa: BLE001 - one failed lookup falls back to keywords
+            return keyword_similar(vault)(text, type_name)
+        return [(s.path, float(s.similarity)) for s in found]
+
+    return similar, "index"
+
+
+def similar_for(vault: Vault, index: Any = None) -> tuple[Similar, str]:
+    """(similarity function, description): the index when usable, else keyword similarity."""
+    sim, why = index_similar(vault, index)
+    if sim is not None:
+        return sim, "index dedup"
+    return keyword_similar(vault), f"keyword similarity (rapidfuzz over loaded notes; {why})"
+
+
+# --- paths and rendering -----------------------------------------------------------------------
+
+
+def slug_for(title: str) -> str:
+    slug = slugify(title)[:60].strip("-")
+    return slug or "untitled"
+
+
+def memory_path(type_name: str, title: str, today: dt.date, inbox: bool = False) -> str:
+    """Where a memory of this type and title lives: decided in code, never by the model."""
+    slug = slug_for(title)
+    if inbox:
+        return f"{INBOX_FOLDER}/{slug}.md"
+    kind = BY_NAME[TYPE_KIND[type_name]]
+    if kind.dated_files:
+        return f"{kind.folder}/{today.isoformat()}-{slug}.md"
+    return f"{kind.folder}/{slug}.md"
+
+
+def _link_names(body: str, entities: list[tuple[str, str]], vault: Vault) -> str:
+    """Link the first plain mention of each entity's name where it carries weight."""
+    for ref, name in entities:
+        if not name or len(name) < 3:
+            continue
+        path = vault.state.entity_path(ref)
+        stem = path.rsplit("/", 1)[-1][:-3] if path else split_ref(ref)[1]
+        m = re.search(r"(?<![\[\w|])" + re.escape(name) + r"(?![\w\]])", body, re.IGNORECASE)
+        if m and "[[" not in body[max(0, m.start() - 60): m.start()].rsplit("]]", 1)[-1]:
+            body = body[: m.start()] + f"[[{stem}|{m.group(0)}]]" + body[m.end():]
+    return body
+
+
+def _yaml_list(values: list[str]) -> str:
+    from palinode_vault.core.frontmatter import render_scalar
+
+    return "[" + ", ".join(render_scalar(v) for v in values) + "]"
+
+
+def render_new(item: Item, path: str, now: dt.datetime, vault: Vault, inbox: bool, source: str,
+               supersedes: list[str] | None = None) -> str:
+    """The full text of a new memory file in its schema."""
+    from palinode_vault.core.frontmatter import render_scalar as q
+
+    type_name = item.type if item.type in TYPE_KIND else "Insight"
+    kind = TYPE_KIND[type_name]
+    slug = path.rsplit("/", 1)[-1][:-3]
+    if kind == "research":
+        slug = re.sub(r"^\d{4}-\d{2}-\d{2}-", "", slug)
+    ident = f"{kind}-{slug}"
+    stamp = now_utc(now)
+    refs = [r for r, _ in item.entities if r != f"{kind}/{slug}"]
+    fmv: list[tuple[str, str]] = [("id", ident), ("category", kind), ("type", type_name)]
+    if type_name in ("PersonMemory", "ProjectSnapshot"):
+        fmv.append(("name", q(item.title)))
+    if inbox:
+        fmv.append(("status", "review"))
+    elif type_name in ("Decision",):
+        fmv.append(("status", "active"))
+    elif type_name == "ProjectSnapshot":
+        fmv.append(("status", "active"))
+    if type_name == "PersonMemory":
+        fmv.append(("role", q(item.rationale[:80] or "unknown")))
+    if type_name in ("PersonMemory", "ProjectSnapshot"):
+        fmv.append(("core", "false"))
+    fmv.append(("entities", _yaml_list(refs)))
+    if type_name == "Decision":
+        fmv.append(("supersedes", _yaml_list(supersedes or [])))
+        fmv.append(("superseded_by", '""'))
+    if type_name == "Insight":
+        fmv.append(("recurrence_count", "1"))
+        fmv.append(("evidence_refs", "[]"))
+    if type_name == "ResearchRef":
+        fmv.append(("date", now.date().isoformat()))
+        fmv.append(("tags", "[]"))
+    fmv.append(("confidence", f"{item.confidence:.2f}"))
+    if type_name == "Decision":
+        fmv.append(("created", stamp))
+    if type_name == "PersonMemory":
+        fmv.append(("last_contact", now.date().isoformat()))
+    fmv.append(("last_updated", stamp))
+    head = "---\n" + "".join(f"{k}: {v}\n" for k, v in fmv) + "---\n"
+    text = _link_names(item.text.strip(), item.entities, vault)
+    if type_name == "Decision":
+        body = (f"# Decision: {item.title}\n\n## Statement\n{text}\n\n## Rationale\n"
+                f"{item.rationale.strip() or 'Not stated in the conversation.'}\n\n## Alternatives Rejected\n"
+                f"{item.alternatives.strip() or 'None recorded.'}\n")
+    elif type_name == "Insight":
+        body = f"# Insight: {item.title}\n\n{text}\n"
+    elif type_name == "PersonMemory":
+        body = (f"# {item.title}\n\n## Context\n{text}\n\n## Preferences & Communication\n\n"
+                f"## Follow-ups\n\n## Notes\n- {now.date().isoformat()}: first noted ({source}).\n")
+    elif type_name == "ProjectSnapshot":
+        body = (f"# {item.title}\n\n## What This Is\n{text}\n\n## Status\n\n## Current Work\n\n"
+                f"## Recent Changes\n- {now.date().isoformat()}: first noted.\n\n## Blockers\n\n## Follow-ups\n\n"
+                f"## Key Decisions\n\n## Lessons Learned\n")
+    else:
+        body = f"# {item.title}\n\n## Summary\n{text}\n\n## Key Points\n\n## Relevance\n"
+    return head + body
+
+
+# --- the decision flow -----------------------------------------------------------------------
+
+
+class Updater:
+    """Applies PROGRAM.md's update logic for one pass, staging changes in a Workspace."""
+
+    def __init__(self, vault: Vault, ws: Workspace, settings: ProgramSettings, similar: Similar,
+                 source: str, now: dt.datetime):
+        self.vault = vault
+        self.ws = ws
+        self.s = settings
+        self.similar = similar
+        self.source = source
+        self.now = now
+        self.today = now.date()
+        self.outcomes: list[Outcome] = []
+
+    def _out(self, op: str, item: Item, path: str | None, reason: str) -> Outcome:
+        if item.note:
+            reason = f"{reason}; {item.note}"
+        outcome = Outcome(op, item.type, path, round(item.confidence, 2), reason)
+        self.outcomes.append(outcome)
+        self.ws.log(Operation(op, item.type, path, round(item.confidence, 2), self.source, reason))
+        return outcome
+
+    # lookups
+
+    def find_entity_file(self, kind: str, name: str, entities: list[tuple[str, str]]) -> str | None:
+        """The existing person/project file an item is about: by entity ref, slug, name or alias."""
+        state = self.vault.state
+        for ref, _ in entities:
+            if ref.startswith(kind + "/") and state.entity_path(ref):
+                return state.entity_path(ref)
+        wanted = name.strip().lower()
+        ref = canonical_ref(f"{kind}/{name}")
+        if ref and state.entity_path(ref):
+            return state.entity_path(ref)
+        folder = BY_NAME[kind].folder
+        for path, note in state.notes.items():
+            if not path.startswith(folder + "/") or path.count("/") != 1:
+                continue
+            data = note.frontmatter or {}
+            names = [str(data.get("name") or ""), note.title] + [str(a) for a in data.get("aliases") or []]
+            if any(n.strip().lower() == wanted for n in names if n):
+                return path
+        return None
+
+    def _status(self, path: str) -> str:
+        text = self.ws.text(path)
+        return str(frontmatter_of(text or "").get("status") or "") if text else ""
+
+    # the flow
+
+    def apply(self, item: Item) -> Outcome:
+        if item.type == ACTION_ITEM:
+            return self._action_item(item)
+        kind = TYPE_KIND[item.type]
+        if kind in ("person", "project"):
+            target = self.find_entity_file(kind, item.title, item.entities)
+            if target and self._status(target) != "archived":
+                return self._update_collection(item, target)
+            return self._add(item, "new " + ("person" if kind == "person" else "project"))
+        matches = [(p, s) for p, s in self.similar(f"{item.title}\n{item.text}", item.type)
+                   if self.ws.exists(p) and self._status(p) != "archived" and p.split("/", 1)[0] == BY_NAME[kind].folder]
+        best = matches[0] if matches else None
+        if best:
+            path, sim = best
+            existing = self.ws.text(path) or ""
+            new_info = novelty(f"{item.title} {item.text} {item.rationale}", existing)
+            if sim >= self.s.update.same_fact and new_info < 0.34:
+                return self._out("NOOP", item, path, f"same fact already remembered (similarity {sim:.2f})")
+            if item.replaces and sim >= self.s.update.related and self._replaces(item, path):
+                return self._supersede(item, path, sim)
+            if sim >= self.s.update.strong_duplicate:
+                if new_info < 0.34:
+                    return self._out("NOOP", item, path, f"nothing new (similarity {sim:.2f})")
+                if item.confidence < self.s.extraction.confidence_threshold:
+                    return self._inbox(item, f"below the confidence threshold; close to {path} (similarity {sim:.2f})")
+                return self._update_single(item, path, sim)
+        if item.replaces:
+            old = self._find_by_title(item.replaces, kind)
+            if old and self._replaces(item, old):
+                return self._supersede(item, old, None)
+        return self._add(item, "new fact" + (f"; closest {best[0]} at {best[1]:.2f}" if best else ""))
+
+    def _replaces(self, item: Item, path: str) -> bool:
+        note_title = (self.vault.state.notes.get(path).title if path in self.vault.state.notes else path)
+        return fuzz.token_set_ratio(item.replaces.lower(), note_title.lower()) / 100 >= self.s.update.strong_duplicate
+
+    def _find_by_title(self, title: str, kind: str) -> str | None:
+        folder = BY_NAME[kind].folder
+        best, score = None, 0.0
+        for path, note in self.vault.state.notes.items():
+            if path.startswith(folder + "/") and path.count("/") == 1 and self._status(path) != "archived":
+                s = fuzz.token_set_ratio(title.lower(), note.title.lower()) / 100
+                if s > score:
+                    best, score = path, s
+        return best if score >= self.s.update.strong_duplicate else None
+
+    def retire(self, title: str, why: str, item: Item) -> Outcome | None:
+        """ARCHIVE: an existing memory (or a fact line in a person/project note) is obsolete."""
+        for kind in ("decision", "insight", "research"):
+            path = self._find_by_title(title, kind)
+            if path:
+                text = self.ws.text(path) or ""
+                self.ws.put(path, set_keys(text, {"status": "archived", "last_updated": now_utc(self.now)}), f"archived: {why}")
+                return self._out("ARCHIVE", item, path, f"obsolete: {why}")
+        for ref, _ in item.entities:
+            kind = split_ref(ref)[0]
+            path = self.vault.state.entity_path(ref)
+            if kind in ("person", "project") and path and self._retire_line(path, title, why, None):
+                return self._out("ARCHIVE", item, path, f"fact retired to the history note: {why}")
+        return None
+
+    # writers
+
+    def _add(self, item: Item, why: str) -> Outcome:
+        inbox = item.confidence < self.s.extraction.confidence_threshold
+        type_name = item.type if item.type in TYPE_KIND else "Insight"
+        path = memory_path(type_name, item.title, self.today, inbox=inbox)
+        n = 2
+        while self.ws.exists(path):
+            base = memory_path(type_name, f"{item.title} {n}", self.today, inbox=inbox)
+            path, n = base, n + 1
+        self.ws.put(path, render_new(item, path, self.now, self.vault, inbox, self.source), f"{'inbox' if inbox else 'add'}: {item.title[:80]}")
+        if inbox:
+            return self._out("INBOX", item, path, f"confidence {item.confidence:.2f} below {self.s.extraction.confidence_threshold}; {why}")
+        return self._out("ADD", item, path, why)
+
+    def _inbox(self, item: Item, why: str) -> Outcome:
+        path = memory_path(item.type if item.type in TYPE_KIND else "Insight", item.title, self.today, inbox=True)
+        n = 2
+        while self.ws.exists(path):
+            path, n = memory_path("Insight", f"{item.title} {n}", self.today, inbox=True), n + 1
+        if item.type not in TYPE_KIND:
+            item = Item("Insight", item.title, item.text, item.confidence, item.entities, note=item.note)
+        self.ws.put(path, render_new(item, path, self.now, self.vault, True, self.source), f"inbox: {item.title[:80]}")
+        return self._out("INBOX", item, path, why)
+
+    def _update_single(self, item: Item, path: str, sim: float) -> Outcome:
+        text = self.ws.text(path) or ""
+        line = f"- {self.today.isoformat()}: {item.text.strip()}"
+        section = "Rationale" if item.type == "Decision" else ("Key Points" if item.type == "ResearchRef" else "Updates")
+        text = append_to_section(text, section, [_link_names(line, item.entities, self.vault)])
+        text = self._merge_entities(text, item)
+        text = set_keys(text, {"last_updated": now_utc(self.now)})
+        self.ws.put(path, text, f"update: {item.title[:80]}")
+        return self._out("UPDATE", item, path, f"same memory with new information (similarity {sim:.2f})")
+
+    def _merge_entities(self, text: str, item: Item) -> str:
+        data = frontmatter_of(text)
+        current = [str(e) for e in data.get("entities") or []]
+        own = None
+        added = [r for r, _ in item.entities if r not in current and r != own]
+        if not added:
+            return text
+        return set_keys(text, {"entities": current + added})
+
+    def _update_collection(self, item: Item, path: str) -> Outcome:
+        """A person or project note: add what is new to the right section, keep the rest."""
+        text = self.ws.text(path) or ""
+        if frontmatter_of(text) == {} and not text.startswith("---"):
+            return self._inbox(item, f"{path} has no frontmatter; a person must add it before updates")
+        if novelty(item.text, body_of(text)) < 0.34:
+            return self._out("NOOP", item, path, "already in the note")
+        if item.confidence < self.s.extraction.confidence_threshold:
+            return self._inbox(item, f"below the confidence threshold; about {path}")
+        if item.replaces and self._retire_line(path, item.replaces, f"replaced: {item.text[:120]}", item):
+            text = self.ws.text(path) or ""
+            op = "SUPERSEDE"
+        else:
+            op = "UPDATE"
+        line = _link_names(f"- {self.today.isoformat()}: {item.text.strip()}", item.entities, self.vault)
+        if item.type == "PersonMemory":
+            prefers = re.search(r"(?i)\b(prefer|likes?|wants?|can't stand|hates?|style|communicat)", item.text)
+            section = "Preferences & Communication" if prefers else "Notes"
+            updates = {"last_updated": now_utc(self.now), "last_contact": self.today.isoformat()}
+        else:
+            blocked = re.search(r"(?i)\b(block|stuck|waiting on)", item.text)
+            section = "Blockers" if blocked else "Recent Changes"
+            updates = {"last_updated": now_utc(self.now)}
+        text = append_to_section(text, section, [line])
+        text = self._merge_entities(text, item)
+        text = set_keys(text, updates)
+        self.ws.put(path, text, f"update {section}: {item.title[:80]}")
+        return self._out(op, item, path, f"new information in ## {section}" + ("; old fact moved to the history note" if op == "SUPERSEDE" else ""))
+
+    def _retire_line(self, path: str, fact: str, why: str, item: Item | None) -> bool:
+        """Move the line of `path` that states `fact` into `{base}-history.md`."""
+        text = self.ws.text(path) or ""
+        body_start = len(text) - len(body_of(text))
+        best, score = None, 0.0
+        pos = body_start
+        for line in text[body_start:].splitlines(keepends=True):
+            stripped = line.strip()
+            if stripped and not stripped.startswith("#") and not stripped.startswith("<!--"):
+                s = fuzz.partial_ratio(fact.lower(), stripped.lower()) / 100
+                if s > score:
+                    best, score = (pos, pos + len(line), stripped), s
+            pos += len(line)
+        if best is None or score < self.s.update.strong_duplicate:
+            return False
+        start, end, old_line = best
+        section = ""
+        for m in re.finditer(r"^## (.+)$", text[:start], re.M):
+            section = m.group(1).strip()
+        self.ws.put(path, text[:start] + text[end:], f"retired a fact to the history note ({why[:80]})")
+        self._history_append(path, section, old_line, why)
+        return True
+
+    def _history_append(self, path: str, section: str, old_line: str, why: str) -> str:
+        folder, name = path.rsplit("/", 1)
+        base = name[:-3]
+        hpath = f"{folder}/{base}-history.md"
+        kind = split_ref(ref_of_path(path) or "insight/x")[0]
+        data = frontmatter_of(self.ws.text(path) or "")
+        type_name = str(data.get("type") or {"person": "PersonMemory", "project": "ProjectSnapshot"}.get(kind, "Insight"))
+        fact = old_line.lstrip("-*0123456789.: ").strip()
+        entry = f"- {self.today.isoformat()} — Retired from {section or 'the note'}: \"{fact}\" {why}".rstrip()
+        text = self.ws.text(hpath)
+        if text is None:
+            title = f"{data.get('name') or base} — history"
+            from palinode_vault.core.frontmatter import render_scalar as q
+
+            text = (f"---\nid: {kind}-{base}-history\ncategory: {kind}\ntype: {type_name}\nname: {q(title)}\n"
+                    f"status: archived\ncore: false\nentities: [{kind}/{base}]\nlast_updated: {now_utc(self.now)}\n---\n"
+                    f"# {title}\n\nFacts retired from [[{base}]], newest first. Each line says when and why it was retired.\n\n{entry}\n")
+        else:
+            lines = text.split("\n")
+            idx = next((i for i, line in enumerate(lines) if line.startswith("- ")), len(lines))
+            lines.insert(idx, entry)
+            text = set_keys("\n".join(lines), {"last_updated": now_utc(self.now)})
+        self.ws.put(hpath, text, f"history: fact retired from {path}")
+        return hpath
+
+    def _supersede(self, item: Item, old: str, sim: float | None) -> Outcome:
+        old_text = self.ws.text(old) or ""
+        old_id = str(frontmatter_of(old_text).get("id") or "")
+        path = memory_path(item.type, item.title, self.today)
+        n = 2
+        while self.ws.exists(path):
+            path, n = memory_path(item.type, f"{item.title} {n}", self.today), n + 1
+        new_kind = TYPE_KIND[item.type]
+        new_id = f"{new_kind}-{path.rsplit('/', 1)[-1][:-3]}"
+        if item.confidence < self.s.extraction.confidence_threshold:
+            return self._inbox(item, f"would supersede {old} but confidence {item.confidence:.2f} is below the threshold")
+        self.ws.put(path, render_new(item, path, self.now, self.vault, False, self.source, supersedes=[old_id] if old_id else []),
+                    f"supersedes {old}")
+        self.ws.put(old, set_keys(old_text, {"status": "archived", "superseded_by": new_id, "last_updated": now_utc(self.now)}),
+                    f"superseded by {new_id}")
+        self._out("ARCHIVE", item, old, f"superseded by {new_id}")
+        return self._out("SUPERSEDE", item, path, f"contradicts {old}" + (f" (similarity {sim:.2f})" if sim is not None else "") + "; old memory archived")
+
+    def _action_item(self, item: Item) -> Outcome:
+        target = None
+        for ref, name in item.entities:
+            kind = split_ref(ref)[0]
+            if kind in ("person", "project"):
+                target = self.find_entity_file(kind, name, [(ref, name)])
+                if target and self._status(target) != "archived" and (self.ws.text(target) or "").startswith("---"):
+                    break
+                target = None
+        if target is None:
+            item = Item("Insight", item.title, f"Follow-up: {item.text}" + (f" (due: {item.due})" if item.due else ""),
+                        min(item.confidence, self.s.extraction.confidence_threshold - 0.01), item.entities,
+                        note="action item with no person or project file")
+            return self._inbox(item, "action item without an existing person or project note")
+        text = self.ws.text(target) or ""
+        task = item.text.strip().rstrip(".")
+        due = f" (due: {item.due})" if re.fullmatch(r"\d{4}-\d{2}-\d{2}", item.due or "") else ""
+        bounds = section_bounds(text, "Follow-ups")
+        if bounds:
+            for line in text[bounds[0]:bounds[1]].splitlines():
+                if line.strip().startswith("- [") and fuzz.token_set_ratio(task.lower(), line.lower()) / 100 >= self.s.update.same_fact:
+                    return self._out("NOOP", item, target, "follow-up already listed")
+        if item.confidence < self.s.extraction.confidence_threshold:
+            return self._inbox(Item("Insight", item.title, f"Follow-up: {item.text}{due}", item.confidence, item.entities,
+                                    note="action item"), "action item below the confidence threshold")
+        line = _link_names(f"- [ ] {task}{due}", [e for e in item.entities if self.vault.state.entity_path(e[0]) != target], self.vault)
+        text = append_to_section(text, "Follow-ups", [line])
+        text = self._merge_entities(text, Item(item.type, "", "", 0, [e for e in item.entities if self.vault.state.entity_path(e[0]) != target]))
+        text = set_keys(text, {"last_updated": now_utc(self.now)})
+        self.ws.put(target, text, f"follow-up: {task[:80]}")
+        return self._out("UPDATE", item, target, "action item added to ## Follow-ups")
