@@ -15,6 +15,7 @@ from urllib.parse import unquote
 from palinode_vault.core import frontmatter as fm
 from palinode_vault.core.markers import FOOTER_END, FOOTER_START, LEGACY_FOOTER_MARKER
 from palinode_vault.core.text import line_col, line_starts
+from palinode_vault.kinds import is_memory_path
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +113,7 @@ def _line_needs_markdown_it(line: str, previous: str) -> bool:
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _SPECIAL = re.compile(r"[\[`]")
+_BLOCK_STARTS = frozenset(" `~<#|[=-*+>")
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}(?=[^`]*$)|~{3,})")
 _SIMPLE_MD_LINK = re.compile(r"\[([^\[\]`\n]*)\]\(([^()\s<>]*)\)")
 
@@ -185,35 +187,49 @@ def _fast_scan(body: str):
     base = 0
     fence: tuple[str, int, int] | None = None  # (char, length, start offset) of an open fence
     previous = ""
+    size = len(body)
     try:
         for i, line in enumerate(body.split("\n")):
-            if fence is None and line and _line_needs_markdown_it(line, previous):
-                raise _NotSure
-            previous = line
+            step = len(line) + 1
+            if not line:
+                previous = line
+                base += step
+                continue
+            first = line[0]
             if fence is not None:
                 char, length, start = fence
-                stripped = line.strip(" ")
-                if len(line) - len(line.lstrip(" ")) < 4 and stripped.startswith(char * length) and not stripped.strip(char):
-                    code.append((start, min(base + len(line) + 1, len(body))))
-                    fence = None
-                base += len(line) + 1
+                if first in " `~":
+                    stripped = line.strip(" ")
+                    if len(line) - len(line.lstrip(" ")) < 4 and stripped.startswith(char * length) and not stripped.strip(char):
+                        code.append((start, min(base + step, size)))
+                        fence = None
+                previous = line
+                base += step
                 continue
-            opened = _FENCE_OPEN.match(line)
-            if opened:
-                fence = (opened.group(1)[0], len(opened.group(1)), base)
-                base += len(line) + 1
-                continue
-            if line.lstrip(" ").startswith("<!--") and len(line) - len(line.lstrip(" ")) < 4:
-                code.append((base, min(base + len(line) + 1, len(body))))  # one-line HTML comment block
-                base += len(line) + 1
-                continue
+            # Most lines start with a letter; only the others can open a block construct.
+            if first in _BLOCK_STARTS or first.isdigit():
+                if _line_needs_markdown_it(line, previous):
+                    raise _NotSure
+                if first in " `~":
+                    opened = _FENCE_OPEN.match(line)
+                    if opened:
+                        fence = (opened.group(1)[0], len(opened.group(1)), base)
+                        previous = line
+                        base += step
+                        continue
+                if first in " <" and line.lstrip(" ").startswith("<!--") and len(line) - len(line.lstrip(" ")) < 4:
+                    code.append((base, min(base + step, size)))  # a one-line HTML comment block
+                    previous = line
+                    base += step
+                    continue
+                if first in " #" and line.lstrip(" ").startswith("#"):
+                    m = _ATX.match(line)
+                    if m:
+                        headings.append((len(m.group(1)), _atx_content(m.group(2) or ""), i + 1))
             if "[" in line or "`" in line:
                 _scan_line(line, base, links, code)
-            if line.lstrip(" ").startswith("#"):
-                m = _ATX.match(line)
-                if m:
-                    headings.append((len(m.group(1)), _atx_content(m.group(2) or ""), i + 1))
-            base += len(line) + 1
+            previous = line
+            base += step
     except _NotSure:
         return None
     if fence is not None:  # an unclosed fence runs to the end of the note
@@ -394,7 +410,8 @@ def parse_note(path: str, text: str, text_hash: str = "") -> Note:
     )
     from palinode_vault.core.crossrefs import body_for_mentions, tokens
 
-    note.mention_text = " ".join(tokens(body_for_mentions(text, note)))
+    if is_memory_path(path):  # only memory notes carry cross_refs
+        note.mention_text = " ".join(tokens(body_for_mentions(text, note)))
     if block is not None and data:
         note.key_lines = {k: line_col(starts, span.start)[0] for k, span in fm.key_spans(text, block).items()}
     return note
