@@ -137,42 +137,33 @@ def append_line(path: Path, n: int) -> None:
 def recheck_in_process(vault: Path, rel: str, runs: int) -> tuple[float | None, str]:
     """Median ms to re-check one changed note inside the library, or (None, why not).
 
-    Times what the sidecar does per save: read the file, normalise, parse, update the in-memory
-    vault state (links resolved, affected notes returned).
-    TODO(lint): also re-run the checks on the affected notes once the library exposes per-note
-    lint (e.g. a function taking the state and a set of paths); then this is the whole re-check.
+    Times what the sidecar does per save (Sidecar._recheck): read the file, parse it, update
+    the in-memory vault state, and re-run every check on the notes the change affects.
     """
     try:
-        from palinode_vault.core.note import parse_note
-        from palinode_vault.core.text import normalise
-        from palinode_vault.core.vault_state import VaultState
+        from palinode_vault.core.lint import analysis_for, lint_note
+        from palinode_vault.maintenance import lint_context
+        from palinode_vault.settings import Settings
+        from palinode_vault.vault import Vault
     except ImportError as exc:
         return None, f"library pieces missing ({exc})"
 
-    def load(path: Path):
-        text, _shape = normalise(path.read_bytes().decode("utf-8", "replace"))
-        return parse_note(path.relative_to(vault).as_posix(), text)
-
     try:
-        files, notes = [], {}
-        for path in sorted(vault.rglob("*")):
-            parts = path.relative_to(vault).parts
-            if not path.is_file() or parts[0].startswith(".") or path.name == "bench-manifest.json":
-                continue
-            rel_path = "/".join(parts)
-            files.append(rel_path)
-            if path.suffix == ".md":
-                notes[rel_path] = load(path)
-        state = VaultState.build(files, notes)
-        target = vault / rel
+        v = Vault(Settings(vault=vault))
+        v.load()
+        ctx = lint_context(v)
+        analysis = analysis_for(v.state)
         times = []
         for i in range(runs):
-            append_line(target, 1000 + i)
+            append_line(vault / rel, 1000 + i)
             start = time.perf_counter()
-            state.upsert_note(load(target))
+            affected = v.refresh({rel}) | {rel}
+            analysis = analysis_for(v.state, analysis)
+            for path in affected:
+                lint_note(v.state, path, ctx, analysis)
             times.append((time.perf_counter() - start) * 1000)
-        return statistics.median(times), "read + parse + state update (no lint yet)"
-    except Exception as exc:  # the library is young: report, do not crash the benchmark
+        return statistics.median(times), "read + parse + state update + lint of the affected notes"
+    except Exception as exc:  # report, do not crash the benchmark
         return None, f"{type(exc).__name__}: {exc}"
 
 
