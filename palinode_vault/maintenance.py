@@ -14,7 +14,7 @@ from palinode_vault.core.vault_state import Unreadable
 from palinode_vault.kinds import is_memory_path
 from palinode_vault.program import load_program
 from palinode_vault.vault import NoteText, Vault, is_note
-from palinode_vault.writer import Edit, Run, UndoResult, sha256_bytes, undo_last
+from palinode_vault.writer import Edit, Run, UndoResult, clean_temp_files, sha256_bytes, undo_last
 
 
 def lint_context(vault: Vault) -> LintContext:
@@ -147,6 +147,8 @@ def _reason_kind(reason: str) -> str:
 def fix(vault: Vault, paths: Iterable[str] | None = None, dry_run: bool = False, label: str = "fix",
         allow: set[str] | None = None) -> FixResult:
     """Apply the safe fixes (or, with dry_run, only compute their diffs). One journaled run."""
+    if not dry_run:
+        clean_temp_files(vault.root)  # left by a writer that was killed; live writers' are kept
     edits, result = plan_edits(vault, paths, allow=allow)
     if dry_run or not edits:
         return result

@@ -93,13 +93,35 @@ def write_atomic(root: Path, edit: Edit) -> None:
     _fsync_dir(folder)
 
 
+def _writer_alive(name: str) -> bool:
+    """True when the temp file's name carries the pid of a process that is still running.
+
+    Such a file may be in flight (a `fix` from the CLI while the sidecar starts, or the other
+    way round): removing it would make that writer's `os.replace` fail.
+    """
+    rest = name.split(TEMP_MARK, 1)[1]
+    pid_text = rest.split("-", 1)[0]
+    if not pid_text.isdigit():
+        return False
+    try:
+        os.kill(int(pid_text), 0)
+    except PermissionError:
+        return True  # the process exists (another user's)
+    except (ProcessLookupError, OverflowError, ValueError):
+        return False
+    return True
+
+
 def clean_temp_files(root: Path) -> list[str]:
-    """Remove temp files a crashed writer left behind. Returns their vault-relative paths."""
+    """Remove temp files a crashed writer left behind. Returns their vault-relative paths.
+
+    Temp files of a writer that is still running are left alone.
+    """
     removed = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if d not in (".git", ".obsidian", ".trash")]
         for name in filenames:
-            if TEMP_MARK in name:
+            if TEMP_MARK in name and not _writer_alive(name):
                 full = Path(dirpath) / name
                 try:
                     full.unlink()
