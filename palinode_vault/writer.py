@@ -212,7 +212,18 @@ def undo_last(root: Path) -> UndoResult:
     if not runs:
         return UndoResult(None, None, [], [])
     path = runs[-1]
-    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        if not line.strip():
+            continue
+        try:
+            lines.append(json.loads(line))
+        except ValueError:
+            # A crash while appending leaves a cut last line; its write had not started (the
+            # file is replaced only after the line is fsynced), so there is nothing to undo.
+            break
+    if not lines:
+        lines = [{"run": path.stem}]
     header, entries = lines[0], lines[1:]
     restored: list[str] = []
     skipped: list[tuple[str, str]] = []
