@@ -54,6 +54,7 @@ class Pending:
     old_text: str | None  # normalised text before
     text: str | None  # normalised text now (None: deleted)
     reasons: list[str]
+    raw_bytes: bytes | None = None  # exact bytes for a moved file (set by `move`)
 
 
 def now_utc(now: dt.datetime | None = None) -> str:
@@ -109,6 +110,18 @@ class Workspace:
         item.reasons.append(reason)
         self.finished = False
 
+    def move(self, src: str, dst: str, reason: str, allow: frozenset[str] = frozenset(), text: str | None = None) -> None:
+        """Stage a move: `dst` gets `src`'s bytes (or `text`), `src` is removed; undo restores both."""
+        item = self._load(src)
+        if item.text is None:
+            raise UnsafePath(f"{src} does not exist")
+        if self.exists(dst):
+            raise UnsafePath(f"{dst} exists already; not overwritten")
+        self.put(dst, text if text is not None else item.text, reason, allow)
+        if text is None and item.before is not None and item.text == item.old_text:
+            self.pending[dst].raw_bytes = item.before
+        self.delete(src, reason, allow)
+
     def log(self, op: Operation) -> None:
         self.ops.append(op)
 
@@ -149,6 +162,8 @@ class Workspace:
     def _new_bytes(self, item: Pending) -> bytes | None:
         if item.text is None:
             return None
+        if item.raw_bytes is not None:
+            return item.raw_bytes
         if item.raw is None:
             return item.text.encode("utf-8")
         old = item.old_text or ""
@@ -223,6 +238,7 @@ def delete_journaled(run: Run, path: str, before: bytes | None, reason: str) -> 
 
 # --- section and frontmatter editing on normalised text ----------------------------------------
 
+_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})?)?")
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*$", re.M)
 FOOTER_MARK = "<!-- palinode:see-also -->"
 
@@ -289,7 +305,10 @@ def set_keys(text: str, values: dict[str, Any]) -> str:
         if block is None:
             raise ValueError("no frontmatter")
         span = fm.set_key(text, block, key, value)
-        text = text[: span.start] + span.new + text[span.end :]
+        new = span.new
+        if isinstance(value, str) and _STAMP.fullmatch(value):
+            new = new.replace(f'"{value}"', value)  # timestamps plain, as PROGRAM.md writes them
+        text = text[: span.start] + new + text[span.end :]
     return text
 
 

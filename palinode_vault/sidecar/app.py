@@ -108,6 +108,10 @@ class Sidecar:
             age = wall - stat.mtime_ns / 1e9 if stat else 1e9
             self.due[path] = now + max(0.0, self.settings.quiet_seconds - age)
         self._tasks.append(asyncio.create_task(self._fix_scheduler(), name="palinode-fix-scheduler"))
+        if os.environ.get("PALINODE_WEEKLY_CONSOLIDATION", "1") != "0":  # PROGRAM.md's weekday, Sunday by default
+            from palinode_vault.sidecar.memory_methods import weekly_consolidation
+
+            self._tasks.append(asyncio.create_task(weekly_consolidation(self), name="palinode-weekly-consolidation"))
         self.ready.set()
         self._wake.set()
 

@@ -26,11 +26,6 @@ LATER = {
     "search": "search needs the local-model index, which is not built into this sidecar yet",
     "dedup_suggest": "duplicate suggestions need the local-model index, which is not built into this sidecar yet",
     "related": "related notes need the local-model index, which is not built into this sidecar yet",
-    "extract": "memory extraction is not built into this sidecar yet",
-    "session.turn": "memory extraction is not built into this sidecar yet",
-    "session.end": "memory extraction is not built into this sidecar yet",
-    "consolidate": "consolidation is not built into this sidecar yet",
-    "core": "the core memory set is not built into this sidecar yet",
 }
 
 
@@ -292,6 +287,9 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) ->
     dispatcher.register("rename", rename, RenameParams)
     dispatcher.register("settings.get", settings_get, NoParams)
     dispatcher.register("settings.set", settings_set, SettingsSetParams)
+    from palinode_vault.sidecar.memory_methods import register_memory
+
+    register_memory(dispatcher, sidecar)
     for name, message in LATER.items():
         if name not in dispatcher.methods:
             dispatcher.register_unavailable(name, message)
