@@ -223,7 +223,7 @@ class Rpc:
 
         info = discovery(root)
         assert info, "no sidecar.json"
-        self.ws = connect(f"ws://127.0.0.1:{info['port']}/rpc?token={info['token']}", open_timeout=30, max_size=16 * 1024 * 1024)
+        self.ws = connect(f"ws://127.0.0.1:{info['port']}/rpc?token={info['token']}", open_timeout=30, max_size=16 * 1024 * 1024).__enter__()
         self.timeout = timeout
         self.next_id = 1
         self.notifications: list[dict] = []
