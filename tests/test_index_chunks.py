@@ -1,0 +1,86 @@
+"""Preprocessing and chunking (pure): what the index embeds and what it keyword-searches."""
+
+from __future__ import annotations
+
+from palinode_vault.core.note import parse_note
+from palinode_vault.core.text import normalise, sha256_text
+from palinode_vault.index.chunks import MAX_CHARS, chunk_note, clean_draft
+from palinode_vault.index.search import fts_query, fuse, Hit
+
+NOTE = """---
+id: person-ada
+category: person
+type: PersonMemory
+name: Ada Lovelace
+entities: [project/engine]
+---
+# Ada Lovelace
+
+Works with [[babbage|Charles]] on [[engine]] and [[engine#Design]]. See ![[diagram.png]].
+Read [the notes](notes/sketch.md) and `analytical --run`.
+
+```python
+secret_identifier = 42
+```
+
+<!-- palinode:see-also -->
+## See also
+- [[footer-only-target]]
+<!-- /palinode:see-also -->
+"""
+
+
+def _chunks(text: str, path: str = "people/ada.md", **kw):
+    norm, _ = normalise(text)
+    return chunk_note(parse_note(path, norm, sha256_text(norm)), norm, **kw)
+
+
+def test_preprocessing_removes_frontmatter_footer_and_link_decoration():
+    (chunk,) = _chunks(NOTE)
+    for text in (chunk.embed, chunk.text):
+        assert "id: person-ada" not in text and "category:" not in text
+        assert "footer-only-target" not in text and "See also" not in text
+        assert "[[" not in text and "]]" not in text
+        assert "Works with Charles on engine and engine Design." in text
+        assert "diagram.png" not in text
+        assert "Read the notes and analytical --run." in text
+    # code blocks: kept for keywords (find an identifier), dropped from the embedding
+    assert "secret_identifier" in chunk.text
+    assert "secret_identifier" not in chunk.embed
+    assert chunk.embed.startswith("Ada Lovelace")
+
+
+def test_short_note_is_one_chunk_and_long_note_splits_at_headings():
+    assert len(_chunks(NOTE)) == 1
+    sections = "\n".join(f"## Part {i}\n" + f"Sentence number {i} about topic {i}. " * 12 + "\n" for i in range(8))
+    chunks = _chunks(f"# Long\n\n{sections}", "insights/long.md")
+    assert len(chunks) > 1
+    assert all(len(c.embed) <= MAX_CHARS + 60 for c in chunks)
+    # every chunk starts at a heading and carries the note's title
+    assert all(c.heading.startswith("Part") or c.ord == 0 for c in chunks)
+    assert all(c.embed.startswith("Long") for c in chunks)
+    joined = " ".join(c.text for c in chunks)
+    assert all(f"topic {i}." in joined for i in range(8))
+
+
+def test_chunk_hash_depends_only_on_its_text():
+    one = _chunks("# T\n\n## A\n" + "alpha " * 200 + "\n## B\n" + "beta " * 200 + "\n", "insights/t.md")
+    two = _chunks("# T\n\n## A\n" + "alpha " * 200 + "\n## B\n" + "gamma " * 200 + "\n", "insights/t.md")
+    assert one[0].hash == two[0].hash  # section A unchanged: its vector is reused
+    assert one[-1].hash != two[-1].hash
+
+
+def test_draft_cleaning_and_fts_query():
+    assert "Ada Lovelace" in clean_draft(NOTE) and "person-ada" not in clean_draft(NOTE)
+    assert fts_query("how do I embed a PDF?") == '"embed" OR "pdf"'
+    assert fts_query('weird "quotes" AND') == '"weird" OR "quotes"'
+    assert fts_query("the") == '"the"'
+
+
+def test_reciprocal_rank_fusion():
+    keyword = [Hit("a.md", 1, 1), Hit("b.md", 2, 2)]
+    vector = [Hit("b.md", 3, 1), Hit("c.md", 4, 2)]
+    scores = fuse([keyword, vector], 60)
+    assert scores["b.md"] == 1 / 62 + 1 / 61
+    assert scores["a.md"] == 1 / 61 and scores["c.md"] == 1 / 62
+    assert max(scores, key=scores.get) == "b.md"  # in both lists beats first in one

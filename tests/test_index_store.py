@@ -1,0 +1,304 @@
+"""The index on real SQLite + sqlite-vec + llama.cpp with the default MiniLM.
+
+One model per test session (loading is cheap, embedding is not): the sample vault is indexed
+once into a template database and copied for each test that changes it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from palinode_vault.index import (
+    Index,
+    ModelSlot,
+    dedup,
+    open_index,
+    refresh,
+    related,
+    repair_candidates,
+    search,
+    text_reader,
+    topic_coverage,
+)
+from palinode_vault.index.meaning import linked_paths
+from palinode_vault.index.store import index_path
+from palinode_vault.settings import Settings
+from palinode_vault.vault import Vault
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "sample-vault"
+
+
+class CountingEmbedder:
+    """The real embedder, counting the texts it is given."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.dimensions = inner.dimensions
+        self.texts: list[str] = []
+
+    def embed(self, text):
+        self.texts.append(text)
+        return self.inner.embed(text)
+
+    def embed_many(self, texts, batch_size=4):
+        self.texts.extend(texts)
+        return self.inner.embed_many(texts, batch_size=batch_size)
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        pytest.skip("llama-cpp-python is not installed (pip install 'palinode-vault[models]')")
+    from palinode_vault.models import Embedder, ModelUnavailable
+
+    try:
+        return Embedder()
+    except ModelUnavailable as exc:
+        pytest.skip(f"the default embedding model is not available: {exc}")
+
+
+@pytest.fixture(scope="session")
+def indexed_template(tmp_path_factory, embedder) -> Path:
+    """sample-vault with its index built once."""
+    root = tmp_path_factory.mktemp("indexed") / "vault"
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".palinode"))
+    index = open_index(root, embedder=embedder)
+    report = refresh(index, Vault(Settings(vault=root)))
+    assert report.mode == "hybrid" and report.pending == 0
+    index.close()
+    return root
+
+
+@pytest.fixture
+def vault(tmp_path, indexed_template) -> Path:
+    root = tmp_path / "vault"
+    shutil.copytree(indexed_template, root)
+    return root
+
+
+def load(root: Path) -> Vault:
+    v = Vault(Settings(vault=root))
+    v.load()
+    return v
+
+
+def test_index_update_and_remove(vault, embedder):
+    counting = CountingEmbedder(embedder)
+    index = open_index(vault, embedder=counting)
+    assert index.counts()["notes"] == 44 and index.counts()["pending"] == 0
+    (vault / "insights" / "new-idea.md").write_text(
+        "---\nid: insight-new-idea\ncategory: insight\ntype: Insight\n---\n# Kites\n\n"
+        "Kite surfing lessons on the Tagus estuary make the team happier.\n", encoding="utf-8")
+    (vault / "insights" / "demo-with-real-data.md").unlink()
+    report = refresh(index, load(vault))
+    assert (report.indexed, report.removed) == (1, 1)
+    assert len(counting.texts) == 1 and "Kite surfing" in counting.texts[0]
+    found = search(index, "kitesurfing on the river", limit=3)
+    assert found["results"][0]["path"] == "insights/new-idea.md"
+    paths = {r["path"] for r in search(index, "demo with real data", limit=50, mode="keyword")["results"]}
+    assert "insights/demo-with-real-data.md" not in paths
+    assert index.conn.fetchvalue("select count(*) from vectors") == index.conn.fetchvalue(
+        "select count(distinct hash) from chunks")  # the deleted note's vector was collected
+    index.close()
+
+
+def test_unchanged_text_is_never_embedded_again(vault, embedder):
+    counting = CountingEmbedder(embedder)
+    index = open_index(vault, embedder=counting)
+    assert refresh(index, load(vault)).unchanged == 44
+    assert counting.texts == []
+    # an edit in one section re-embeds only that section's chunk
+    note = vault / "projects" / "harbor-app.md"
+    text = note.read_text(encoding="utf-8")
+    assert "## Blockers" in text
+    note.write_text(text.replace("## Blockers\n", "## Blockers\n- The lift in the Alfama clinic is broken.\n"), encoding="utf-8")
+    report = refresh(index, load(vault))
+    assert report.indexed == 1
+    assert len(counting.texts) == 1 and "lift in the Alfama clinic" in counting.texts[0]
+    # a renamed note with the same text: nothing embedded
+    counting.texts.clear()
+    note.rename(vault / "projects" / "harbor.md")
+    report = refresh(index, load(vault))
+    assert (report.indexed, report.removed, len(counting.texts)) == (1, 1, 0)
+    # a full reindex from scratch reuses every vector by hash
+    with index.conn.transaction():
+        index.conn.execute("delete from chunks_fts")
+        index.conn.execute("delete from chunks")
+        index.conn.execute("delete from notes")
+    report = refresh(index, load(vault))
+    assert report.indexed == 44 and counting.texts == []
+    index.close()
+
+
+def test_model_change_reembeds_and_never_mixes(vault, embedder, tmp_path):
+    other = tmp_path / "minilm-copy.gguf"  # the same weights under another name: another model id
+    shutil.copyfile(embedder.path, other)
+    index = open_index(vault, model_path=other)
+    before = index.counts()["vectors"]
+    assert not index.vectors_usable  # vectors of the old model are not used for queries
+    report = refresh(index, load(vault))
+    assert report.reset_vectors and report.embedded == before and report.pending == 0
+    assert index.meta("model").startswith("minilm-copy.gguf:")
+    assert index.describe()["model"] == index.meta("model")
+    index.close()
+
+
+def test_keyword_only_without_a_model(vault):
+    index = open_index(vault, model_path=vault / "no-such-model.gguf")
+    assert not index.vectors_usable
+    assert "no-such-model.gguf" in index.reason
+    info = index.describe()
+    assert info["mode"] == "keyword" and "does not exist" in info["reason"]
+    report = refresh(index, load(vault))
+    assert report.mode == "keyword" and report.embedded == 0
+    for mode in (None, "hybrid", "vector"):
+        out = search(index, "sms provider", mode=mode)
+        assert out["mode"] == "keyword" and out["results"]
+        assert "keyword-only" in out["note"] and "no-such-model.gguf" in out["note"]
+    index.close()
+
+
+def test_archived_excluded_unless_asked(vault, embedder):
+    index = open_index(vault, embedder=embedder)
+    query = "weekly release train every Wednesday"
+    default = [r["path"] for r in search(index, query, limit=20)["results"]]
+    assert "decisions/weekly-release-train.md" not in default  # status: archived
+    assert "projects/harbor-app-history.md" not in default
+    archived = [r["path"] for r in search(index, query, limit=20, include_archived=True)["results"]]
+    assert "decisions/weekly-release-train.md" in archived
+    only = search(index, query, status="archived")["results"]
+    assert only and all(r["path"] in ("decisions/weekly-release-train.md", "projects/harbor-app-history.md",
+                                      "decisions/stripe-for-billing.md", "archive/2026-q3-retro.md")
+                        or "archive" in r["path"] for r in only)
+    index.close()
+
+
+def test_daily_penalty_and_include_daily(vault, embedder):
+    index = open_index(vault, embedder=embedder)
+    query = "intake form submitted twice offline tablet"
+    plain = search(index, query, limit=44)["results"]
+    daily = search(index, query, limit=44, include_daily=True)["results"]
+    score = {r["path"]: r["score"] for r in plain}
+    full = {r["path"]: r["score"] for r in daily}
+    assert "daily/2026-11-24.md" in score
+    assert score["daily/2026-11-24.md"] == pytest.approx(full["daily/2026-11-24.md"] * 0.5, abs=1e-6)
+    for path in score:
+        if not path.startswith(("daily/", "archive/daily/")):
+            assert score[path] == full[path]
+    rank = lambda rows, p: [r["path"] for r in rows].index(p)  # noqa: E731
+    assert rank(daily, "daily/2026-11-24.md") < rank(plain, "daily/2026-11-24.md")
+    index.close()
+
+
+def test_hybrid_fuses_keyword_and_vector(vault, embedder):
+    index = open_index(vault, embedder=embedder)
+    query = "who answers clinic support tickets"
+    kw = search(index, query, mode="keyword", limit=10)
+    vec = search(index, query, mode="vector", limit=10)
+    hyb = search(index, query, mode="hybrid", limit=10)
+    assert (kw["mode"], vec["mode"], hyb["mode"]) == ("keyword", "vector", "hybrid")
+    assert "people/dev-raman.md" in [r["path"] for r in hyb["results"][:3]]
+    k = 60
+    kr = {r["path"]: i + 1 for i, r in enumerate(search(index, query, mode="keyword", limit=100)["results"])}
+    vr = {r["path"]: i + 1 for i, r in enumerate(search(index, query, mode="vector", limit=100)["results"])}
+    top = hyb["results"][0]
+    expected = sum(1 / (k + ranks[top["path"]]) for ranks in (kr, vr) if top["path"] in ranks)
+    assert top["score"] == pytest.approx(expected, abs=1e-6)
+    for r in hyb["results"]:
+        assert set(r) == {"path", "score", "title", "snippet"} and r["snippet"]
+    index.close()
+
+
+def test_filters(vault, embedder):
+    index = open_index(vault, embedder=embedder)
+    people = search(index, "sync engine offline", category="person")["results"]
+    assert people and all(r["path"].startswith("people/") for r in people)
+    folder = search(index, "sync", folder="research")["results"]
+    assert folder and all(r["path"].startswith("research/") for r in folder)
+    dated = search(index, "booking", since="2026-11-25", until="2026-11-26", include_daily=True, mode="keyword")["results"]
+    assert dated and all(r["path"] in {"daily/2026-11-25.md", "daily/2026-11-26.md"} or not r["path"].startswith("daily/")
+                         for r in dated)
+    index.close()
+
+
+def test_dedup_strong_flag(vault, embedder):
+    index = open_index(vault, embedder=embedder)
+    text = (vault / "insights" / "estimate-in-ranges.md").read_text(encoding="utf-8")
+    found = dedup(index, text)
+    assert found[0].path == "insights/estimate-in-ranges.md" and found[0].strong
+    assert found[0].similarity >= 0.9
+    assert all(not s.strong for s in found[1:])
+    assert [s.similarity for s in found] == sorted((s.similarity for s in found), reverse=True)
+    fresh = dedup(index, "We bought a coffee machine for the Lisbon office.")
+    assert fresh and not any(s.strong for s in fresh)
+    excluded = dedup(index, text, exclude_path="insights/estimate-in-ranges.md")
+    assert "insights/estimate-in-ranges.md" not in [s.path for s in excluded]
+    people = dedup(index, text, category="person")
+    assert people and all(s.path.startswith("people/") for s in people)
+    index.close()
+
+
+def test_repair_candidate_for_the_typo(vault, embedder):
+    index = open_index(vault, embedder=embedder)
+    v = load(vault)
+    found, note = repair_candidates(index, v.state, "mira-okonkow", read=text_reader(v))
+    assert note is None
+    assert found[0].path == "people/mira-okonkwo.md"
+    assert "92% similar" in found[0].why and "meaning" in found[0].why
+    with_path, _ = repair_candidates(index, v.state, "mira-okonkow", path="people/tariq-benali.md", read=text_reader(v))
+    assert with_path[0].path == "people/mira-okonkwo.md"
+    names_only, why = repair_candidates(None, v.state, "mira-okonkow")
+    assert names_only[0].path == "people/mira-okonkwo.md" and "by name only" in why
+    index.close()
+
+
+def test_related_excludes_linked_notes(vault, embedder):
+    index = open_index(vault, embedder=embedder)
+    v = load(vault)
+    path = "people/tariq-benali.md"
+    linked = linked_paths(v.state, path)
+    assert {"people/mira-okonkwo.md", "projects/offline-mode.md"} <= linked
+    found = related(index, v.state, path)
+    assert found
+    assert not {s.path for s in found} & linked
+    assert [s.similarity for s in found] == sorted((s.similarity for s in found), reverse=True)
+    index.close()
+
+
+def test_topic_coverage(vault, embedder):
+    index = open_index(vault, embedder=embedder)
+    covered = topic_coverage(index, "Dev Raman tests every release of Harbor and answers clinic support tickets")
+    assert covered["results"][0]["path"] == "people/dev-raman.md"
+    assert covered["threshold"] == 0.75
+    assert covered["covered"] is (covered["results"][0]["similarity"] >= 0.75)
+    assert not topic_coverage(index, "quantum chromodynamics lattice simulations")["covered"]
+    index.close()
+
+
+def test_interrupted_embedding_resumes(tmp_path, embedder):
+    root = tmp_path / "vault"
+    shutil.copytree(SAMPLE, root)
+    index = open_index(root, embedder=embedder)
+    calls = []
+
+    def stop_after_first_batch(phase, done, total):
+        if phase == "embed" and done > 0:
+            calls.append(done)
+            index.stop.set()
+
+    first = refresh(index, load(root), stop_after_first_batch)
+    assert first.pending > 0 and first.embedded < first.pending + first.embedded
+    index.close()
+    again = Index(root, model=ModelSlot(embedder=embedder))
+    second = refresh(again, load(root))
+    assert second.pending == 0 and second.unchanged == 44
+    assert first.embedded + second.embedded == again.counts()["vectors"]
+    assert index_path(root).is_file()
+    again.close()
