@@ -299,7 +299,28 @@ class Updater:
 
     # the flow
 
+    def resolve_entities(self, item: Item) -> None:
+        """Names to the refs of existing files ("Mira" -> person/mira-okonkwo, by name or alias)."""
+        out: list[tuple[str, str]] = []
+        for ref, name in item.entities:
+            kind = split_ref(ref)[0]
+            if kind in ("person", "project") and not self.vault.state.entity_path(ref) and name:
+                found = self.find_entity_file(kind, name, [])
+                if found is None and kind == "person":
+                    found = self._first_name(name)
+                if found:
+                    ref = ref_of_path(found) or ref
+            if ref not in [r for r, _ in out]:
+                out.append((ref, name))
+        item.entities = out
+
+    def _first_name(self, name: str) -> str | None:
+        hits = [p for p, n in self.vault.state.notes.items() if p.startswith("people/") and p.count("/") == 1
+                and str((n.frontmatter or {}).get("name") or n.title).lower().split(" ")[0] == name.strip().lower()]
+        return hits[0] if len(hits) == 1 else None
+
     def apply(self, item: Item) -> Outcome:
+        self.resolve_entities(item)
         if item.type == ACTION_ITEM:
             return self._action_item(item)
         kind = TYPE_KIND[item.type]
@@ -418,6 +439,8 @@ class Updater:
             op = "SUPERSEDE"
         else:
             op = "UPDATE"
+        own = ref_of_path(path)
+        item.entities = [e for e in item.entities if e[0] != own]
         line = _link_names(f"- {self.today.isoformat()}: {item.text.strip()}", item.entities, self.vault)
         if item.type == "PersonMemory":
             prefers = re.search(r"(?i)\b(prefer|likes?|wants?|can't stand|hates?|style|communicat)", item.text)
