@@ -379,11 +379,16 @@ class Sidecar:
         for path in paths:
             self.due.pop(path, None)
         async with self.lock:
-            planned = await asyncio.to_thread(lambda: [p for p in map(self.plan_machine_edit, paths) if p])
-            direct = [p for p in planned if p.edit.path not in self.editor.open]
-            via_plugin = [p for p in planned if p.edit.path in self.editor.open]
-            written = await asyncio.to_thread(self._write, direct, "sidecar") if direct else []
-            changed = await asyncio.to_thread(self._recheck, set(written)) if written else set()
+            # Taken off `due`, so say so in `status` while a large batch is planned and written.
+            was_busy, self.busy = self.busy, self.busy or "fix"
+            try:
+                planned = await asyncio.to_thread(lambda: [p for p in map(self.plan_machine_edit, paths) if p])
+                direct = [p for p in planned if p.edit.path not in self.editor.open]
+                via_plugin = [p for p in planned if p.edit.path in self.editor.open]
+                written = await asyncio.to_thread(self._write, direct, "sidecar") if direct else []
+                changed = await asyncio.to_thread(self._recheck, set(written)) if written else set()
+            finally:
+                self.busy = was_busy
         if written:
             self.notify("wrote", {"paths": written, "reason": "machine-owned surfaces kept current"})
         if changed:
