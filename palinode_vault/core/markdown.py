@@ -37,7 +37,14 @@ def _wikilink_rule(state: StateInline, silent: bool) -> bool:
     if not embed and not src.startswith("[[", pos):
         return False
     inner_start = pos + (3 if embed else 2)
-    close = src.find("]]", inner_start)
+    # The first "]]" from here on; reused while still ahead, so a line of many "[" (which
+    # markdown-it retries at every position) is searched once, not once per bracket.
+    memo = getattr(state, "_palinode_close", None)
+    if memo is not None and memo[0] <= inner_start and (memo[1] == -1 or memo[1] >= inner_start):
+        close = memo[1]
+    else:
+        close = src.find("]]", inner_start)
+        state._palinode_close = (inner_start, close)  # type: ignore[attr-defined]
     if close == -1:
         return False
     inner = src[inner_start:close]
