@@ -104,6 +104,11 @@ def plan_edits(vault: Vault, paths: Iterable[str] | None = None, result: FixResu
         note = state.notes.get(path)
         if note is None or not is_note(path):
             continue
+        if (vault.root / path).is_symlink():
+            # Replacing it would turn the link into a copy; the note it points to is fixed instead.
+            if is_memory_path(path):
+                result.skipped.append({"path": path, "reason": "a symlink; fix the note it points to"})
+            continue
         why_not = fixable(note)
         if why_not is not None:
             if is_memory_path(path):

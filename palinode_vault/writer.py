@@ -165,6 +165,9 @@ class Run:
 
     def write(self, edit: Edit) -> bool:
         """Journal then write one edit. False (and recorded as a conflict) if the file moved on."""
+        if os.path.islink(self.root / edit.path):
+            self.conflicts.append(edit.path)  # os.replace would turn the link into a copy
+            return False
         before = _read(self.root / edit.path)
         if sha256_bytes(before) != edit.old_hash:
             self.conflicts.append(edit.path)
