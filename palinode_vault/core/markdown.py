@@ -143,6 +143,11 @@ def scan_body(body: str) -> BodyScan:
     """Links, headings and code ranges of a note's body, with offsets and lines in `body`."""
     from palinode_vault.core.text import line_starts
 
+    # markdown-it ends a line at a lone "\r" (CRLF is already normalised away); our offsets and
+    # line numbers count "\n" only, so its line map pointed links at the wrong bytes. A space
+    # keeps every offset, and the line scanner treats a lone "\r" the same way.
+    if "\r" in body:
+        body = body.replace("\r", " ")
     tokens = parser().parse(body)
     starts = line_starts(body)
     n_lines = len(starts)
