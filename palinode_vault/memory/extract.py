@@ -55,7 +55,7 @@ class CandidateOut(BaseModel):
 
 
 class ExtractionOut(BaseModel):
-    items: list[CandidateOut] = Field(max_length=5)
+    items: list[CandidateOut] = Field(max_length=100)  # maxItems in the schema comes from PROGRAM.md
 
 
 def memory_types(program: Program) -> list[str]:
@@ -162,6 +162,23 @@ def _grounding(text: str, person: set[str], agent: set[str]) -> tuple[float, flo
     return len(w & person) / len(w), len(w & agent) / len(w)
 
 
+_TYPE_WORDS = frozenset({"person", "agent", "user", "assistant", "personmemory", "projectsnapshot", "decision", "insight",
+                         "researchref", "actionitem", "memory", "title", "untitled", "project", "reminder", "note"})
+
+
+def _names_a_thing(title: str, type_name: str, entities: list[tuple[str, str]], said: str) -> bool:
+    """A PersonMemory/ProjectSnapshot title must be a name said in the conversation (or an entity's)."""
+    kind = "person" if type_name == "PersonMemory" else "project"
+    title_words = set(slugify(title).split("-"))
+    if any(r.startswith(kind + "/") and (slugify(n) == slugify(title) or set(slugify(n).split("-")) <= title_words)
+           for r, n in entities):
+        return True
+    parts = title.split()
+    if not 1 <= len(parts) <= 4 or slugify(title) in _TYPE_WORDS or title.lower() not in said:
+        return False
+    return kind == "project" or all(p[:1].isupper() for p in parts)
+
+
 @dataclass
 class Cleaned:
     items: list[Item]
@@ -188,7 +205,7 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program)
                 candidates.append(CandidateOut.model_validate({**entry, "confidence": min(1.0, max(0.0, float(entry.get("confidence", 0.5))))}))
             except (ValidationError, TypeError, ValueError, AttributeError):
                 out.dropped.append("an item did not match the schema")
-    seen: set[tuple[str, str]] = set()
+    seen: set[str] = set()
     items: list[Item] = []
     for c in candidates:
         strings = [c.title, c.text, c.rationale, c.alternatives, c.replaces, c.due] + [e.name for e in c.entities]
@@ -225,8 +242,12 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program)
             ref = canonical_ref(f"{e.kind}/{name}")
             if ref and ref not in [r for r, _ in entities]:
                 entities.append((ref, name))
-        key = (type_name, slugify(title))
-        if key in seen:
+        if type_name in ("PersonMemory", "ProjectSnapshot") and not _names_a_thing(title, type_name, entities, lower_all):
+            note = f"'{title[:30]}' does not name a {'person' if type_name == 'PersonMemory' else 'project'}, filed as {ex.uncertain_type}"
+            type_name = ex.uncertain_type
+        key = slugify(title)
+        if key in seen or key in _TYPE_WORDS:
+            out.dropped.append(f"'{title[:40]}': duplicate or placeholder title")
             continue
         seen.add(key)
         items.append(Item(type_name, title, text, float(c.confidence), entities, c.rationale.strip(),
@@ -261,6 +282,7 @@ class ExtractResult:
     similarity: str = ""
     run: str | None = None
     conflicts: list[str] = field(default_factory=list)
+    attempts: int = 0  # model calls (0: nothing substantive, the model was not asked)
 
     def to_json(self) -> dict[str, Any]:
         return {"items": [o.to_json() for o in self.outcomes], "withheld_secrets": self.withheld_secrets}
@@ -288,10 +310,31 @@ def token_budget(schema: dict[str, Any], items: int) -> int:
     return min(CONTEXT_TOKENS // 2, 32 + items * (chars // 3 + 20))
 
 
-def run_model(generator, program: Program, turns: list[Turn]) -> tuple[dict | None, str]:
+def run_model(generator, program: Program, turns: list[Turn], retry: bool = True) -> tuple[dict | None, str, int]:
+    """(answer, finish_reason, attempts). One retry, with a nudge in the prompt, when the answer
+    is unusable ("length", "invalid_json": decoding at temperature 0 repeats itself otherwise)."""
     schema = output_schema(program)
     budget = token_budget(schema, program.settings.extraction.max_items_per_pass)
-    return generator.generate_json(system_prompt(program), user_prompt(turns), schema, budget)
+    answer, finish = generator.generate_json(system_prompt(program), user_prompt(turns), schema, budget)
+    if finish == "stop" and answer is not None and _valid(_clamped(answer)) or not retry:
+        return answer, finish, 1
+    answer, finish = generator.generate_json(system_prompt(program), user_prompt(turns) + " Keep every item short.",
+                                             schema, budget)
+    return answer, finish, 2
+
+
+def _clamped(raw: dict) -> dict:
+    """The grammar does not bound numbers: clamp confidences into [0, 1] before validating."""
+    items = raw.get("items") if isinstance(raw, dict) else None
+    if not isinstance(items, list):
+        return raw
+    fixed = []
+    for entry in items:
+        if isinstance(entry, dict) and isinstance(entry.get("confidence"), (int, float)):
+            value = float(entry["confidence"])
+            entry = {**entry, "confidence": min(1.0, max(0.0, value / 100 if value > 1 else value))}
+        fixed.append(entry)
+    return {**raw, "items": fixed}
 
 
 def extract_turns(vault: Vault, turns: list[Turn], *, generator=None, source: str = "transcript",
@@ -312,10 +355,12 @@ def extract_turns(vault: Vault, turns: list[Turn], *, generator=None, source: st
             kinds = ["credential the person asked to keep"]
         withheld_kinds.extend(kinds)
         clean_turns.append(Turn(turn.role, text))
-    raw, finish = ({"items": []}, "stop")
+    raw, finish, attempts = ({"items": []}, "stop", 0)
     if substantive(clean_turns):
         gen = load_generator(generator)
-        raw, finish = run_model(gen, program, clean_turns)
+        raw, finish, attempts = run_model(gen, program, clean_turns)
+        if raw is not None:
+            raw = _clamped(raw)
     schema_valid = finish == "stop" and raw is not None and _valid(raw)
     cleaned = clean_items(raw if finish == "stop" else None, clean_turns, program)
     withheld_kinds.extend(cleaned.withheld)
@@ -327,7 +372,7 @@ def extract_turns(vault: Vault, turns: list[Turn], *, generator=None, source: st
     for item in cleaned.items:
         updater.apply(item)
     result = ExtractResult(updater.outcomes, len(withheld_kinds), dropped=cleaned.dropped, finish_reason=finish,
-                           schema_valid=schema_valid, similarity=similarity)
+                           schema_valid=schema_valid, similarity=similarity, attempts=attempts)
     result.diffs = ws.diffs()
     _assert_no_secrets(ws)
     if dry_run:

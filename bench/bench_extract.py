@@ -1,0 +1,120 @@
+"""Extraction benchmark: the labelled set in bench/extraction-eval/ against sample-vault/.
+
+For each model (the default smollm2, and any GGUF given with --model): schema-valid output (must
+be 100%), secrets leaked (must be 0), precision and recall of filed items, NOOP rate on repeated
+facts, seconds per pass. Every pass is a dry run on a fresh copy of the sample vault; what would
+be written (diffs, operation reasons) is what is checked for secrets and matched to labels.
+
+    python bench/bench_extract.py [--model smollm2] [--model /path/x.gguf] [--limit N] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+FILED = {"ADD", "UPDATE", "SUPERSEDE"}
+
+
+def run_model(spec: str, cases: list[dict]) -> dict:
+    from palinode_vault.memory.extract import extract_text, load_generator
+    from palinode_vault.settings import Settings
+    from palinode_vault.vault import Vault
+
+    gen = load_generator(None if spec == "smollm2" else spec)
+    now = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
+    valid = leaked = filed_total = filed_ok = expected_total = expected_found = 0
+    repeats = repeats_noop = 0
+    model_passes = retried = 0
+    seconds: list[float] = []
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in cases:
+            vault_dir = Path(tmp) / case["id"]
+            shutil.copytree(ROOT / "sample-vault", vault_dir, ignore=shutil.ignore_patterns(".palinode"))
+            v = Vault(Settings(vault=vault_dir, now=now.date()))
+            v.load()
+            r = extract_text(v, case["transcript"], generator=gen, source=case["id"], dry_run=True, now=now)
+            seconds.append(r.seconds)
+            model_passes += int(r.attempts > 0)
+            retried += int(r.attempts > 1)
+            valid += int(r.schema_valid)
+            written = "".join(r.diffs.values()) + json.dumps([o.to_json() for o in r.outcomes])
+            if case.get("secret") and case["secret"] in written:
+                leaked += 1
+            filed = [o for o in r.outcomes if o.op in FILED]
+            matched_expected = set()
+            for o in filed:
+                diff = r.diffs.get(o.path or "", "").lower()
+                hit = None
+                for i, exp in enumerate(case["expected"]):
+                    type_ok = exp["type"] == o.type or (exp["type"] == "ActionItem" and o.op == "UPDATE") or (
+                        exp["type"] == "ProjectSnapshot" and o.type == "Insight" and False)
+                    if type_ok and any(k.lower() in diff for k in exp["keywords"]):
+                        hit = i
+                        break
+                filed_total += 1
+                if hit is not None:
+                    filed_ok += 1
+                    matched_expected.add(hit)
+            # a case lists alternatives (e.g. ProjectSnapshot or Insight): one match satisfies it
+            if case["expected"]:
+                expected_total += 1
+                expected_found += int(bool(matched_expected))
+            if case.get("repeat"):
+                repeats += 1
+                repeats_noop += int(not filed)
+            rows.append({"id": case["id"], "ops": [(o.op, o.type, o.path) for o in r.outcomes],
+                         "valid": r.schema_valid, "seconds": round(r.seconds, 2)})
+    gen.close()
+    return {
+        "model": spec,
+        "cases": len(cases),
+        "schema_valid": valid / len(cases),
+        "secrets_leaked": leaked,
+        "filed": filed_total,
+        "precision": (filed_ok / filed_total) if filed_total else None,
+        "recall": expected_found / expected_total if expected_total else None,
+        "noop_rate_on_repeats": repeats_noop / repeats if repeats else None,
+        "model_passes": model_passes,
+        "retried": retried,
+        "seconds_per_pass_mean": statistics.mean(seconds),
+        "seconds_per_pass_max": max(seconds),
+        "rows": rows,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", action="append", help="smollm2 (default) or a GGUF path; repeatable")
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    cases = json.loads((HERE / "extraction-eval" / "cases.json").read_text())[: args.limit]
+    models = args.model or ["smollm2"]
+    print("command: python " + " ".join([sys.argv[0]] + (argv if argv is not None else sys.argv[1:])))
+    results = [run_model(m, cases) for m in models]
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return 0
+    for res in results:
+        for row in res["rows"]:
+            print(f"  {row['id']:24} valid={row['valid']!s:5} {row['seconds']:6.2f}s  {row['ops']}")
+        fmt = lambda x: "n/a" if x is None else f"{x:.2f}"  # noqa: E731
+        print(f"{res['model']}: cases={res['cases']} schema_valid={res['schema_valid']:.0%} "
+              f"secrets_leaked={res['secrets_leaked']} filed={res['filed']} precision={fmt(res['precision'])} "
+              f"recall={fmt(res['recall'])} noop_rate_on_repeats={fmt(res['noop_rate_on_repeats'])} "
+              f"model_calls={res['model_passes']} retried={res['retried']} seconds_per_pass mean={res['seconds_per_pass_mean']:.2f} max={res['seconds_per_pass_max']:.2f}")
+    return 0 if all(r["schema_valid"] == 1.0 and r["secrets_leaked"] == 0 for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
