@@ -5,7 +5,7 @@ from __future__ import annotations
 from palinode_vault.core.note import parse_note
 from palinode_vault.core.text import normalise, sha256_text
 from palinode_vault.index.chunks import MAX_CHARS, chunk_note, clean_draft
-from palinode_vault.index.search import fts_query, fuse, Hit
+from palinode_vault.index.hybrid import fts_query, fuse, Hit
 
 NOTE = """---
 id: person-ada

@@ -27,7 +27,7 @@ from palinode_vault.index.meaning import (
     topic_coverage,
 )
 from palinode_vault.index.model import ModelSlot
-from palinode_vault.index.search import MODES, Filters, fuse, search
+from palinode_vault.index.hybrid import MODES, Filters, fuse, search
 from palinode_vault.index.store import Index, UpdateReport, index_path, is_daily
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from typing import Any
 from palinode_vault.core.repair import Candidate, name_candidates
 from palinode_vault.core.vault_state import VaultState
 from palinode_vault.index.chunks import clean_draft, line_at
-from palinode_vault.index.search import Filters, nearest_chunks, vector_hits
+from palinode_vault.index.hybrid import Filters, nearest_chunks, vector_hits
 from palinode_vault.index.store import Index
 from palinode_vault.models.errors import ModelUnavailable
 from palinode_vault.program import load_program

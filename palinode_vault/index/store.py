@@ -17,6 +17,7 @@ Work is committed in batches: an interrupted cold index or re-embedding resumes 
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 import threading
 import time
@@ -139,7 +140,7 @@ class Index:
         self.path = Path(db_path) if db_path else index_path(self.root)
         self.model = model or ModelSlot(model_path, embedder)
         self.lock = threading.RLock()
-        self.conn: Connection = connect(self.path)
+        self.conn: Connection = connect(self.path, driver=_driver())
         self.embed_calls = 0  # texts embedded through this object (tests count them)
         self.stop = threading.Event()  # set to interrupt long work between batches
         with self.lock:
@@ -401,6 +402,27 @@ class Index:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_DRIVER: list[str | None] = []
+
+
+def _driver() -> str | None:
+    """The SQLite driver that loads sqlite-vec, probed once in memory.
+
+    Probing on the index file itself would open it with two SQLite libraries in one process
+    (the stdlib's and apsw's); closing the stdlib probe then drops the POSIX locks the other
+    library's connections hold on the same file (one lock table per process and inode), and
+    the sidecar's writer and reader corrupt each other's view of the WAL (SQLITE_IOERR_SHORT_READ).
+    """
+    if not _DRIVER:
+        from palinode_vault.store import driver_reports
+        from palinode_vault.store.sqlite import DRIVER_ENV
+
+        chosen = os.environ.get(DRIVER_ENV) or next(
+            (r.name for r in driver_reports() if r.importable and r.vec_version), None)
+        _DRIVER.append(chosen)
+    return _DRIVER[0]
 
 
 def _hash(text: str) -> str:

@@ -78,6 +78,8 @@ class Sidecar:
         self.ready = asyncio.Event()  # set once the first scan is done
         self._tasks: list[asyncio.Task] = []
         self.request_edit: Callable[[Any, dict], Any] | None = None  # set by the server wiring
+        self.index_worker: Any = None  # the search index's background updater (see _start_index)
+        self.index_error: str | None = None
 
     # --- running vault work ------------------------------------------------------------------
 
@@ -114,8 +116,10 @@ class Sidecar:
             self._tasks.append(asyncio.create_task(weekly_consolidation(self), name="palinode-weekly-consolidation"))
         self.ready.set()
         self._wake.set()
+        self._start_index()
 
     async def stop(self) -> None:
+        await self._stop_index()
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -207,6 +211,7 @@ class Sidecar:
         if not paths and not own:
             return
         affected = self.vault.refresh(paths | own)
+        self._index_changed(paths | own)
         now = time.monotonic()
         for path in added | modified:
             if is_note(path):
@@ -448,7 +453,47 @@ class Sidecar:
             "writes": self.writes,
             "busy": self.busy,
             "pending": len(self.due),
+            "index": self._index_status(),
         }
+
+    # --- search index: a background updater (palinode_vault.index.worker) -------------------
+
+    def _start_index(self) -> None:
+        """Start keeping `.palinode/index.db` current in a worker thread (PALINODE_NO_INDEX=1: off)."""
+        if os.environ.get("PALINODE_NO_INDEX") == "1":
+            self.index_error = "the search index is switched off (PALINODE_NO_INDEX=1)"
+            return
+        from palinode_vault.index.worker import IndexWorker
+
+        loop = asyncio.get_running_loop()
+
+        def notify(method: str, params: dict) -> None:
+            loop.call_soon_threadsafe(self.notify, method, params)
+
+        try:
+            self.index_worker = IndexWorker(self.root, model_path=self.settings.embedding_model, notify=notify,
+                                            snapshot=lambda: self.vault.state.notes,
+                                            max_bytes=self.settings.max_note_bytes)
+            self.index_worker.start(full=True)
+        except Exception as exc:  # noqa: BLE001 - serve without search rather than not at all
+            self.index_worker = None
+            self.index_error = f"the search index cannot be opened: {exc}"
+            log.exception("search index unavailable")
+
+    async def _stop_index(self) -> None:
+        worker, self.index_worker = self.index_worker, None
+        if worker is not None:
+            await asyncio.to_thread(worker.stop)
+
+    def _index_changed(self, paths: set[str]) -> None:
+        if self.index_worker is not None:
+            self.index_worker.enqueue(paths)
+
+    def _index_status(self) -> dict[str, Any]:
+        if self.index_worker is None:
+            return {"mode": "keyword", "driver": None, "model": None,
+                    "reason": self.index_error or "the search index is not started yet"}
+        return self.index_worker.describe()
 
 
 def _version() -> str:

@@ -169,10 +169,20 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) ->
         return neighbourhood(g, rel, params.depth)
 
     async def repair_candidates(params: RepairCandidatesParams, conn: Connection) -> dict:
-        if params.path:
-            note_path(params.path)
-        found = await sidecar.run(name_candidates, sidecar.vault.state, params.target)
-        return {"target": params.target, "candidates": [{"path": c.path, "score": c.score, "why": c.why} for c in found]}
+        rel = note_path(params.path) if params.path else None
+        worker = sidecar.index_worker
+        if worker is None:
+            found = await sidecar.run(name_candidates, sidecar.vault.state, params.target)
+            return {"target": params.target, "candidates": [{"path": c.path, "score": c.score, "why": c.why} for c in found]}
+        # names blended with meaning (palinode_vault.index): the link text read in its sentence
+        from palinode_vault.index import repair_candidates as blended, text_reader
+
+        found, why_names = await sidecar.run(lambda: blended(worker.reader, sidecar.vault.state, params.target,
+                                                             path=rel, read=text_reader(sidecar.vault)))
+        out = {"target": params.target, "candidates": [{"path": c.path, "score": c.score, "why": c.why} for c in found]}
+        if why_names:
+            out["note"] = why_names
+        return out
 
     async def link_repair(params: RepairParams, conn: Connection) -> dict:
         rel = note_path(params.path)
@@ -287,9 +297,87 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) ->
     dispatcher.register("rename", rename, RenameParams)
     dispatcher.register("settings.get", settings_get, NoParams)
     dispatcher.register("settings.set", settings_set, SettingsSetParams)
+    _register_index_methods(dispatcher, sidecar, note_path, when_ready)
     from palinode_vault.sidecar.memory_methods import register_memory
 
     register_memory(dispatcher, sidecar)
     for name, message in LATER.items():
         if name not in dispatcher.methods:
             dispatcher.register_unavailable(name, message)
+
+
+# --- the search index: search, dedup_suggest, related (palinode_vault.index) -------------------
+
+
+class SearchParams(_Params):
+    query: str = Field(min_length=1, max_length=2000)
+    limit: int = Field(default=10, ge=1, le=200)
+    mode: Literal["hybrid", "keyword", "vector"] | None = None
+    category: str | None = None
+    status: str | None = None
+    folder: str | None = None
+    since: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$")
+    until: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$")
+    include_daily: bool = False
+    include_archived: bool = False
+
+
+class DedupParams(_Params):
+    path: str | None = None
+    text: str | None = Field(default=None, max_length=200_000)
+    category: str | None = None
+    limit: int = Field(default=5, ge=1, le=100)
+
+
+class RelatedParams(_Params):
+    path: str
+    limit: int = Field(default=10, ge=1, le=100)
+
+
+def _register_index_methods(dispatcher: Dispatcher, sidecar: Sidecar, note_path, when_ready) -> None:
+    """search, dedup_suggest and related over the sidecar's index (its reader connection)."""
+    from palinode_vault.index import NoVectors, dedup, related, search
+    from palinode_vault.server import NOT_AVAILABLE
+
+    def index():
+        worker = sidecar.index_worker
+        if worker is None:
+            raise PalinodeError(NOT_AVAILABLE, sidecar.index_error or "the search index is not started yet; retry shortly")
+        return worker.reader
+
+    def meaning(func):
+        try:
+            return func()
+        except NoVectors as exc:
+            raise PalinodeError(NOT_AVAILABLE, f"needs an embedding model: {exc}") from exc
+
+    async def search_method(params: SearchParams, conn: Connection) -> dict:
+        idx = index()
+        args = params.model_dump()
+        query = args.pop("query")
+        return await asyncio.to_thread(lambda: search(idx, query, **args))
+
+    async def dedup_method(params: DedupParams, conn: Connection) -> dict:
+        if (params.path is None) == (params.text is None):
+            raise PalinodeError(-32602, "give exactly one of 'path' or 'text'")
+        idx = index()
+        rel, text = None, params.text
+        if params.path is not None:
+            rel = note_path(params.path)
+            read = sidecar.vault.read(rel)
+            if not isinstance(read, NoteText):
+                raise PalinodeError(NOT_FOUND, f"{rel} cannot be read: {read.message}")
+            text = read.text
+        found = await asyncio.to_thread(meaning, lambda: dedup(idx, text or "", category=params.category,
+                                                                limit=params.limit, exclude_path=rel))
+        return {"results": [s.to_json() for s in found]}
+
+    async def related_method(params: RelatedParams, conn: Connection) -> dict:
+        idx = index()
+        rel = note_path(params.path)
+        found = await sidecar.run(meaning, lambda: related(idx, sidecar.vault.state, rel, limit=params.limit))
+        return {"results": [{"path": s.path, "similarity": s.similarity} for s in found]}
+
+    dispatcher.register("search", when_ready(search_method), SearchParams)
+    dispatcher.register("dedup_suggest", when_ready(dedup_method), DedupParams)
+    dispatcher.register("related", when_ready(related_method), RelatedParams)
