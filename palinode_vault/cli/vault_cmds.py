@@ -111,7 +111,11 @@ def lint(vault: Path, as_json: bool, checks: tuple[str, ...], paths: tuple[str, 
     except ProgramError as exc:
         raise _program_error(exc)
     if as_json:
-        click.echo(json.dumps(report.to_json(), indent=2, default=str))
+        data = report.to_json()
+        from palinode_vault.index import add_lint_candidates  # repair candidates, when indexed
+
+        add_lint_candidates(v, data)
+        click.echo(json.dumps(data, indent=2, default=str))
     else:
         _print_findings(report.findings)
         summary = ", ".join(f"{k} {n}" for k, n in report.to_json()["counts"].items()) or "no findings"

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MODES", "Filters", "Index", "ModelSlot", "NoVectors", "Suggestion", "UpdateReport", "dedup",
-    "fuse", "index_path", "is_daily", "lint_candidates", "linked_paths", "open_index", "refresh",
+    "add_lint_candidates", "fuse", "index_path", "is_daily", "lint_candidates", "linked_paths", "open_index", "refresh",
     "related", "repair_candidates", "search", "text_reader", "topic_coverage",
 ]
 
@@ -62,3 +62,22 @@ def refresh(index: Index, vault: "Vault", progress=None, embed: bool = True) -> 
     if not vault.loaded:
         vault.load(progress)
     return index.sync(vault.state.notes, text_reader(vault), progress, embed=embed)
+
+
+def add_lint_candidates(vault: "Vault", report: dict) -> None:
+    """Give every broken-link finding of a `lint --json` report a ranked `candidates` list,
+    when the vault has an index. Without one the report is left as it is; any failure here
+    leaves it as it is too (lint must keep working)."""
+    broken = [f for f in report.get("findings", []) if f.get("check") == "broken_link"]
+    if not broken or not index_path(vault.root).is_file():
+        return
+    try:
+        if not vault.loaded:
+            vault.load()
+        index = Index(vault.root, model_path=vault.settings.embedding_model)
+        try:
+            lint_candidates(index, vault.state, broken)
+        finally:
+            index.close()
+    except Exception:  # noqa: BLE001 - candidates are a bonus; the findings stand without them
+        return
