@@ -15,7 +15,7 @@ from pathlib import Path
 from palinode_vault.core.note import Note
 
 # Bump when Note's shape or the parser's output changes, so old rows are ignored.
-PARSER_VERSION = 5
+PARSER_VERSION = 6
 
 
 class ParseCache:

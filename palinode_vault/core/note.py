@@ -279,13 +279,23 @@ def _comment_ranges(text: str, start: int, code: list[tuple[int, int]]) -> list[
 
 def find_footer(text: str, body_start: int) -> Footer | None:
     """The machine-owned footer (current or legacy format), if present."""
-    idx = text.find(FOOTER_START, body_start)
-    if idx != -1 and (idx == 0 or text[idx - 1] == "\n"):
+    # A start marker counts only at the start of a line and closed by an end marker with no
+    # other start marker in between: a stray or unclosed marker the person left must not make
+    # everything from it to the next footer look machine-owned (the fixer would delete it).
+    search = body_start
+    while True:
+        idx = text.find(FOOTER_START, search)
+        if idx == -1:
+            break
         end = text.find(FOOTER_END, idx)
-        if end != -1:
+        if end == -1:
+            break
+        after = text.find(FOOTER_START, idx + len(FOOTER_START))
+        if (idx == 0 or text[idx - 1] == "\n") and (after == -1 or after > end):
             nl = text.find("\n", end)
             stop = len(text) if nl == -1 else nl + 1
             return Footer(idx, stop, False, text[idx:stop], text.count("\n", 0, idx) + 1)
+        search = idx + len(FOOTER_START)
     idx = text.find(LEGACY_FOOTER_MARKER, body_start)
     if idx != -1 and (idx == 0 or text[idx - 1] == "\n"):
         # The legacy footer runs from the marker through the `## See also` list that follows.
