@@ -73,6 +73,8 @@ def plan_fix(state: VaultState, note: Note, text: str, analysis: Analysis) -> Fi
     for link, target in zip(note.links, targets):
         if target is not None or link.in_footer or link.kind not in ("wiki", "embed"):
             continue
+        if "[" in link.target or "]" in link.target:
+            continue  # [[[Alice Smith]]: no rewrite gives a link that parses back the same
         label = state.label_target(link)
         if label is None or not label.lower().endswith(".md"):
             continue
