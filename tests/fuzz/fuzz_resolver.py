@@ -1,0 +1,17 @@
+"""atheris: link resolution. Run: .venv/bin/python tests/fuzz/fuzz_resolver.py -max_total_time=60"""
+
+import sys
+
+import atheris
+
+with atheris.instrument_imports():
+    import targets
+
+
+def test_one(data: bytes) -> None:
+    targets.check_resolver(data)
+
+
+if __name__ == "__main__":
+    atheris.Setup(sys.argv, test_one)
+    atheris.Fuzz()

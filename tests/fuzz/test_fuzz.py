@@ -1,0 +1,81 @@
+"""Fuzzing the parser, the resolver and the fixer (issue 7, item 4).
+
+Two engines on the same checks (targets.py): hypothesis here, with free text built from link
+syntax fragments (tests/test_core_fix.py already covers whole templated vaults on disk), and
+atheris (coverage-guided, libFuzzer) run for a bounded time per target. The time is
+`PALINODE_FUZZ_SECONDS` (default 5; `bench/reliability.py --long` gives each target minutes).
+Crashes are written to a temp folder and the test fails with the input's base64.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+sys.path.insert(0, str(Path(__file__).parent))
+import targets  # noqa: E402
+
+HERE = Path(__file__).parent
+FUZZ_SECONDS = int(os.environ.get("PALINODE_FUZZ_SECONDS", "5"))
+EXAMPLES = int(os.environ.get("PALINODE_FUZZ_EXAMPLES", "150"))
+
+fragments = st.lists(st.one_of(st.sampled_from(targets.SEEDS), st.text(max_size=12),
+                               st.sampled_from(["\n", "\r", "[[", "]]", "|", "#", "^", "`", "---\n", "  - ", "> "])),
+                     max_size=25).map("".join)
+relaxed = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@relaxed
+@given(fragments)
+def test_parser_property(text):
+    targets.check_parser(text)
+
+
+@relaxed
+@given(st.lists(st.sampled_from(["people/a.md", "A.md", "x/y/a.md", "img.png", "a b.md", "Ünï.md", "a#b.md", "../a.md",
+                                 "a.MD", "people/Alice Smith.md"]), max_size=6),
+       st.text(max_size=20) | st.sampled_from(["a", "A", "a.md", "x/y/a", "../a", "/a", "#h", "", "people/", "img.png"]))
+def test_resolver_property(files, target):
+    targets.check_resolver(("\n".join(files) + "\n" + target).encode())
+
+
+@relaxed
+@given(fragments)
+def test_fixer_property(text):
+    targets.check_fixer(targets.SEEDS[0] + text)
+
+
+@relaxed
+@given(fragments, st.sampled_from(["\n", "\r\n"]), st.booleans())
+def test_fixer_property_crlf_bom(text, newline, bom):
+    raw = (targets.SEEDS[0] + text).replace("\r\n", "\n").replace("\n", newline)
+    targets.check_fixer(("\ufeff" if bom else "") + raw)
+
+
+@pytest.mark.parametrize("target", ["parser", "resolver", "fixer"])
+def test_atheris(target, tmp_path):
+    try:
+        import atheris  # noqa: F401
+    except ImportError:
+        pytest.skip("atheris is not installed (pip install atheris; it needs Python < 3.13 and clang's libFuzzer)")
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i, seed in enumerate(targets.SEEDS):
+        (corpus / f"seed-{i}").write_bytes(seed.encode())
+    proc = subprocess.run(
+        [sys.executable, str(HERE / f"fuzz_{target}.py"), f"-max_total_time={FUZZ_SECONDS}", "-rss_limit_mb=2048",
+         f"-artifact_prefix={tmp_path}/", "-print_final_stats=1", str(corpus)],
+        capture_output=True, text=True, timeout=FUZZ_SECONDS + 300, cwd=tmp_path,
+    )
+    crashes = sorted(tmp_path.glob("crash-*")) + sorted(tmp_path.glob("timeout-*")) + sorted(tmp_path.glob("oom-*"))
+    if proc.returncode != 0 or crashes:
+        found = [base64.b64encode(c.read_bytes()).decode() for c in crashes]
+        pytest.fail(f"atheris found a failing input for {target} (base64): {found}\n{proc.stderr[-3000:]}")
+    assert "Done" in proc.stderr, proc.stderr[-2000:]
