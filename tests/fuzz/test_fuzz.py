@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import targets  # noqa: E402
 
 HERE = Path(__file__).parent
-FUZZ_SECONDS = int(os.environ.get("PALINODE_FUZZ_SECONDS", "5"))
+FUZZ_SECONDS = int(os.environ.get("PALINODE_FUZZ_SECONDS", "3"))
 EXAMPLES = int(os.environ.get("PALINODE_FUZZ_EXAMPLES", "150"))
 
 fragments = st.lists(st.one_of(st.sampled_from(targets.SEEDS), st.text(max_size=12),
