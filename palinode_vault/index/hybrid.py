@@ -18,7 +18,7 @@ from palinode_vault.program import load_program
 from palinode_vault.store import serialize_vector
 
 MODES = ("hybrid", "keyword", "vector")
-DEPTH = 100  # notes taken from each ranking before fusion
+DEPTH = 50  # notes taken from each ranking before fusion (50 and 100 gave the same quality)
 SNIPPET_CHARS = 200
 
 # Words that carry no topic; dropped from keyword queries so that "how do I ..." does not
@@ -123,7 +123,7 @@ def keyword_hits(index: Index, query: str, filters: Filters, exclude_status: lis
         "select c.path, c.id from chunks_fts join chunks c on c.id = chunks_fts.rowid "
         "join notes n on n.path = c.path "
         f"where chunks_fts match ? and {where} order by bm25(chunks_fts, 5.0, 2.0, 1.0) limit ?",
-        [match, *args, depth * 4],
+        [match, *args, depth * 3],
     )
     hits: list[Hit] = []
     seen: set[str] = set()
@@ -164,7 +164,7 @@ def nearest_chunks(index: Index, vector: Any, k: int) -> list[tuple[str, int, fl
 def vector_hits(index: Index, vector: Any, filters: Filters, exclude_status: list[str],
                 depth: int = DEPTH) -> list[Hit]:
     """Notes by the cosine similarity of their best chunk to `vector`."""
-    k = depth * 4
+    k = depth * 3
     while True:
         near = nearest_chunks(index, vector, k)
         rows = index.note_rows(p for p, _, _ in near)

@@ -143,6 +143,7 @@ class Index:
         self.conn: Connection = connect(self.path, driver=_driver())
         self.embed_calls = 0  # texts embedded through this object (tests count them)
         self.stop = threading.Event()  # set to interrupt long work between batches
+        self._pending: tuple[Any, int] | None = None  # (data_version, count); None after own writes
         with self.lock:
             self._ensure_schema()
 
@@ -240,6 +241,7 @@ class Index:
         """Index the given notes (None: remove), then embed what has no vector yet."""
         started = time.monotonic()
         report = UpdateReport()
+        self._pending = None
         with self.lock:
             report.reset_vectors = self._check_model()
             items = sorted(changes.items())
@@ -266,6 +268,7 @@ class Index:
                 self._collect_garbage()
             if embed:
                 report.embedded = self.embed_missing(progress)
+            self._pending = None
             report.pending = self.pending()
             report.mode = "hybrid" if self.vectors_usable else "keyword"
             report.reason = self.reason
@@ -303,9 +306,13 @@ class Index:
             self.conn.execute("delete from vectors where hash not in (select hash from chunks)")
 
     def pending(self) -> int:
-        """Chunk texts that have no vector yet."""
-        return int(self.conn.fetchvalue(
-            "select count(distinct hash) from chunks where hash not in (select hash from vectors)", default=0))
+        """Chunk texts that have no vector yet (recounted only after a commit, by any connection)."""
+        stamp = self.conn.fetchvalue("pragma data_version")  # changes when another connection commits
+        if self._pending is None or self._pending[0] != stamp:
+            count = int(self.conn.fetchvalue(
+                "select count(distinct hash) from chunks where hash not in (select hash from vectors)", default=0))
+            self._pending = (stamp, count)
+        return self._pending[1]
 
     def embed_missing(self, progress: Progress | None = None) -> int:
         """Embed every chunk text without a vector, committing in batches. Returns texts embedded.
@@ -345,6 +352,7 @@ class Index:
                         self.conn.execute("insert into vec_chunks(rowid, embedding) values (?, ?)",
                                           (rowid, serialize_vector(vector)))
                 done += len(batch)
+                self._pending = None
                 if progress:
                     progress("embed", done, total)
             return done
@@ -354,6 +362,7 @@ class Index:
         with self.lock:
             self._drop_all()
             self._ensure_schema()
+            self._pending = None
 
     # -- reading ------------------------------------------------------------------------
 
