@@ -22,8 +22,21 @@ def program_path(vault: Path) -> Path:
     return own if own.is_file() else SHIPPED
 
 
+_LOADED: dict[Path, tuple[tuple[int, int], Program]] = {}
+
+
 def load_program(vault: Path) -> Program:
-    """Read PROGRAM.md afresh (it is read before every pass, so edits apply without a restart)."""
+    """PROGRAM.md as it is now: checked before every pass, so edits apply without a restart.
+
+    The file is parsed again only when its size or modification time changed.
+    """
     path = program_path(vault)
+    st = path.stat()
+    key = (st.st_size, st.st_mtime_ns)
+    hit = _LOADED.get(path)
+    if hit is not None and hit[0] == key:
+        return hit[1]
     text = path.read_text(encoding="utf-8")
-    return Program(path, text, parse_program(text, str(path)))
+    program = Program(path, text, parse_program(text, str(path)))
+    _LOADED[path] = (key, program)
+    return program

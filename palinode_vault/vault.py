@@ -131,6 +131,9 @@ class Vault:
         self.parsed_last_load = 0
         self._walked: list[FileStat] | None = None
         self.loaded = False
+        # refresh(store=False) keeps parses here until flush_cache() (the sidecar flushes when idle)
+        self._unsaved: dict[str, tuple[Note, int, int]] = {}
+        self._forgotten: set[str] = set()
 
     def walk(self) -> list[FileStat]:
         """The vault's files (walked once per load)."""
@@ -229,10 +232,11 @@ class Vault:
     def read(self, rel: str) -> NoteText | Unreadable:
         return read_note_text(self.root, rel, self.settings.max_note_bytes)
 
-    def refresh(self, paths: set[str]) -> set[str]:
+    def refresh(self, paths: set[str], store: bool = True) -> set[str]:
         """Bring the state up to date for files that changed, appeared or disappeared.
 
-        Returns the notes whose findings may have changed.
+        Returns the notes whose findings may have changed. With `store=False` the new parses
+        wait in memory for `flush_cache()`, keeping SQLite off the path of a save.
         """
         affected: set[str] = set()
         stored: list[tuple[Note, int, int]] = []
@@ -263,9 +267,23 @@ class Vault:
             note = parse_note(rel, read.text, read.text_hash)
             affected |= self.state.upsert_note(note)
             stored.append((note, stat.size, stat.mtime_ns))
-        if stored or forgotten:
-            cache = ParseCache(self.root)
-            cache.store(stored)
-            cache.forget(forgotten)
-            cache.close()
+        for note, size, mtime in stored:
+            self._unsaved[note.path] = (note, size, mtime)
+            self._forgotten.discard(note.path)
+        for rel in forgotten:
+            self._unsaved.pop(rel, None)
+            self._forgotten.add(rel)
+        if store:
+            self.flush_cache()
         return affected
+
+    def flush_cache(self) -> None:
+        """Write parses made since the last flush to the parse cache."""
+        if not self._unsaved and not self._forgotten:
+            return
+        cache = ParseCache(self.root)
+        cache.store(list(self._unsaved.values()))
+        cache.forget(sorted(self._forgotten))
+        cache.close()
+        self._unsaved.clear()
+        self._forgotten.clear()

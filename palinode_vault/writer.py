@@ -251,3 +251,32 @@ def undo_last(root: Path) -> UndoResult:
     os.replace(path, path.with_name(path.name[: -len(".jsonl")] + ".undone.jsonl"))
     return UndoResult(header["run"], header.get("label"), sorted(restored), skipped)
 
+
+
+def recently_undone(root: Path, within_seconds: float = 3600.0) -> dict[str, set[str]]:
+    """Files restored by an undo in the last hour: path -> the hashes undo restored them to.
+
+    The sidecar uses this to leave a restored file alone instead of fixing it straight back.
+    """
+    import time
+
+    folder = journal_dir(root)
+    if not folder.is_dir():
+        return {}
+    cutoff = time.time() - within_seconds
+    restored: dict[str, set[str]] = {}
+    for path in folder.glob("*.undone.jsonl"):
+        try:
+            if path.stat().st_mtime < cutoff:
+                continue
+            lines = path.read_text(encoding="utf-8").splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if entry.get("before_hash"):
+                restored.setdefault(entry["path"], set()).add(entry["before_hash"])
+    return restored

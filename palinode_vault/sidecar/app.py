@@ -32,7 +32,7 @@ from palinode_vault.kinds import is_memory_path
 from palinode_vault.maintenance import _reason_kind, lint_context
 from palinode_vault.settings import Settings
 from palinode_vault.vault import NoteText, Vault, is_note
-from palinode_vault.writer import Edit, Run, clean_temp_files, sha256_bytes
+from palinode_vault.writer import Edit, Run, clean_temp_files, recently_undone, sha256_bytes
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +68,7 @@ class Sidecar:
         self.changed_at: dict[str, float] = {}  # path -> monotonic time of the last outside change
         self.due: dict[str, float] = {}  # path -> monotonic time its automatic fix may run
         self.own_writes: dict[str, str] = {}  # path -> sha256 of the bytes we last wrote
+        self.held: dict[str, str | None] = {}  # path -> hash an undo restored; left alone until it changes
         self.ref_renames: dict[str, str] = {}  # old entity ref -> new one
         self.id_renames: dict[str, str] = {}  # old memory id -> new one
         self.last_write: dict[str, Any] | None = None
@@ -120,6 +121,10 @@ class Sidecar:
 
     async def stop(self) -> None:
         await self._stop_index()
+        try:
+            await self.run(self.vault.flush_cache)
+        except Exception:  # noqa: BLE001 - the cache is derived data
+            log.exception("could not save the parse cache")
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -210,12 +215,27 @@ class Sidecar:
         paths = added | modified | deleted
         if not paths and not own:
             return
-        affected = self.vault.refresh(paths | own)
+        affected = self.vault.refresh(paths | own, store=False)
         self._index_changed(paths | own)
         now = time.monotonic()
+        wall = time.time()
         for path in added | modified:
             if is_note(path):
-                self.changed_at[path] = now
+                # The quiet period counts from the save itself, not from when we got to it.
+                stat = self.vault.stats.get(path)
+                saved_ago = max(0.0, wall - stat.mtime_ns / 1e9) if stat else 0.0
+                self.changed_at[path] = now - min(saved_ago, self.settings.quiet_seconds)
+        restored = recently_undone(self.root) if modified else {}
+        for path in modified:
+            if path in restored:
+                try:
+                    current = sha256_bytes((self.root / path).read_bytes())
+                except OSError:
+                    current = None
+                if current in restored[path]:
+                    self.held[path] = current  # an undo put it back: do not fix it straight again
+            elif path in self.held:
+                del self.held[path]
         for path in deleted:
             self.changed_at.pop(path, None)
             self.due.pop(path, None)
@@ -223,8 +243,8 @@ class Sidecar:
             self._record_rename(old, new)
         changed = self._recheck(affected | paths)
         for path in added | modified:
-            if is_memory_path(path) and path in state.notes:
-                self.due[path] = now + self.settings.quiet_seconds
+            if is_memory_path(path) and path in state.notes and path not in self.held:
+                self.due[path] = self.changed_at.get(path, now) + self.settings.quiet_seconds
         if changed:
             self.notify("findings.changed", self._findings_event(sorted(changed)))
 
@@ -289,6 +309,10 @@ class Sidecar:
         read = self.vault.read(path)
         if not isinstance(read, NoteText):
             return None
+        if path in self.held:
+            if self.held[path] == sha256_bytes(read.raw_bytes):
+                return None
+            del self.held[path]
         note = state.notes.get(path)
         if note is None or note.text_hash != read.text_hash:
             self.vault.refresh({path})
@@ -333,17 +357,19 @@ class Sidecar:
             self.writes += len(paths)
             self.last_write = {"time": dt.datetime.now(dt.timezone.utc).isoformat(), "paths": list(paths), "run": run}
 
-    def _write(self, planned: list[PlannedEdit], label: str) -> list[str]:
-        run = Run(self.root, label)
+    def _write(self, planned: list[PlannedEdit], run: Run) -> list[str]:
+        written_before, conflicts_before = len(run.written), len(run.conflicts)
         for item in planned:
             if run.write(item.edit):
                 self.own_writes[item.edit.path] = sha256_bytes(item.edit.new_bytes)
-        if run.written:
-            self.vault.refresh(set(run.written))
-            self.record_write(run.written, run.id)
-        if run.conflicts:
-            self.vault.refresh(set(run.conflicts))
-        return run.written
+        written = run.written[written_before:]
+        conflicts = run.conflicts[conflicts_before:]
+        if written:
+            self.vault.refresh(set(written), store=False)
+            self.record_write(written, run.id)
+        if conflicts:
+            self.vault.refresh(set(conflicts), store=False)
+        return written
 
     def _ready(self, now: float) -> tuple[list[str], float | None]:
         """Paths whose automatic fix may run now, and when to look again."""
@@ -374,32 +400,50 @@ class Sidecar:
                     log.exception("automatic fix failed")
                 continue
             timeout = None if next_at is None else max(0.0, next_at - time.monotonic())
+            if timeout is None or timeout > 1.0:
+                await self.run(self.vault.flush_cache)  # idle: now SQLite may have its turn
             self._wake.clear()
             try:
                 await asyncio.wait_for(self._wake.wait(), timeout)
             except asyncio.TimeoutError:
                 pass
 
+    FIX_CHUNK = 200  # files per lock hold: a first start on a big vault must not stall the socket
+
     async def _fix_due(self, paths: list[str]) -> None:
         for path in paths:
             self.due.pop(path, None)
-        async with self.lock:
-            # Taken off `due`, so say so in `status` while a large batch is planned and written.
-            was_busy, self.busy = self.busy, self.busy or "fix"
-            try:
-                planned = await asyncio.to_thread(lambda: [p for p in map(self.plan_machine_edit, paths) if p])
-                direct = [p for p in planned if p.edit.path not in self.editor.open]
-                via_plugin = [p for p in planned if p.edit.path in self.editor.open]
-                written = await asyncio.to_thread(self._write, direct, "sidecar") if direct else []
-                changed = await asyncio.to_thread(self._recheck, set(written)) if written else set()
-            finally:
-                self.busy = was_busy
-        if written:
-            self.notify("wrote", {"paths": written, "reason": "machine-owned surfaces kept current"})
-        if changed:
-            self.notify("findings.changed", self._findings_event(sorted(changed)))
+        run = Run(self.root, "sidecar")  # one journaled unit for the whole batch, for undo
+        via_plugin: list[PlannedEdit] = []
+        for i in range(0, len(paths), self.FIX_CHUNK):
+            chunk = paths[i : i + self.FIX_CHUNK]
+            async with self.lock:
+                # Taken off `due`, so say so in `status` while a large batch is planned and written.
+                was_busy, self.busy = self.busy, self.busy or "fix"
+                try:
+                    planned = await asyncio.to_thread(lambda: [p for p in map(self.plan_machine_edit, chunk) if p])
+                    direct = [p for p in planned if p.edit.path not in self.editor.open]
+                    via_plugin += [p for p in planned if p.edit.path in self.editor.open]
+                    written = await asyncio.to_thread(self._write, direct, run) if direct else []
+                    changed = await asyncio.to_thread(self._recheck, set(written)) if written else set()
+                finally:
+                    self.busy = was_busy
+            if written:
+                self.notify("wrote", {"paths": written, "reason": "machine-owned surfaces kept current"})
+            if changed:
+                self.notify("findings.changed", self._findings_event(sorted(changed)))
         for item in via_plugin:
             await self._edit_through_plugin(item)
+
+    def schedule_machine_fixes(self) -> int:
+        """Queue every note whose machine-owned surfaces are stale (e.g. auto-fixes switched on)."""
+        now = time.monotonic()
+        paths = self._machine_fix_candidates()
+        for path in paths:
+            if path not in self.held:
+                self.due.setdefault(path, now)
+        self._wake.set()
+        return len(paths)
 
     async def _edit_through_plugin(self, item: PlannedEdit) -> None:
         """Ask the plugin to apply an edit to an open file; if it cannot, try again later."""

@@ -268,6 +268,7 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) ->
         if params.auto_fixes:
             s.auto_fix_footer = params.auto_fixes.get("footer", s.auto_fix_footer)
             s.auto_fix_cross_refs = params.auto_fixes.get("cross_refs", s.auto_fix_cross_refs)
+            sidecar.schedule_machine_fixes()  # notes already stale get fixed now, not at their next change
         sidecar._wake.set()
         return await settings_get(NoParams(), conn)
 

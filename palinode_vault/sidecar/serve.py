@@ -43,16 +43,26 @@ async def run_sidecar(
     stop_event: asyncio.Event | None = None,
     on_ready: Callable[[RpcServer, Sidecar], Any] | None = None,
     debounce_ms: int = 300,
-    step_ms: int = 50,
+    step_ms: int = 20,
 ) -> None:
     """Serve one vault until `stop_event` is set or SIGINT/SIGTERM arrives."""
     stop = stop_event or asyncio.Event()
     holder: dict[str, RpcServer] = {}
+    loop = asyncio.get_running_loop()
 
     def notify(method: str, params: dict) -> None:
+        """Push a notification; vault work runs in worker threads, the socket in the loop."""
         server = holder.get("server")
-        if server is not None:
+        if server is None:
+            return
+        try:
+            in_loop = asyncio.get_running_loop() is loop
+        except RuntimeError:
+            in_loop = False
+        if in_loop:
             server.broadcast(method, params)
+        else:
+            loop.call_soon_threadsafe(server.broadcast, method, params)
 
     sidecar = Sidecar(settings, notify)
     dispatcher = Dispatcher()
