@@ -194,6 +194,8 @@ class Index:
             return self.conn.vec_error
         if self.model.identity() is None:
             return self.model.reason
+        if not self.vectors_usable:
+            return "the index has no vectors for this model yet (palinode-vault reindex, or wait for the sidecar)"
         return None
 
     def _check_model(self) -> bool:
