@@ -215,6 +215,12 @@ def undo_last(root: Path) -> UndoResult:
     if not runs:
         return UndoResult(None, None, [], [])
     path = runs[-1]
+    if not path.name.endswith(".undoing.jsonl"):
+        # Say "being undone" before touching a file, so a watching sidecar that sees the
+        # restored files knows them for an undo (and a crash mid-undo resumes here next time).
+        undoing = path.with_name(path.name[: -len(".jsonl")] + ".undoing.jsonl")
+        os.replace(path, undoing)
+        path = undoing
     lines = []
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         if not line.strip():
@@ -248,7 +254,7 @@ def undo_last(root: Path) -> UndoResult:
         else:
             write_atomic(root, Edit(rel, current_hash, before, "undo"))
         restored.append(rel)
-    os.replace(path, path.with_name(path.name[: -len(".jsonl")] + ".undone.jsonl"))
+    os.replace(path, path.with_name(path.name[: -len(".undoing.jsonl")] + ".undone.jsonl"))
     return UndoResult(header["run"], header.get("label"), sorted(restored), skipped)
 
 
@@ -265,7 +271,7 @@ def recently_undone(root: Path, within_seconds: float = 3600.0) -> dict[str, set
         return {}
     cutoff = time.time() - within_seconds
     restored: dict[str, set[str]] = {}
-    for path in folder.glob("*.undone.jsonl"):
+    for path in [*folder.glob("*.undone.jsonl"), *folder.glob("*.undoing.jsonl")]:
         try:
             if path.stat().st_mtime < cutoff:
                 continue

@@ -132,6 +132,10 @@ def test_paths_outside_the_vault_are_refused(vault: Path, tmp_path: Path):
                         assert await code_of(client, method, {"path": path}) == -32010, (method, path)
                 assert await code_of(client, "rename", {"old_path": "../x.md", "new_path": "people/x.md"}) == -32010
                 assert await code_of(client, "editor.state", {"active": "/etc/passwd", "open": []}) == -32010
+                # dot-folders hold our state and Obsidian's, never notes
+                assert await code_of(client, "rename", {"old_path": "people/noor-haddad.md",
+                                                        "new_path": ".palinode/sidecar.json"}) == -32010
+                assert await code_of(client, "editor.state", {"active": None, "open": [".obsidian/app.json"]}) == -32010
                 assert await code_of(client, "link.repair", {"path": "people/tariq-benali.md", "target": "mira-okonkow",
                                                              "new_target": "../outside.md"}) == -32010
 

@@ -154,3 +154,32 @@ def test_burst_of_autosaves_loses_nothing_and_is_not_raced(vault: Path):
     import base64
 
     assert base64.b64decode(entries[0]["before"]).decode() == texts[-1]
+
+
+def test_undo_from_the_cli_sticks_while_the_sidecar_runs(vault: Path):
+    """A file `palinode-vault undo` restored is left alone, not fixed straight back."""
+    from palinode_vault.writer import undo_last
+
+    async def body():
+        async with running_sidecar(vault, quiet=QUIET):
+            async with await SidecarClient.open(vault) as client:
+                edited = ANA.replace("She pairs with [[bruno-costa|Bruno]] most mornings.",
+                                     "She pairs with Bruno most mornings.")
+                saved = time.monotonic()
+                write(vault, "people/ana.md", edited)
+                await client.wait_for("wrote", "people/ana.md", since=saved, timeout=5)
+                fixed = (vault / "people/ana.md").read_text()
+                assert fixed != edited
+                undone_at = time.monotonic()
+                result = await asyncio.to_thread(undo_last, vault)  # what the CLI's undo runs
+                assert result.restored == ["people/ana.md"]
+                await client.wait_for("findings.changed", "people/ana.md", since=undone_at, timeout=5)
+                await asyncio.sleep(QUIET * 4)
+                assert (vault / "people/ana.md").read_text() == edited  # still as undo left it
+                assert not [n for n in client.seen("wrote") if n.at > undone_at]
+                # the person edits it again: from then on it is kept current as usual
+                again = time.monotonic()
+                write(vault, "people/ana.md", edited + "\nOne more line.\n")
+                await client.wait_for("wrote", "people/ana.md", since=again, timeout=5)
+
+    run(body())

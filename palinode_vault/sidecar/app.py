@@ -225,20 +225,19 @@ class Sidecar:
                 stat = self.vault.stats.get(path)
                 saved_ago = max(0.0, wall - stat.mtime_ns / 1e9) if stat else 0.0
                 self.changed_at[path] = now - min(saved_ago, self.settings.quiet_seconds)
-        restored = recently_undone(self.root) if modified else {}
-        for path in modified:
+        # (an atomic replace, like undo's, is reported as an addition)
+        restored = recently_undone(self.root) if added | modified else {}
+        for path in added | modified:
+            current = None
             if path in restored:
                 try:
                     current = sha256_bytes((self.root / path).read_bytes())
                 except OSError:
-                    current = None
-                if current in restored[path]:
-                    self.held[path] = current  # an undo put it back: do not fix it straight again
-            elif path in self.held:
-                del self.held[path]
-        for path in deleted:
-            self.changed_at.pop(path, None)
-            self.due.pop(path, None)
+                    pass
+            if current is not None and current in restored[path]:
+                self.held[path] = current  # an undo put it back: do not fix it straight again
+            else:
+                self.held.pop(path, None)  # changed since: kept current as usual
         for old, new in renames:
             self._record_rename(old, new)
         changed = self._recheck(affected | paths)

@@ -89,10 +89,15 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) ->
     root = sidecar.root
     graph_cache: dict[str, Any] = {}
 
-    def note_path(raw: str, must_exist: bool = True) -> str:
+    def vault_file(raw: str) -> str:
+        """A vault-relative path that may be a note: inside the vault, not in a dot-folder."""
         rel = vault_relative(root, raw)
-        if rel.split("/", 1)[0].startswith("."):
+        if any(part.startswith(".") for part in rel.split("/")):
             raise PathOutsideVault(raw, "paths inside dot-folders such as .palinode are not notes")
+        return rel
+
+    def note_path(raw: str, must_exist: bool = True) -> str:
+        rel = vault_file(raw)
         state = sidecar.vault.state
         if must_exist and rel not in state.notes and rel not in state.unreadable:
             raise PalinodeError(NOT_FOUND, f"no note at {rel!r} in this vault")
@@ -240,14 +245,14 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) ->
                 "skipped": [{"path": p, "reason": r} for p, r in result.skipped]}
 
     async def editor_state(params: EditorParams, conn: Connection) -> dict:
-        active = vault_relative(root, params.active) if params.active else None
-        open_paths = [vault_relative(root, p) for p in params.open]
+        active = vault_file(params.active) if params.active else None
+        open_paths = [vault_file(p) for p in params.open]
         sidecar.set_editor(active, open_paths, params.last_keystroke, conn)
         return {"ok": True}
 
     async def rename(params: RenameParams, conn: Connection) -> dict:
-        old = vault_relative(root, params.old_path)
-        new = vault_relative(root, params.new_path)
+        old = vault_file(params.old_path)
+        new = vault_file(params.new_path)
         count = await sidecar.rename(old, new)
         # give the scheduler a moment: unopened, quiet files are written right away
         await asyncio.sleep(0)
