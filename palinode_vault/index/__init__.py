@@ -65,18 +65,16 @@ def refresh(index: Index, vault: "Vault", progress=None, embed: bool = True) -> 
 
 
 def add_lint_candidates(vault: "Vault", report: dict) -> None:
-    """Give every broken-link finding of a `lint --json` report a ranked `candidates` list,
-    when the vault has an index. Without one the report is left as it is; any failure here
+    """Give the broken-link findings of a `lint --json` report (the first 100) a ranked
+    `candidates` list, when the vault has an index (no vault load, no model). Without one the report is left as it is; any failure here
     leaves it as it is too (lint must keep working)."""
     broken = [f for f in report.get("findings", []) if f.get("check") == "broken_link"]
     if not broken or not index_path(vault.root).is_file():
         return
     try:
-        if not vault.loaded:
-            vault.load()
         index = Index(vault.root, model_path=vault.settings.embedding_model)
         try:
-            lint_candidates(index, vault.state, broken)
+            lint_candidates(index, broken)
         finally:
             index.close()
     except Exception:  # noqa: BLE001 - candidates are a bonus; the findings stand without them

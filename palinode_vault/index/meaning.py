@@ -206,13 +206,56 @@ def repair_candidates(index: Index | None, state: VaultState, target: str, *, pa
     return out[:limit], note
 
 
-def lint_candidates(index: Index | None, state: VaultState, findings: list[dict[str, Any]],
-                    limit: int = 3, most: int = 200) -> None:
+class NameTable:
+    """File names, titles and aliases of every indexed note, built once for many look-ups
+    (the same choices and scores as `core.repair.name_candidates`, without a loaded vault)."""
+
+    def __init__(self, rows: list[tuple[str, str, str]]) -> None:
+        from palinode_vault.core.entities import slugify
+
+        self._slugify = slugify
+        self.choices: list[tuple[str, str, str]] = []  # (slug, path, what)
+        for path, title, aliases in rows:
+            stem = path.rsplit("/", 1)[-1][:-3]
+            self.choices.append((slugify(stem), path, f"file name '{stem}'"))
+            if title and title != stem:
+                self.choices.append((slugify(title), path, f"title '{title}'"))
+            for alias in (aliases or "").split("\n"):
+                if alias.strip():
+                    self.choices.append((slugify(alias), path, f"alias '{alias.strip()}'"))
+        self.texts = [c[0] for c in self.choices]
+
+    @classmethod
+    def of(cls, index: Index) -> NameTable:
+        with index.lock:
+            return cls(index.conn.fetchall("select path, title, aliases from notes"))
+
+    def candidates(self, target: str, limit: int = 5) -> list[Candidate]:
+        from rapidfuzz import fuzz, process
+
+        name = target.split("#", 1)[0].split("|", 1)[0].rsplit("/", 1)[-1]
+        name = name[:-3] if name.lower().endswith(".md") else name
+        wanted = self._slugify(name)
+        if not wanted:
+            return []
+        best: dict[str, Candidate] = {}
+        for _, score, i in process.extract(wanted, self.texts, scorer=fuzz.ratio, limit=limit * 4):
+            _, path, what = self.choices[i]
+            cand = Candidate(path, round(score / 100.0, 3), f"{what} is {score:.0f}% similar to '{name}'")
+            if path not in best or best[path].score < cand.score:
+                best[path] = cand
+        ranked = sorted(best.values(), key=lambda c: (-c.score, c.path))
+        return [c for c in ranked if c.score >= 0.5][:limit]
+
+
+def lint_candidates(index: Index, findings: list[dict[str, Any]], limit: int = 3, most: int = 100) -> None:
     """Add `candidates` to the broken-link findings of a `lint --json` report, in place.
 
-    Fast: names, plus meaning from the vectors already stored for the note that holds the
-    link (no model is loaded). At most `most` findings get candidates.
+    Fast, and needs no loaded vault or model: names from the index's notes table, meaning from
+    the vectors already stored for the note that holds the link. At most `most` findings get
+    candidates (lint stays quick on vaults with hundreds of broken links).
     """
+    names_table = NameTable.of(index)
     done = 0
     cache: dict[str, list[Any]] = {}
     for finding in findings:
@@ -221,9 +264,9 @@ def lint_candidates(index: Index | None, state: VaultState, findings: list[dict[
         done += 1
         target = finding["target"]
         source = finding.get("path")
-        names = {c.path: c for c in name_candidates(state, target, limit=limit * 2)}
+        names = {c.path: c for c in names_table.candidates(target, limit=limit * 2)}
         meaning: dict[str, float] = {}
-        if index is not None and source:
+        if source:
             if source not in cache:
                 cache[source] = note_vectors(index, source)
             for cand in names:

@@ -116,7 +116,7 @@ def note_meta(note: Note) -> dict[str, Any]:
         "folder": top_folder(note.path),
         "date": date,
         "daily": int(is_daily(note.path)),
-        "aliases": " ".join(str(a) for a in aliases if a is not None),
+        "aliases": "\n".join(str(a).strip() for a in aliases if a is not None and str(a).strip()),
     }
 
 
@@ -291,7 +291,7 @@ class Index:
             (note.path, note.text_hash, note.title, meta["category"], meta["status"], meta["folder"],
              meta["date"], meta["daily"], meta["aliases"]),
         )
-        title_words = f"{note.title} {meta['aliases']}".strip()
+        title_words = f"{note.title} {meta['aliases'].replace(chr(10), ' ')}".strip()
         for chunk in chunk_note(note, text):
             self.conn.execute("insert into chunks(path, ord, heading, hash, embed) values (?, ?, ?, ?, ?)",
                               (note.path, chunk.ord, chunk.heading, chunk.hash, chunk.embed))
