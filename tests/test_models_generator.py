@@ -125,6 +125,13 @@ def test_scripted_generator_plays_its_script_and_records_calls():
         gen.generate_json("s", "u6", SCHEMA)
 
 
+def test_raw_newlines_inside_strings_are_accepted():
+    # SmolLM2 under llama.cpp's length-bounded string grammar sometimes emits a raw newline
+    # inside a string value (seen on bench/extraction-eval's never-repeat-decision case).
+    gen = get_generator("scripted", outputs=['{"text": "first line\nsecond line"}'])
+    assert gen.generate_json("s", "u", SCHEMA) == ({"text": "first line\nsecond line"}, "stop")
+
+
 def test_scripted_generator_keeps_the_bounds_contract():
     gen = ScriptedGenerator(default={"ok": True})
     assert gen.generate_json("s", "u", SCHEMA) == ({"ok": True}, "stop")

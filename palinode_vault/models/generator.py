@@ -249,8 +249,10 @@ def _smollm2(**options: Any) -> LlamaGenerator:
 
 
 def _parse_object(text: str, finish: str) -> Result:
+    # strict=False: llama.cpp's length-bounded string rule lets raw newlines into strings;
+    # the structure is still what the grammar allowed, and callers validate every value.
     try:
-        value = json.loads(text)
+        value = json.loads(text, strict=False)
     except ValueError:
         return None, "invalid_json"
     if not isinstance(value, dict):
