@@ -1,0 +1,42 @@
+"""The memory manager's socket methods through a real sidecar: core, consolidate, sessions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sidecar_helpers import SidecarClient, age_files, run, running_sidecar
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def test_core_consolidate_and_a_session_through_the_socket(sample_vault: Path):
+    age_files(sample_vault)
+    before = {p: p.read_bytes() for p in sample_vault.rglob("*.md")}
+
+    async def body():
+        async with running_sidecar(sample_vault, quiet=0.3, auto_fix=False):
+            async with await SidecarClient.open(sample_vault) as client:
+                core = await client.call("core")
+                assert core["files"] and core["chars"] <= 12000  # PROGRAM.md core.max_chars
+                assert all(set(f) >= {"path", "title"} for f in core["files"])
+
+                plan = await client.call("consolidate", {"dry_run": True, "now": "2026-12-01"})
+                assert plan["written"] == []
+                ops = {(o["op"], o["path"]) for o in plan["operations"]}
+                # stripe-for-billing is superseded by paddle-for-billing but still active
+                assert any(path == "decisions/stripe-for-billing.md" for _, path in ops), ops
+
+                # small talk is not a memory: the session ends with nothing filed
+                await client.call("session.turn", {"session": "s1", "role": "user", "content": "what time is it?"})
+                await client.call("session.turn", {"session": "s1", "role": "assistant", "content": "It is 10:42."})
+                ended = await client.call("session.end", {"session": "s1", "dry_run": True})
+                assert ended["items"] == [] and ended["withheld_secrets"] == 0
+
+                with pytest.raises(Exception):
+                    await client.call("consolidate", {"now": "01/12/2026"})  # not YYYY-MM-DD
+
+    run(body())
+    after = {p: p.read_bytes() for p in sample_vault.rglob("*.md")}
+    assert after == before  # dry runs wrote nothing
