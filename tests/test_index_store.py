@@ -303,3 +303,21 @@ def test_interrupted_embedding_resumes(tmp_path, embedder):
     assert first.embedded + second.embedded == again.counts()["vectors"]
     assert index_path(root).is_file()
     again.close()
+
+
+def test_in_memory_scan_matches_sqlite_vec(vault, embedder, monkeypatch):
+    import sys
+
+    hybrid = sys.modules["palinode_vault.index.hybrid"]
+    index = open_index(vault, embedder=embedder)
+    vector = embedder.embed("duplicate bookings after a reconnect")
+    exact = hybrid.nearest_chunks(index, vector, 20)
+    monkeypatch.setattr(hybrid, "MATRIX_MIN", 0)
+    in_memory = hybrid.nearest_chunks(index, vector, 20)
+    assert [(p, c) for p, c, _ in in_memory] == [(p, c) for p, c, _ in exact]
+    assert all(abs(a[2] - b[2]) < 1e-4 for a, b in zip(in_memory, exact))
+    # a new vector shows up in the in-memory copy after the commit
+    (vault / "insights" / "kites.md").write_text("# Kites\n\nKite surfing on the Tagus.\n", encoding="utf-8")
+    refresh(index, load(vault))
+    assert hybrid.nearest_chunks(index, embedder.embed("kite surfing"), 1)[0][0] == "insights/kites.md"
+    index.close()

@@ -137,6 +137,28 @@ def keyword_hits(index: Index, query: str, filters: Filters, exclude_status: lis
     return hits
 
 
+#: Above this many vectors, nearest neighbours come from an in-memory copy of the vectors
+#: (one numpy product, about 1 ms for 30,000) instead of sqlite-vec's scan (15 ms for 30,000
+#: on 2 cores). Both are exact; sqlite-vec stays the store and answers for smaller indexes.
+MATRIX_MIN = 4096
+
+
+def _nearest_vector_ids(index: Index, vector: Any, k: int, total: int) -> list[tuple[int, float]]:
+    """(vectors.id, cosine distance) of the k nearest vectors, nearest first."""
+    import numpy as np
+
+    if total < MATRIX_MIN:
+        return index.conn.fetchall(
+            "select rowid, distance from vec_chunks where embedding match ? and k = ?",
+            (serialize_vector(vector), min(k, total)))
+    ids, matrix = index.vector_matrix()
+    sims = matrix @ np.asarray(vector, dtype=np.float32)
+    k = min(k, len(ids))
+    top = np.argpartition(-sims, k - 1)[:k] if k < len(ids) else np.arange(len(ids))
+    top = top[np.argsort(-sims[top], kind="stable")]
+    return [(int(ids[i]), 1.0 - float(sims[i])) for i in top]
+
+
 def nearest_chunks(index: Index, vector: Any, k: int) -> list[tuple[str, int, float]]:
     """(path, chunk id, cosine similarity) of the chunks nearest to `vector`, best first."""
     if not index.vectors_usable:
@@ -144,10 +166,7 @@ def nearest_chunks(index: Index, vector: Any, k: int) -> list[tuple[str, int, fl
     total = int(index.conn.fetchvalue("select count(*) from vectors", default=0))
     if total == 0:
         return []
-    rows = index.conn.fetchall(
-        "select rowid, distance from vec_chunks where embedding match ? and k = ?",
-        (serialize_vector(vector), min(k, total)),
-    )
+    rows = _nearest_vector_ids(index, vector, k, total)
     if not rows:
         return []
     distance = {rowid: dist for rowid, dist in rows}

@@ -144,6 +144,7 @@ class Index:
         self.embed_calls = 0  # texts embedded through this object (tests count them)
         self.stop = threading.Event()  # set to interrupt long work between batches
         self._pending: tuple[Any, int] | None = None  # (data_version, count); None after own writes
+        self._matrix: tuple[Any, Any, Any] | None = None  # (data_version, ids, vectors); ditto
         with self.lock:
             self._ensure_schema()
 
@@ -243,7 +244,7 @@ class Index:
         """Index the given notes (None: remove), then embed what has no vector yet."""
         started = time.monotonic()
         report = UpdateReport()
-        self._pending = None
+        self._pending = self._matrix = None
         with self.lock:
             report.reset_vectors = self._check_model()
             items = sorted(changes.items())
@@ -270,7 +271,7 @@ class Index:
                 self._collect_garbage()
             if embed:
                 report.embedded = self.embed_missing(progress)
-            self._pending = None
+            self._pending = self._matrix = None
             report.pending = self.pending()
             report.mode = "hybrid" if self.vectors_usable else "keyword"
             report.reason = self.reason
@@ -316,6 +317,21 @@ class Index:
             self._pending = (stamp, count)
         return self._pending[1]
 
+    def vector_matrix(self) -> tuple[Any, Any]:
+        """(ids, unit vectors as a float32 matrix) of every stored vector, kept in memory and
+        reloaded only after a commit (0.2 s for 30,000 vectors)."""
+        import numpy as np
+
+        with self.lock:
+            stamp = self.conn.fetchvalue("pragma data_version")
+            if self._matrix is None or self._matrix[0] != stamp:
+                rows = self.conn.fetchall("select rowid, embedding from vec_chunks")
+                dims = int(self.meta("dimensions") or 0)
+                ids = np.fromiter((r for r, _ in rows), dtype=np.int64, count=len(rows))
+                matrix = np.frombuffer(b"".join(b for _, b in rows), dtype=np.float32).reshape(len(rows), dims)
+                self._matrix = (stamp, ids, matrix)
+            return self._matrix[1], self._matrix[2]
+
     def embed_missing(self, progress: Progress | None = None) -> int:
         """Embed every chunk text without a vector, committing in batches. Returns texts embedded.
 
@@ -354,7 +370,7 @@ class Index:
                         self.conn.execute("insert into vec_chunks(rowid, embedding) values (?, ?)",
                                           (rowid, serialize_vector(vector)))
                 done += len(batch)
-                self._pending = None
+                self._pending = self._matrix = None
                 if progress:
                     progress("embed", done, total)
             return done
@@ -364,7 +380,7 @@ class Index:
         with self.lock:
             self._drop_all()
             self._ensure_schema()
-            self._pending = None
+            self._pending = self._matrix = None
 
     # -- reading ------------------------------------------------------------------------
 
