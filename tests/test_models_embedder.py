@@ -135,3 +135,26 @@ def test_a_chat_model_is_not_an_embedding_model():
         pytest.skip(str(exc))
     with pytest.raises(ModelUnavailable, match="not a sentence-embedding model"):
         Embedder(path)
+
+
+def test_loading_a_model_does_not_swallow_other_threads_output(embedder, tmp_path):
+    """llama-cpp-python silences loads by pointing fds 1 and 2 at /dev/null, process-wide;
+    we turn that off, so a thread loading a model cannot eat the sidecar's banner."""
+    import subprocess
+    import sys
+
+    script = (
+        "import threading, time\n"
+        "from palinode_vault.models import Embedder\n"
+        f"path = {str(embedder.path)!r}\n"
+        "def load():\n"
+        "    for _ in range(4):\n"
+        "        Embedder(path).close()\n"
+        "t = threading.Thread(target=load); t.start()\n"
+        "for i in range(400):\n"
+        "    print(f'line {i}', flush=True); time.sleep(0.002)\n"
+        "t.join()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [f"line {i}" for i in range(400)]

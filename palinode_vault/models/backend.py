@@ -24,13 +24,58 @@ def import_llama_cpp() -> Any:
     """Import llama_cpp, or raise ModelUnavailable saying how to install it."""
     try:
         import llama_cpp
+        import llama_cpp._internals
+        import llama_cpp.llama
+        import llama_cpp.llama_chat_format
     except ImportError as exc:
         raise ModelUnavailable(
             "llama-cpp-python is not installed, so local models cannot run "
             "(search stays keyword-only)",
             fix="pip install 'palinode-vault[models]' (compiles llama.cpp, a few minutes)",
         ) from exc
+    # With verbose=False, Llama() silences llama.cpp by pointing file descriptors 1 and 2 at
+    # /dev/null while it loads: process-wide, so whatever another thread prints meanwhile is
+    # lost (the sidecar's "listening on ..." banner, seen as a test that waited for it in
+    # vain). llama.cpp's messages already go through llama-cpp-python's logger, which
+    # verbose=False sets to errors only; the redirection is not needed.
+    for module in (llama_cpp.llama, llama_cpp._internals, llama_cpp.llama_chat_format):
+        module.suppress_stdout_stderr = _no_redirect
+    _quiet_llama_log(llama_cpp)
     return llama_cpp
+
+
+_LOG_CALLBACK: Any = None  # kept referenced: llama.cpp holds a raw pointer to it
+
+
+def _quiet_llama_log(llama_cpp: Any) -> None:
+    """Send llama.cpp's own errors to our debug log instead of stderr. (llama-cpp-python's
+    default callback prints level-0 and "continue" lines unconditionally; failures that
+    matter surface as exceptions from the constructor, which we turn into ModelUnavailable.)"""
+    global _LOG_CALLBACK
+    if _LOG_CALLBACK is not None:
+        return
+    import logging
+
+    log = logging.getLogger("palinode_vault.llama")
+
+    @llama_cpp.llama_log_callback
+    def callback(level: int, text: bytes, user_data: Any) -> None:
+        if level == 3:  # GGML_LOG_LEVEL_ERROR
+            log.debug("llama.cpp: %s", text.decode("utf-8", "replace").rstrip())
+
+    _LOG_CALLBACK = callback
+    llama_cpp.llama_log_set(callback, None)
+
+
+class _no_redirect:
+    def __init__(self, disable: bool = True):
+        pass
+
+    def __enter__(self) -> "_no_redirect":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
 
 
 def default_threads() -> int:
