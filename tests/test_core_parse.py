@@ -234,3 +234,13 @@ def test_parse_is_stable_and_offsets_are_exact(text):
             assert raw.startswith(("[[", "![[")) and raw.endswith("]]")
         else:
             assert raw.startswith(("[", "![")) and raw.endswith(")")
+
+
+def test_offsets_after_a_leading_line_of_form_feeds():
+    # Found by atheris: markdown-it keeps a line of only "\x0c" in the paragraph's map, but the
+    # paragraph's content (stripped) loses it, so lines must be matched, not counted.
+    text = "\r\x0c\n[[a\\|b]] | [[c]] \\ x\n"
+    note = parse_note("n.md", text)
+    assert note.full_parse
+    assert [text[link.start : link.end] for link in note.links] == ["[[a\\|b]]", "[[c]]"]
+    assert [link.line for link in note.links] == [2, 2]

@@ -110,20 +110,28 @@ class _ContentMap:
         lines = token.content.split("\n")
         first, last = token.map
         c_off = 0
+        line_no = first
+        top = min(last, len(starts)) - 1
         for j, cline in enumerate(lines):
-            line_no = min(first + j, last - 1, len(starts) - 1)
-            ls = starts[line_no]
-            le = text.find("\n", ls)
-            src_line = text[ls : (len(text) if le == -1 else le)]
             # Content lines are source lines minus a prefix (indent, "> ", list marker); the
             # last one is also right-stripped. Headings lose closing "#"s: fall back to find.
-            body = src_line.rstrip() if j == len(lines) - 1 else src_line
+            # A leading line of only form feeds and the like is stripped from the content
+            # entirely (Python's strip), so skip source lines that do not hold this one.
+            while True:
+                ls = starts[min(line_no, top)]
+                le = text.find("\n", ls)
+                src_line = text[ls : (len(text) if le == -1 else le)]
+                body = src_line.rstrip() if j == len(lines) - 1 else src_line
+                if line_no >= top or body.endswith(cline) or (cline and cline in src_line):
+                    break
+                line_no += 1
             if body.endswith(cline):
                 at = len(body) - len(cline)
             else:
                 at = max(src_line.find(cline), 0)
             self.segments.append((c_off, ls + at, None))
             c_off += len(cline) + 1
+            line_no += 1
 
     def __call__(self, offset: int) -> int:
         seg = self.segments[0]

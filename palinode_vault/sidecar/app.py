@@ -388,7 +388,11 @@ class Sidecar:
         return ready, next_at
 
     async def _fix_scheduler(self) -> None:
-        """Sleep until the next file is quiet (no polling), then fix what is due."""
+        """Sleep until the next file is quiet (no polling), then fix what is due.
+
+        Nothing may end this loop but cancellation: an error is recorded in `status` and the
+        loop goes on (a dead scheduler would leave every later fix pending forever).
+        """
         while True:
             ready, next_at = self._ready(time.monotonic())
             if ready:
@@ -397,10 +401,15 @@ class Sidecar:
                 except Exception as exc:  # noqa: BLE001 - keep serving; say what failed
                     self.last_error = f"automatic fix failed: {exc}"
                     log.exception("automatic fix failed")
+                    await asyncio.sleep(0.5)  # do not spin on a fix that keeps failing
                 continue
             timeout = None if next_at is None else max(0.0, next_at - time.monotonic())
             if timeout is None or timeout > 1.0:
-                await self.run(self.vault.flush_cache)  # idle: now SQLite may have its turn
+                try:
+                    await self.run(self.vault.flush_cache)  # idle: now SQLite may have its turn
+                except Exception as exc:  # noqa: BLE001 - the cache is derived data
+                    self.last_error = f"saving the parse cache failed: {exc}"
+                    log.exception("saving the parse cache failed")
             self._wake.clear()
             try:
                 await asyncio.wait_for(self._wake.wait(), timeout)
