@@ -394,6 +394,9 @@ class Sidecar:
         loop goes on (a dead scheduler would leave every later fix pending forever).
         """
         while True:
+            # Clear before looking: a change that arrives from here on sets it again, so the
+            # wait below cannot miss it (it did when a cache flush ran between look and wait).
+            self._wake.clear()
             ready, next_at = self._ready(time.monotonic())
             if ready:
                 try:
@@ -410,7 +413,8 @@ class Sidecar:
                 except Exception as exc:  # noqa: BLE001 - the cache is derived data
                     self.last_error = f"saving the parse cache failed: {exc}"
                     log.exception("saving the parse cache failed")
-            self._wake.clear()
+                if self._wake.is_set():
+                    continue  # something came in while the cache was written
             try:
                 await asyncio.wait_for(self._wake.wait(), timeout)
             except asyncio.TimeoutError:
