@@ -22,13 +22,6 @@ from palinode_vault.sidecar.app import Sidecar
 from palinode_vault.vault import NoteText
 from palinode_vault.writer import Edit, Run, sha256_bytes
 
-LATER = {
-    "search": "search needs the local-model index, which is not built into this sidecar yet",
-    "dedup_suggest": "duplicate suggestions need the local-model index, which is not built into this sidecar yet",
-    "related": "related notes need the local-model index, which is not built into this sidecar yet",
-}
-
-
 class _Params(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -307,9 +300,6 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) ->
     from palinode_vault.sidecar.memory_methods import register_memory
 
     register_memory(dispatcher, sidecar)
-    for name, message in LATER.items():
-        if name not in dispatcher.methods:
-            dispatcher.register_unavailable(name, message)
 
 
 # --- the search index: search, dedup_suggest, related (palinode_vault.index) -------------------
