@@ -76,8 +76,8 @@ def plan_edits(vault: Vault, paths: Iterable[str] | None = None, result: FixResu
                allow: set[str] | None = None) -> tuple[list[Edit], FixResult]:
     """Compute the fixes for memory-tier notes (all, or `paths`) without writing anything.
 
-    `allow` limits which kinds of fix are planned: {"entities", "cross_refs", "labels", "footer"}
-    (the sidecar's automatic mode allows only the machine-owned surfaces).
+    `allow` limits which kinds of fix are planned (core.fix: ENTITIES, CROSS_REFS, LABELS,
+    FOOTER; the sidecar's automatic mode allows only MACHINE_OWNED).
     """
     result = result or FixResult()
     state = vault.state
@@ -125,7 +125,7 @@ def plan_edits(vault: Vault, paths: Iterable[str] | None = None, result: FixResu
         plan = plan_fix(state, note, read.text, analysis)
         spans = plan.spans
         if allow is not None:
-            spans = [s for s, r in zip(plan.spans, plan.reasons) if _reason_kind(r) in allow]
+            spans = plan.only(allow)
         if not spans:
             result.unchanged += 1
             continue
@@ -137,16 +137,6 @@ def plan_edits(vault: Vault, paths: Iterable[str] | None = None, result: FixResu
         result.diffs[path] = _diff(path, read.raw, new_raw)
         result.reasons[path] = plan.reasons
     return edits, result
-
-
-def _reason_kind(reason: str) -> str:
-    if reason.startswith("entities"):
-        return "entities"
-    if reason.startswith("cross_refs"):
-        return "cross_refs"
-    if reason.startswith("See also"):
-        return "footer"
-    return "labels"
 
 
 def fix(vault: Vault, paths: Iterable[str] | None = None, dry_run: bool = False, label: str = "fix",

@@ -31,7 +31,7 @@ def template(tmp_path_factory) -> Path:
         except ModelUnavailable as exc:
             pytest.skip(f"the default embedding model is not available: {exc}")
     root = tmp_path_factory.mktemp("cli-index") / "vault"
-    shutil.copytree(SAMPLE, root)
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".palinode"))
     result = CliRunner().invoke(main, ["reindex", "--vault", str(root), "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
@@ -126,7 +126,7 @@ def test_lint_json_has_candidates_with_the_index(vault, tmp_path):
     broken = [f for f in data["findings"] if f["check"] == "broken_link" and f["target"] == "mira-okonkow"]
     assert broken and broken[0]["candidates"][0]["path"] == "people/mira-okonkwo.md"
     bare = tmp_path / "bare"
-    shutil.copytree(SAMPLE, bare)
+    shutil.copytree(SAMPLE, bare, ignore=shutil.ignore_patterns(".palinode"))  # a used sample-vault has one
     data = json.loads(CliRunner().invoke(main, ["lint", "--vault", str(bare), "--json"]).output)
     broken = [f for f in data["findings"] if f["check"] == "broken_link"]
     assert broken and all("candidates" not in f for f in broken)  # no index: lint as before

@@ -33,7 +33,7 @@ def indexed_template(tmp_path_factory) -> Path:
     except ModelUnavailable as exc:
         pytest.skip(f"the default embedding model is not available: {exc}")
     root = tmp_path_factory.mktemp("sidecar-index") / "vault"
-    shutil.copytree(SAMPLE, root)
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".palinode"))
     index = open_index(root, embedder=embedder)
     refresh(index, Vault(Settings(vault=root)))
     index.close()

@@ -285,7 +285,7 @@ def test_topic_coverage(vault, embedder):
 
 def test_interrupted_embedding_resumes(tmp_path, embedder):
     root = tmp_path / "vault"
-    shutil.copytree(SAMPLE, root)
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".palinode"))
     index = open_index(root, embedder=embedder)
     calls = []
 

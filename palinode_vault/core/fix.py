@@ -19,11 +19,26 @@ from palinode_vault.core.vault_state import VaultState
 from palinode_vault.kinds import is_memory_path
 
 
+# What each span of a plan changes. The sidecar applies only the machine-owned kinds on its own.
+ENTITIES, CROSS_REFS, LABELS, FOOTER, LINK_REPAIR = "entities", "cross_refs", "labels", "footer", "link_repair"
+MACHINE_OWNED = frozenset([CROSS_REFS, FOOTER])
+
+
 @dataclass
 class FixPlan:
     path: str
     spans: list[Span] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)  # parallel to spans
+
+    def add(self, span: Span, kind: str, reason: str) -> None:
+        self.spans.append(span)
+        self.kinds.append(kind)
+        self.reasons.append(reason)
+
+    def only(self, kinds: set[str] | frozenset[str]) -> list[Span]:
+        """The spans of these kinds."""
+        return [s for s, k in zip(self.spans, self.kinds) if k in kinds]
 
 
 def fixable(note: Note) -> str | None:
@@ -59,15 +74,14 @@ def plan_fix(state: VaultState, note: Note, text: str, analysis: Analysis) -> Fi
 
     wiki = wiki_plan(state, note.path)
     if wiki.entities_fixed != wiki.entities_now:
-        plan.spans.append(fm.set_key(text, block, "entities", wiki.entities_fixed))
         added = [r for r in wiki.entities_fixed if r not in wiki.entities_now]
-        plan.reasons.append("entities: " + (f"added {', '.join(added)}" if added else "canonical form"))
+        plan.add(fm.set_key(text, block, "entities", wiki.entities_fixed), ENTITIES,
+                 "entities: " + (f"added {', '.join(added)}" if added else "canonical form"))
 
     expected_refs = compute_cross_refs(note, analysis.mentions)
     current_refs = data.get("cross_refs")
     if (current_refs or expected_refs) and current_refs != expected_refs:
-        plan.spans.append(fm.set_key(text, block, "cross_refs", expected_refs))
-        plan.reasons.append("cross_refs updated")
+        plan.add(fm.set_key(text, block, "cross_refs", expected_refs), CROSS_REFS, "cross_refs updated")
 
     targets = state.resolved.get(note.path) or []
     for link, target in zip(note.links, targets):
@@ -80,13 +94,12 @@ def plan_fix(state: VaultState, note: Note, text: str, analysis: Analysis) -> Fi
             continue
         line_start = text.rfind("\n", 0, link.start) + 1
         table = text[line_start:link.start].lstrip().startswith("|") or "\\|" in text[link.start : link.end]
-        plan.spans.append(Span(link.start, link.end, _link_text(state, link, label, note.path, table)))
-        plan.reasons.append(f"[[{link.target}]] -> resolvable link to {label}")
+        plan.add(Span(link.start, link.end, _link_text(state, link, label, note.path, table)), LABELS,
+                 f"[[{link.target}]] -> resolvable link to {label}")
 
     span = footer_mod.footer_span(text, note, wiki.footer_links)
     if span is not None:
-        plan.spans.append(span)
-        plan.reasons.append("See also footer " + ("migrated" if note.footer and note.footer.legacy else "updated"))
+        plan.add(span, FOOTER, "See also footer " + ("migrated" if note.footer and note.footer.legacy else "updated"))
     return plan
 
 
@@ -121,6 +134,5 @@ def plan_link_repair(state: VaultState, note: Note, text: str, target: str, new_
             sub = f"#{link.subpath}" if link.subpath else ""
             shown = f"|{link.display}" if link.display is not None else ""
             new = f"{'!' if link.kind == 'embed' else ''}[[{name}{sub}{shown}]]"
-        plan.spans.append(Span(link.start, link.end, new))
-        plan.reasons.append(f"link '{written}' -> {new_path}")
+        plan.add(Span(link.start, link.end, new), LINK_REPAIR, f"link '{written}' -> {new_path}")
     return plan

@@ -23,13 +23,13 @@ from typing import Any, Callable
 from palinode_vault.core import frontmatter as fm
 from palinode_vault.core.entities import canonical_ref, expected_id, ref_of_path
 from palinode_vault.core.findings import Finding
-from palinode_vault.core.fix import fixable, plan_fix
+from palinode_vault.core.fix import CROSS_REFS, FOOTER, fixable, plan_fix
 from palinode_vault.core.lint import Analysis, analysis_for, counts, lint_note
 from palinode_vault.core.note import parse_note
 from palinode_vault.core.text import apply_spans, normalise, sha256_text
 from palinode_vault.core.vault_state import entity_entries
 from palinode_vault.kinds import is_memory_path
-from palinode_vault.maintenance import _reason_kind, lint_context
+from palinode_vault.maintenance import lint_context
 from palinode_vault.settings import Settings
 from palinode_vault.vault import NoteText, Vault, is_note
 from palinode_vault.writer import Edit, Run, clean_temp_files, recently_undone, sha256_bytes
@@ -288,13 +288,13 @@ class Sidecar:
     def _allowed(self) -> set[str]:
         allow = set()
         if self.settings.auto_fix_footer:
-            allow.add("footer")
+            allow.add(FOOTER)
         if self.settings.auto_fix_cross_refs:
-            allow.add("cross_refs")
+            allow.add(CROSS_REFS)
         return allow
 
     def _machine_fix_candidates(self) -> list[str]:
-        kinds = {"footer_stale": "footer", "cross_refs_stale": "cross_refs", "wiki_drift": "footer"}
+        kinds = {"footer_stale": FOOTER, "cross_refs_stale": CROSS_REFS, "wiki_drift": FOOTER}
         allow = self._allowed()
         out = []
         for path, items in self.findings.items():
@@ -339,9 +339,8 @@ class Sidecar:
         shape1 = normalise(raw1)[1]
         plan = plan_fix(state, note1, text1, analysis_for(state, self.analysis))
         allow = self._allowed()
-        keep = [(s, r) for s, r in zip(plan.spans, plan.reasons) if _reason_kind(r) in allow]
-        raw2 = apply_spans(raw1, shape1, [s for s, _ in keep])
-        reasons += [r for _, r in keep]
+        raw2 = apply_spans(raw1, shape1, plan.only(allow))
+        reasons += [r for r, k in zip(plan.reasons, plan.kinds) if k in allow]
         if note1 is not note:
             state.upsert_note(note)  # the disk still has the old text until the write lands
         if raw2 == read.raw:
