@@ -44,8 +44,12 @@ def lint(vault: Vault, paths: Iterable[str] | None = None, checks: Iterable[str]
     if checks:
         wanted = set(checks)
         findings = [f for f in findings if f.check in wanted]
-    total = sum(1 for p in list(vault.state.notes) + list(vault.state.unreadable) if is_memory_path(p))
-    return LintReport(total, findings)
+    return LintReport(memory_file_count(vault.state), findings)
+
+
+def memory_file_count(state) -> int:
+    """Memory-tier files, readable or not: the set the frontmatter contract covers."""
+    return sum(1 for p in list(state.notes) + list(state.unreadable) if is_memory_path(p))
 
 
 @dataclass
@@ -156,6 +160,56 @@ def fix(vault: Vault, paths: Iterable[str] | None = None, dry_run: bool = False,
     result.run = run.id if run.written else None
     vault.refresh(set(run.written))
     return result
+
+
+def repair_links(vault: Vault, link_text: str, new_path: str, sources: list[str] | None = None,
+                 dry_run: bool = False) -> dict[str, Any]:
+    """Point the links written as `link_text` at `new_path`, in `sources` or in every note where
+    that link is broken; one journaled run that `undo` reverts (nothing written with dry_run).
+
+    Returns `{"written", "unchanged", "skipped", "diff", "run"}`.
+    """
+    from palinode_vault.core.fix import plan_link_repair
+
+    state = vault.state
+    if sources is None:
+        sources = sorted(
+            p for p, note in state.notes.items()
+            if any(t is None and link_text in (link.target, link.target + (f"#{link.subpath}" if link.subpath else ""))
+                   for link, t in zip(note.links, state.resolved.get(p) or [])))
+    run = Run(vault.root, "repair")
+    written: list[str] = []
+    skipped: list[dict[str, str]] = []
+    diffs: list[str] = []
+    unchanged = 0
+    for rel in sources:
+        read = vault.read(rel)
+        note = state.notes.get(rel)
+        if isinstance(read, NoteText) and note is not None and note.text_hash != read.text_hash:
+            vault.refresh({rel})
+            note = state.notes.get(rel)
+        if not isinstance(read, NoteText) or note is None or note.text_hash != read.text_hash:
+            skipped.append({"path": rel, "reason": "changed while being read; run again"})
+            continue
+        if note.fm_error is not None:
+            skipped.append({"path": rel, "reason": f"frontmatter does not parse (line {note.fm_error.line})"})
+            continue
+        plan = plan_link_repair(state, note, read.text, link_text, new_path)
+        if not plan.spans:
+            unchanged += 1
+            continue
+        new_raw = apply_spans(read.raw, read.shape, plan.spans)
+        diffs.append(_diff(rel, read.raw, new_raw))
+        if dry_run:
+            continue
+        if run.write(Edit(rel, sha256_bytes(read.raw_bytes), new_raw.encode("utf-8"), "; ".join(plan.reasons))):
+            written.append(rel)
+        else:
+            skipped.append({"path": rel, "reason": "changed on disk while being repaired; run again"})
+    if written:
+        vault.refresh(set(written))
+    return {"written": written, "unchanged": unchanged, "skipped": skipped, "diff": "".join(diffs),
+            "run": run.id if written else None}
 
 
 def undo(vault: Vault) -> UndoResult:

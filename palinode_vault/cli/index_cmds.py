@@ -225,41 +225,9 @@ def repair_command(vault: Path, link_text: str, source: str | None, apply_to: st
 def apply_repair(v, link_text: str, new_path: str, source: str | None) -> dict:
     """Rewrite the links written as `link_text` (in `source`, or every note with that broken
     link) to point at `new_path`; one journaled run that `undo` reverts."""
-    from palinode_vault.core.fix import plan_link_repair
-    from palinode_vault.core.text import apply_spans
-    from palinode_vault.maintenance import _diff
-    from palinode_vault.vault import NoteText
-    from palinode_vault.writer import Edit, Run, sha256_bytes
+    from palinode_vault.maintenance import repair_links
 
-    state = v.state
-    sources = [source] if source else sorted(
-        p for p, note in state.notes.items()
-        if any(t is None and link_text in (link.target, link.target + (f"#{link.subpath}" if link.subpath else ""))
-               for link, t in zip(note.links, state.resolved.get(p) or [])))
-    run = Run(v.root, "repair")
-    written, skipped, diffs = [], [], []
-    for rel in sources:
-        read = v.read(rel)
-        note = state.notes.get(rel)
-        if not isinstance(read, NoteText) or note is None or note.text_hash != read.text_hash:
-            skipped.append({"path": rel, "reason": "changed while being read; run again"})
-            continue
-        if note.fm_error is not None:
-            skipped.append({"path": rel, "reason": f"frontmatter does not parse (line {note.fm_error.line})"})
-            continue
-        plan = plan_link_repair(state, note, read.text, link_text, new_path)
-        if not plan.spans:
-            continue
-        new_raw = apply_spans(read.raw, read.shape, plan.spans)
-        diffs.append(_diff(rel, read.raw, new_raw))
-        if run.write(Edit(rel, sha256_bytes(read.raw_bytes), new_raw.encode("utf-8"), "; ".join(plan.reasons))):
-            written.append(rel)
-        else:
-            skipped.append({"path": rel, "reason": "changed on disk while being repaired; run again"})
-    if written:
-        v.refresh(set(written))
-    return {"written": written, "unchanged": 0, "skipped": skipped, "diff": "".join(diffs),
-            "run": run.id if written else None}
+    return repair_links(v, link_text, new_path, [source] if source else None)
 
 
 @main.command("related")

@@ -29,7 +29,7 @@ from palinode_vault.core.note import parse_note
 from palinode_vault.core.text import apply_spans, normalise, sha256_text
 from palinode_vault.core.vault_state import entity_entries
 from palinode_vault.kinds import is_memory_path
-from palinode_vault.maintenance import lint_context
+from palinode_vault.maintenance import lint_context, memory_file_count
 from palinode_vault.settings import Settings
 from palinode_vault.vault import NoteText, Vault, is_note
 from palinode_vault.writer import Edit, Run, clean_temp_files, recently_undone, sha256_bytes
@@ -497,7 +497,7 @@ class Sidecar:
             "vault": str(self.root),
             "counts": {
                 "markdown_files": len(state.notes) + len(state.unreadable),
-                "memory_files": sum(1 for p in list(state.notes) + list(state.unreadable) if is_memory_path(p)),
+                "memory_files": memory_file_count(state),
                 "links": links,
                 "unresolved": unresolved,
                 "orphans": sum(1 for f in everything if f.check == "orphan"),

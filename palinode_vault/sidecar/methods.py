@@ -9,18 +9,18 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from palinode_vault.core.entities import canonical_ref
 from palinode_vault.core.findings import CHECKS
-from palinode_vault.core.fix import fixable, plan_link_repair
+from palinode_vault.core.fix import fixable
 from palinode_vault.core.graph import backlinks, build_graph, neighbourhood
 from palinode_vault.core.repair import name_candidates
-from palinode_vault.core.text import apply_spans
 from palinode_vault.core.vault_state import entity_entries
 from palinode_vault.maintenance import fix as run_fix
+from palinode_vault.maintenance import memory_file_count, repair_links
 from palinode_vault.maintenance import undo as run_undo
 from palinode_vault.pathsafe import PathOutsideVault, vault_relative
 from palinode_vault.server import NOT_FOUND, Connection, Dispatcher, PalinodeError
 from palinode_vault.sidecar.app import Sidecar
 from palinode_vault.vault import NoteText
-from palinode_vault.writer import Edit, Run, sha256_bytes
+from palinode_vault.writer import sha256_bytes
 
 class _Params(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -119,9 +119,8 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) ->
             findings = [f for f in findings if f.check in set(params.checks)]
         state = sidecar.vault.state
         from palinode_vault.core.lint import counts
-        from palinode_vault.kinds import is_memory_path
 
-        total = sum(1 for p in list(state.notes) + list(state.unreadable) if is_memory_path(p))
+        total = memory_file_count(state)
         return {"total_files": total, "findings": [f.to_json() for f in findings], "counts": counts(findings)}
 
     async def fix(params: FixParams, conn: Connection) -> dict:
@@ -187,34 +186,17 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) ->
         new = note_path(params.new_target)
 
         def work() -> dict:
-            note = sidecar.vault.state.notes[rel]
-            read = sidecar.vault.read(rel)
-            if not isinstance(read, NoteText) or note.text_hash != read.text_hash:
-                sidecar.vault.refresh({rel})
-                read = sidecar.vault.read(rel)
-                note = sidecar.vault.state.notes.get(rel)
-            if note is None or not isinstance(read, NoteText):
-                raise PalinodeError(NOT_FOUND, f"{rel} cannot be read")
-            if note.fm_error is not None:
+            note = sidecar.vault.state.notes.get(rel)
+            if note is not None and note.fm_error is not None:
                 raise PalinodeError(-32602, fixable(note) or "frontmatter does not parse")
-            plan = plan_link_repair(sidecar.vault.state, note, read.text, params.target, new)
-            if not plan.spans:
-                return {"written": [], "unchanged": 1, "skipped": [], "diff": ""}
-            new_raw = apply_spans(read.raw, read.shape, plan.spans)
-            from palinode_vault.maintenance import _diff
-
-            diff = _diff(rel, read.raw, new_raw)
-            if params.dry_run:
-                return {"written": [], "unchanged": 0, "skipped": [], "diff": diff}
-            run = Run(root, "repair")
-            edit = Edit(rel, sha256_bytes(read.raw_bytes), new_raw.encode("utf-8"), "; ".join(plan.reasons))
-            if not run.write(edit):
-                return {"written": [], "unchanged": 0, "skipped": [{"path": rel, "reason": "changed on disk; try again"}], "diff": diff}
-            sidecar.own_writes[rel] = sha256_bytes(edit.new_bytes)
-            sidecar.record_write([rel], run.id)
-            sidecar.vault.refresh({rel})
-            sidecar._recheck({rel})
-            return {"written": [rel], "unchanged": 0, "skipped": [], "diff": diff}
+            result = repair_links(sidecar.vault, params.target, new, [rel], dry_run=params.dry_run)
+            for path in result["written"]:
+                sidecar.own_writes[path] = sha256_bytes((root / path).read_bytes())
+            if result["written"]:
+                sidecar.record_write(result["written"], result["run"])
+                sidecar._recheck(set(result["written"]))
+            result.pop("run")
+            return result
 
         result = await sidecar.run(work)
         if result["written"]:
@@ -280,22 +262,22 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) ->
         return wrapped
 
     dispatcher.register("status", status, NoParams)
-    (lint, fix, note_findings, note_info, note_backlinks, graph_neighbourhood, repair_candidates,
-     link_repair, undo, rename) = map(when_ready, (lint, fix, note_findings, note_info, note_backlinks,
-                                                    graph_neighbourhood, repair_candidates, link_repair, undo, rename))
-    dispatcher.register("lint", lint, LintParams)
-    dispatcher.register("fix", fix, FixParams)
-    dispatcher.register("note.findings", note_findings, PathParams)
-    dispatcher.register("note.info", note_info, PathParams)
-    dispatcher.register("note.backlinks", note_backlinks, PathParams)
-    dispatcher.register("graph.neighbourhood", graph_neighbourhood, NeighbourhoodParams)
-    dispatcher.register("link.repair_candidates", repair_candidates, RepairCandidatesParams)
-    dispatcher.register("link.repair", link_repair, RepairParams)
-    dispatcher.register("undo", undo, NoParams)
     dispatcher.register("editor.state", editor_state, EditorParams)
-    dispatcher.register("rename", rename, RenameParams)
     dispatcher.register("settings.get", settings_get, NoParams)
     dispatcher.register("settings.set", settings_set, SettingsSetParams)
+    for name, handler, params_model in (
+        ("lint", lint, LintParams),
+        ("fix", fix, FixParams),
+        ("note.findings", note_findings, PathParams),
+        ("note.info", note_info, PathParams),
+        ("note.backlinks", note_backlinks, PathParams),
+        ("graph.neighbourhood", graph_neighbourhood, NeighbourhoodParams),
+        ("link.repair_candidates", repair_candidates, RepairCandidatesParams),
+        ("link.repair", link_repair, RepairParams),
+        ("undo", undo, NoParams),
+        ("rename", rename, RenameParams),
+    ):
+        dispatcher.register(name, when_ready(handler), params_model)
     _register_index_methods(dispatcher, sidecar, note_path, when_ready)
     from palinode_vault.sidecar.memory_methods import register_memory
 
