@@ -244,3 +244,12 @@ def test_offsets_after_a_leading_line_of_form_feeds():
     assert note.full_parse
     assert [text[link.start : link.end] for link in note.links] == ["[[a\\|b]]", "[[c]]"]
     assert [link.line for link in note.links] == [2, 2]
+
+
+def test_offsets_in_a_tab_indented_nested_list():
+    # Found by atheris: markdown-it expands the tab in the content ("    - [[nested]]"), which
+    # is then no longer a suffix of the source line ("\t  - [[nested]]").
+    text = "- item\n\t  - [[nested]]\nd]]\n  - [[other]]\n"
+    note = parse_note("n.md", text)
+    assert note.full_parse
+    assert [text[link.start : link.end] for link in note.links] == ["[[nested]]", "[[other]]"]

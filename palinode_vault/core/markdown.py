@@ -117,19 +117,26 @@ class _ContentMap:
             # last one is also right-stripped. Headings lose closing "#"s: fall back to find.
             # A leading line of only form feeds and the like is stripped from the content
             # entirely (Python's strip), so skip source lines that do not hold this one.
+            # Leading tabs come out of markdown-it expanded to spaces, so the content's text
+            # after its leading whitespace is what must match the source.
+            tail = cline.lstrip(" ")
+            shift = len(cline) - len(tail)
             while True:
                 ls = starts[min(line_no, top)]
                 le = text.find("\n", ls)
                 src_line = text[ls : (len(text) if le == -1 else le)]
                 body = src_line.rstrip() if j == len(lines) - 1 else src_line
-                if line_no >= top or body.endswith(cline) or (cline and cline in src_line):
+                if line_no >= top or body.endswith(tail) or (tail and tail in src_line):
                     break
                 line_no += 1
             if body.endswith(cline):
-                at = len(body) - len(cline)
+                at, shift = len(body) - len(cline), 0
+            elif body.endswith(tail):
+                at = len(body) - len(tail)
             else:
-                at = max(src_line.find(cline), 0)
-            self.segments.append((c_off, ls + at, None))
+                found = src_line.find(tail)
+                at, shift = (found, shift) if found != -1 else (0, 0)
+            self.segments.append((c_off + shift, ls + at, None))
             c_off += len(cline) + 1
             line_no += 1
 
