@@ -3,6 +3,7 @@ clean shutdown, and a kill -9 in the middle of a batch of writes followed by a r
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import signal
@@ -232,3 +233,25 @@ def _env() -> dict:
     from sidecar_helpers import cli_env
 
     return cli_env()
+
+
+def test_status_command_skips_notifications_that_arrive_first(vault: Path):
+    """`palinode-vault status` reads until its own answer: a progress push may come first."""
+    from sidecar_helpers import run, running_sidecar
+
+    async def body():
+        async with running_sidecar(vault) as sc:
+            async def chatter():
+                while True:
+                    sc.sidecar.notify("progress", {"phase": "index", "done": 1, "total": 2})
+                    await asyncio.sleep(0.001)
+
+            noise = asyncio.create_task(chatter())
+            try:
+                out = await asyncio.to_thread(cli, "status", "--vault", vault, "--json")
+            finally:
+                noise.cancel()
+            data = json.loads(out.stdout)
+            assert out.returncode == 0 and data["running"] is True and data["pid"] is not None
+
+    run(body())

@@ -74,10 +74,16 @@ def status(vault: Path, as_json: bool) -> None:
     try:
         with connect(info.url, open_timeout=5, close_timeout=2) as ws:
             ws.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "status"}))
-            reply = json.loads(ws.recv(timeout=10))
+            reply: dict = {}
+            while reply.get("id") != 1:  # notifications (progress, findings.changed) may come first
+                reply = json.loads(ws.recv(timeout=10))
     except Exception as exc:  # noqa: BLE001
         data = {"running": False, "pid": info.pid, "message": f"sidecar.json names pid {info.pid} on port {info.port}, but it does not answer ({exc})"}
         click.echo(json.dumps(data, indent=2) if as_json else data["message"])
+        sys.exit(1)
+    if "error" in reply:
+        message = reply["error"].get("message", "unknown error")
+        click.echo(json.dumps({"running": True, "error": message}, indent=2) if as_json else f"running, but status failed: {message}")
         sys.exit(1)
     result = reply.get("result") or {}
     result["running"] = True
