@@ -15,7 +15,8 @@ Phases:
 - latency: in-process hybrid search over the indexed vault, queries drawn from its own titles
   and phrases; median and p95 in milliseconds (targets 20 / 50), model loaded once before.
 - quality: the labelled query sets in bench/queries/ over copies of sample-vault/ and the
-  Obsidian help corpus; recall@10 and MRR for keyword-only, vector-only and hybrid.
+  Obsidian help corpus; recall@10 and MRR for keyword-only, vector-only and hybrid, per set
+  (`--set dev|heldout|all`: dev was tuned on, heldout never), per corpus and combined.
 
 Prints the exact command, a markdown table, and one JSON line with every number.
 """
@@ -123,36 +124,71 @@ def _copy(src: Path, dst: Path) -> Path:
     return dst
 
 
-def phase_quality(work: Path) -> dict:
-    out = {}
-    totals = {m: {"hits": 0, "rr": 0.0, "n": 0} for m in ("keyword", "vector", "hybrid")}
-    for name, src in CORPORA.items():
-        qfile = QUERIES / f"{name}.json"
-        queries = json.loads(qfile.read_text(encoding="utf-8"))["queries"]
-        vault = _copy(src, work / name)
-        v = Vault(Settings(vault=vault))
+SETS = ("dev", "heldout")
+
+
+def load_queries(corpus: str, query_set: str) -> list[dict]:
+    """The labelled queries of one corpus: `dev`, `heldout` or `all` (both, dev first).
+
+    `dev` is the set the search was tuned on; `heldout` was written before that tuning and is
+    only ever measured, never tuned against (bench/queries/README.md).
+    """
+    names = SETS if query_set == "all" else (query_set,)
+    out = []
+    for name in names:
+        items = json.loads((QUERIES / name / f"{corpus}.json").read_text(encoding="utf-8"))["queries"]
+        out += [{**item, "set": name} for item in items]
+    return out
+
+
+def _score(index, queries: list[dict], mode: str) -> tuple[int, float]:
+    """(queries with a relevant note in the top 10, sum of reciprocal ranks of the first one)."""
+    hits, rr = 0, 0.0
+    for item in queries:
+        res = search(index, item["query"], limit=10, mode=mode,
+                     include_daily=item.get("include_daily", False))
+        got = [r["path"] for r in res["results"]]
+        ranks = [got.index(p) + 1 for p in item["relevant"] if p in got]
+        if ranks:
+            hits += 1
+            rr += 1.0 / min(ranks)
+    return hits, rr
+
+
+MODES = ("keyword", "vector", "hybrid")
+
+
+def phase_quality(work: Path, query_set: str = "all") -> dict:
+    """{set: {corpus: {"queries", mode: {"recall@10", "mrr"}}}}, with "all" for every set and
+    corpus combined when both sets are measured."""
+    sums: dict[tuple[str, str], dict[str, list[float]]] = {}
+    for corpus, src in CORPORA.items():
+        queries = load_queries(corpus, query_set)
+        vault = _copy(src, work / corpus)
         index = open_index(vault)
-        refresh(index, v)
-        per = {}
-        for mode in ("keyword", "vector", "hybrid"):
-            hits, rr = 0, 0.0
-            for item in queries:
-                res = search(index, item["query"], limit=10, mode=mode,
-                             include_daily=item.get("include_daily", False))
-                got = [r["path"] for r in res["results"]]
-                ranks = [got.index(p) + 1 for p in item["relevant"] if p in got]
-                if ranks:
-                    hits += 1
-                    rr += 1.0 / min(ranks)
-            per[mode] = {"recall@10": round(hits / len(queries), 3), "mrr": round(rr / len(queries), 3)}
-            t = totals[mode]
-            t["hits"] += hits
-            t["rr"] += rr
-            t["n"] += len(queries)
+        refresh(index, Vault(Settings(vault=vault)))
+        for name in sorted({q["set"] for q in queries}, key=SETS.index):
+            part = [q for q in queries if q["set"] == name]
+            sums[(name, corpus)] = {m: [*_score(index, part, m), len(part)] for m in MODES}
         index.close()
-        out[name] = {"queries": len(queries), **per}
-    out["all"] = {"queries": totals["hybrid"]["n"], **{
-        m: {"recall@10": round(t["hits"] / t["n"], 3), "mrr": round(t["rr"] / t["n"], 3)} for m, t in totals.items()}}
+    out: dict = {}
+    names = [s for s in SETS if any(k[0] == s for k in sums)]
+    groups = {name: [k for k in sums if k[0] == name] for name in names}
+    if len(names) > 1:
+        groups["all"] = list(sums)
+    for name, keys in groups.items():
+        table = out.setdefault(name, {})
+        cells = [(corpus, [k for k in keys if k[1] == corpus]) for corpus in CORPORA] + [("all", keys)]
+        for corpus, part in cells:
+            if not part:
+                continue
+            n = sum(sums[k]["hybrid"][2] for k in part)
+            row: dict = {"queries": n}
+            for m in MODES:
+                hits = sum(sums[k][m][0] for k in part)
+                rr = sum(sums[k][m][1] for k in part)
+                row[m] = {"recall@10": round(hits / n, 3), "mrr": round(rr / n, 3)}
+            table[corpus] = row
     return out
 
 
@@ -161,6 +197,8 @@ def main() -> None:
     parser.add_argument("--vault", type=Path, default=Path("/tmp/bench-vault"))
     parser.add_argument("--phase", action="append", choices=["cold", "warm", "latency", "quality"])
     parser.add_argument("--resume", action="store_true", help="cold: keep an interrupted index")
+    parser.add_argument("--set", dest="query_set", choices=["dev", "heldout", "all"], default="all",
+                        help="quality: which labelled queries (dev: tuned on; heldout: never tuned on)")
     args = parser.parse_args()
     phases = args.phase or ["cold", "warm", "latency", "quality"]
     print("$ " + " ".join([os.path.relpath(sys.executable, REPO) if sys.executable.startswith(str(REPO)) else sys.executable,
@@ -179,11 +217,13 @@ def main() -> None:
         print(f"latency: {results['latency']}", flush=True)
     if "quality" in phases:
         with tempfile.TemporaryDirectory() as tmp:
-            results["quality"] = phase_quality(Path(tmp))
-        print("\n| corpus | queries | mode | recall@10 | MRR |\n| --- | --- | --- | --- | --- |")
-        for corpus, data in results["quality"].items():
-            for mode in ("keyword", "vector", "hybrid"):
-                print(f"| {corpus} | {data['queries']} | {mode} | {data[mode]['recall@10']} | {data[mode]['mrr']} |")
+            results["quality"] = phase_quality(Path(tmp), args.query_set)
+        print("\n| set | corpus | queries | keyword recall@10 / MRR | vector recall@10 / MRR | hybrid recall@10 / MRR |")
+        print("| --- | --- | ---: | --- | --- | --- |")
+        for name, table in results["quality"].items():
+            for corpus, data in table.items():
+                cells = " | ".join(f"{data[m]['recall@10']} / {data[m]['mrr']}" for m in MODES)
+                print(f"| {name} | {corpus} | {data['queries']} | {cells} |")
     print(json.dumps(results))
 
 
