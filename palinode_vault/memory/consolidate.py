@@ -21,10 +21,11 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from palinode_vault.core.entities import ref_of_path, slugify, split_ref
-from palinode_vault.kinds import INBOX_FOLDER, is_memory_path
+from palinode_vault.kinds import INBOX_FOLDER
 from palinode_vault.memory.core_memory import _date, doubtful
+from palinode_vault.memory.mentions import link_mentions
 from palinode_vault.memory.oplog import Operation, read_log
-from palinode_vault.memory.update import Item, Updater, keyword_similar, render_new, words
+from palinode_vault.memory.update import Item, Updater, keyword_similar, render_new
 from palinode_vault.memory.workspace import (
     Workspace, append_to_section, body_of, frontmatter_of, now_utc, replace_section, section_bounds, set_keys,
 )
@@ -39,6 +40,7 @@ _BLOCKED = re.compile(r"(?i)\b(blocked|blocker|stuck|waiting on)\b")
 _TODO = re.compile(r"^\s*(?:[-*]\s*\[ \]\s*|TODO:?\s*)(.+)$", re.M)
 _REPLACE_CUES = re.compile(r"(?i)\b(instead of|replaces?|replacing|no longer|rather than|switch(?:ed)? from|reverses?)\b")
 _LINK = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]")
+_LINK_LABEL = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
 
 
 def next_run(today: dt.date, weekday: str) -> dt.date:
@@ -94,7 +96,7 @@ def _names(path: str, data: dict[str, Any], title: str) -> list[str]:
 
 
 class Consolidation:
-    def __init__(self, vault: Vault, generator: Any = None, now: dt.datetime | None = None):
+    def __init__(self, vault: Vault, generator: Any = None, now: dt.datetime | None = None, embedder: Any = None):
         self.vault = vault
         self.program = load_program(vault.root)
         self.s = self.program.settings
@@ -105,6 +107,8 @@ class Consolidation:
         self.ops: list[dict[str, Any]] = []
         self.generator = generator
         self._gen = None
+        self.embedder = embedder  # None: the default (loaded when needed); False: none
+        self.skipped: set[str] = set()
 
     # --- helpers ---------------------------------------------------------------------------
 
@@ -129,6 +133,36 @@ class Consolidation:
 
             self._gen = load_generator(self.generator)
         return self._gen
+
+    def setting(self, section: str, key: str) -> Any:
+        """A number of PROGRAM.md's settings block that older copies of the file may lack: None
+        (and the step that needs it says so once, as a SKIP) when the vault's PROGRAM.md has no such key."""
+        value = (getattr(self.s, section).model_extra or {}).get(key)
+        if value is None and f"{section}.{key}" not in self.skipped:
+            self.skipped.add(f"{section}.{key}")
+            self.op("SKIP", None, f"PROGRAM.md's settings block has no {section}.{key}; the step that needs it did not run "
+                    "(add it from the PROGRAM.md shipped with palinode-vault)")
+        return value
+
+    def embedder_or_none(self):
+        """The embedding model for meaning comparisons, or None (logged once as a SKIP, with why)."""
+        if "embedder" in self.skipped:
+            return None
+        if self.embedder is False:
+            self.skipped.add("embedder")
+            self.op("SKIP", None, "cross-project patterns: no embedding model (turned off for this run)")
+            return None
+        if self.embedder is None or hasattr(self.embedder, "get") and not hasattr(self.embedder, "embed_many"):
+            from palinode_vault.models import Embedder, ModelUnavailable
+
+            try:
+                self.embedder = self.embedder.get() if self.embedder is not None else Embedder(self.vault.settings.embedding_model)
+            except ModelUnavailable as exc:
+                self.skipped.add("embedder")
+                self.op("SKIP", None, f"cross-project patterns need the embedding model: {exc}")
+                self.embedder = False
+                return None
+        return self.embedder
 
     def mentions(self, text: str, path: str, names: list[str], note_links: list[str]) -> bool:
         stem = path.rsplit("/", 1)[-1][:-3].lower()
@@ -266,10 +300,20 @@ class Consolidation:
                 self.op("UPDATE", path, f"last_contact {current} -> {latest}", "PersonMemory")
         # recurring people/projects that have no file yet: named in entities somewhere, linked in 2+ dailies
         wanted: dict[str, int] = {}
+        labels: dict[str, list[str]] = {}  # slug -> the names the links show ("Lena Fischer")
         for day, dpath, text in dailies:
-            for target in {m.group(1).strip().lower() for m in _LINK.finditer(text)}:
-                if self.vault.state.resolver.resolve(target, dpath) is None:
-                    wanted[slugify(target)] = wanted.get(slugify(target), 0) + 1
+            seen = set()
+            for m in _LINK_LABEL.finditer(text):
+                target = m.group(1).strip()
+                if self.vault.state.resolver.resolve(target, dpath) is not None:
+                    continue
+                slug = slugify(target.rsplit("/", 1)[-1])
+                seen.add(slug)
+                for label in (m.group(2), None if "-" in target or "/" in target else target):
+                    if label and label.strip() not in labels.setdefault(slug, []):
+                        labels[slug].append(label.strip())
+            for slug in seen:
+                wanted[slug] = wanted.get(slug, 0) + 1
         listed: dict[str, str] = {}
         for path in self.vault.state.memory_paths():
             for e in (self.vault.state.notes[path].frontmatter or {}).get("entities") or []:
@@ -281,11 +325,15 @@ class Consolidation:
             if count < 2 or kind is None or self.vault.state.entity_path(f"{kind}/{slug}"):
                 continue
             type_name = "PersonMemory" if kind == "person" else "ProjectSnapshot"
-            title = slug.replace("-", " ").title()
+            full = [n for n in labels.get(slug, []) if slugify(n) == slug]  # "Tomás Reyes" keeps its accent
+            title = full[0] if full else slug.replace("-", " ").title()
             path = f"{'people' if kind == 'person' else 'projects'}/{slug}.md"
             item = Item(type_name, title, f"Recurs in {count} daily notes this week; created by the weekly consolidation.", 0.7)
             self.ws.put(path, render_new(item, path, self.now, self.vault, False, self.source), "recurring entity without a file")
             self.op("ADD", path, f"{kind} linked in {count} daily notes this week had no file", type_name)
+            # its earlier mentions in memory notes get linked, in this same journaled run
+            names = list(dict.fromkeys([title, slug.replace("-", " ")] + [n for n in labels.get(slug, []) if " " in n]))
+            link_mentions(self, f"{kind}/{slug}", path, names)
 
     def supersession(self) -> None:
         decisions = {p: n for p, n in self.notes_in("decisions") if self.writable(p)}
@@ -377,52 +425,9 @@ class Consolidation:
         self.op("ADD", path, f"unclear whether {a} replaces {b}; both stay active", "Insight")
 
     def patterns(self, dailies) -> None:
-        need = self.s.consolidation.pattern_min_mentions
-        # existing insights: new evidence in this week's notes raises recurrence_count
-        for path, note in self.notes_in("insights"):
-            data = note.frontmatter or {}
-            if not self.writable(path) or data.get("status") == "archived" or not data.get("evidence_refs"):
-                continue
-            theme = {w.rstrip("s") for w in words(note.title)} - {"pattern", "insight", "are", "is"}
-            if len(theme) < 2:
-                continue
-            evidence = [str(e) for e in data.get("evidence_refs") or []]
-            new = []
-            for day, dpath, text in dailies:
-                ref = dpath[:-3]
-                stems = {w.rstrip("s") for w in words(text)}
-                if ref not in evidence and theme <= stems:
-                    new.append(ref)
-            if new:
-                refs = evidence + new
-                text = set_keys(self.ws.text(path) or "", {"recurrence_count": max(int(data.get("recurrence_count") or 1), len(refs)),
-                                                          "evidence_refs": refs, "last_updated": now_utc(self.now)})
-                self.ws.put(path, text, "pattern seen again")
-                self.op("UPDATE", path, f"pattern seen again in {', '.join(new)}", "Insight")
-        # new themes: a word pair in `need` or more different daily notes, no note already about it
-        counts: dict[tuple[str, str], set[str]] = {}
-        names = {w for p, n in self.vault.state.notes.items() if is_memory_path(p) for w in words(n.title)}
-        for day, dpath, text in dailies:
-            seen = set()
-            for s in _sentences(_LINK.sub(" ", text)):
-                toks = [w.rstrip("s") for w in re.findall(r"[a-z]+", s.lower()) if w not in _STOP_PLUS and len(w) > 3]
-                seen |= {(x, y) for x, y in zip(toks, toks[1:]) if x != y and not ({x, y} <= names)}
-            for pair in seen:
-                counts.setdefault(pair, set()).add(dpath)
-        themes = sorted(((len(v), k, v) for k, v in counts.items() if len(v) >= need), reverse=True)[:2]
-        for n, pair, where in themes:
-            title = f"{pair[0]} {pair[1]} keeps coming up"
-            covered = any(fuzz.token_set_ratio(" ".join(pair), note.title.lower()) >= 90 for _, note in self.notes_in("insights"))
-            path = f"{INBOX_FOLDER}/{slugify(title)}.md"
-            if covered or self.ws.exists(path):
-                continue
-            refs = sorted(p[:-3] for p in where)
-            item = Item("Insight", title[:1].upper() + title[1:], f"'{pair[0]} {pair[1]}' came up in {n} different daily notes "
-                        f"({', '.join(refs)}). A pattern, or a coincidence of words? Filed for review.", 0.5)
-            text = render_new(item, path, self.now, self.vault, True, self.source)
-            text = set_keys(text, {"recurrence_count": n, "evidence_refs": refs})
-            self.ws.put(path, text, "possible pattern")
-            self.op("INBOX", path, f"possible pattern in {n} daily notes; filed for review", "Insight")
+        from palinode_vault.memory.patterns import find_patterns
+
+        find_patterns(self, dailies)
 
     def pruning(self) -> None:
         p = self.s.pruning
@@ -481,14 +486,14 @@ class Consolidation:
         self.op("CORE_REVIEW", None, f"core set reviewed; {demoted} demoted (every {every} days)")
 
 
-_STOP_PLUS = frozenset("""that this with from have were when what which there their would could should about after before
-again into only over some than then they them very will your just like also more most much such even still being been
-does done make made want wants said says asked thinks think week today tomorrow yesterday monday tuesday wednesday thursday
-friday saturday sunday session sessions morning afternoon evening note notes daily""".split())
+def consolidate(vault: Vault, *, dry_run: bool = False, generator: Any = None, now: dt.datetime | None = None,
+                embedder: Any = None) -> ConsolidationResult:
+    """Run the weekly consolidation on `vault` (its settings' `now` is today).
 
-
-def consolidate(vault: Vault, *, dry_run: bool = False, generator: Any = None, now: dt.datetime | None = None) -> ConsolidationResult:
-    """Run the weekly consolidation on `vault` (its settings' `now` is today)."""
+    `generator`: the model for judgement calls (None: the default; False: rules in code only).
+    `embedder`: the embedding model for the pattern pass, an Embedder or the index's ModelSlot
+    (None: the default MiniLM, loaded when needed; False: no pattern pass, logged as SKIP).
+    """
     if not vault.loaded:
         vault.load()
-    return Consolidation(vault, generator, now).run(dry_run)
+    return Consolidation(vault, generator, now, embedder).run(dry_run)

@@ -1,0 +1,116 @@
+"""Linking the earlier mentions of an entity that just got its file (PROGRAM.md "Entity
+maintenance": "create the file, and link the earlier mentions").
+
+Only memory-tier notes are edited: structural files (daily logs, archive/, the home page) are logs
+and are never dressed up. In each memory note that names the entity in plain text, the first
+plain mention becomes a wikilink and the entity joins `entities:`, both in the same staged text,
+so the pass writes both surfaces in one edit (the workspace's wiki-contract finishing then checks
+them with `core.fix.plan_fix`). A note that already links the entity only gets its entity added.
+Mentions inside code, comments, links, headings, the frontmatter and the auto-footer are not
+mentions.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from palinode_vault.core.entities import slugify
+from palinode_vault.core.note import parse_note
+from palinode_vault.kinds import is_memory_path
+from palinode_vault.memory.workspace import frontmatter_of, set_keys
+
+_COMMENT = re.compile(r"<!--.*?-->|%%.*?%%", re.S)
+_HEADING_LINE = re.compile(r"^#{1,6}[ \t].*$", re.M)
+
+
+def name_pattern(name: str) -> re.Pattern[str] | None:
+    """A whole-word pattern for a name: several words match in any case; a single word only as
+    written with its capital (a common word in lower case is not a name)."""
+    name = " ".join(name.split())
+    if len(name) < 3:
+        return None
+    words = name.split(" ")
+    body = r"\s+".join(re.escape(w) for w in words)
+    flags = re.I if len(words) > 1 else 0
+    if len(words) == 1 and not name[:1].isupper():
+        return None
+    return re.compile(r"(?<![\w\[|/-])" + body + r"(?![\w\]-])", flags)
+
+
+def _excluded(text: str, note: Any) -> list[tuple[int, int]]:
+    spans = [(0, note.body_start)] + list(note.code)
+    spans += [(link.start, link.end) for link in note.links]
+    spans += [(m.start(), m.end()) for m in _COMMENT.finditer(text)]
+    spans += [(m.start(), m.end()) for m in _HEADING_LINE.finditer(text)]
+    if note.footer is not None:
+        spans.append((note.footer.start, note.footer.end))
+    return spans
+
+
+def first_plain_mention(text: str, note: Any, names: list[str]) -> tuple[int, int] | None:
+    """(start, end) of the earliest plain mention of any of `names`, or None."""
+    cut = _excluded(text, note)
+    best = None
+    for name in names:
+        pattern = name_pattern(name)
+        if pattern is None:
+            continue
+        for m in pattern.finditer(text, note.body_start):
+            if any(a < m.end() and m.start() < b for a, b in cut):
+                continue
+            if best is None or m.start() < best[0]:
+                best = (m.start(), m.end())
+            break
+    return best
+
+
+def links_to(note: Any, slug: str) -> bool:
+    for link in note.links:
+        if link.in_footer or link.kind == "property":
+            continue
+        target = link.target.strip().lower()
+        if target.endswith(".md"):
+            target = target[:-3]
+        if slugify(target.rsplit("/", 1)[-1]) == slug:
+            return True
+    return False
+
+
+def link_mentions(cons: Any, ref: str, new_path: str, names: list[str]) -> list[str]:
+    """Link the plain mentions of `ref` (whose file `new_path` this pass creates) in the memory
+    notes of the vault; returns the paths staged. Logged as UPDATE, one line per note."""
+    slug = ref.split("/", 1)[1]
+    changed = []
+    for path in sorted(cons.vault.state.notes):
+        if path == new_path or not is_memory_path(path) or path.endswith("-history.md") or not cons.writable(path):
+            continue
+        text = cons.ws.text(path)
+        if text is None:
+            continue
+        data = frontmatter_of(text)
+        if not data or data.get("status") == "archived":
+            continue
+        entities = [str(e) for e in data.get("entities") or []]
+        note = parse_note(path, text)
+        has_entity = ref in entities
+        if links_to(note, slug):
+            if has_entity:
+                continue
+            new = set_keys(text, {"entities": entities + [ref]})
+            why = f"entities: added {ref} (the note links it; its file was just created)"
+        else:
+            span = first_plain_mention(text, note, names)
+            if span is None:
+                continue
+            start, end = span
+            shown = text[start:end]
+            link = f"[[{slug}]]" if shown == slug else f"[[{slug}|{shown}]]"
+            new = text[:start] + link + text[end:]
+            if not has_entity:
+                new = set_keys(new, {"entities": entities + [ref]})
+            why = f"linked the earlier mention '{shown}' of {ref}" + ("" if has_entity else " and added the entity")
+        cons.ws.put(path, new, why)
+        cons.op("UPDATE", path, why, str(data.get("type") or "") or None)
+        changed.append(path)
+    return changed
