@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -40,3 +41,33 @@ def test_core_consolidate_and_a_session_through_the_socket(sample_vault: Path):
     run(body())
     after = {p: p.read_bytes() for p in sample_vault.rglob("*.md")}
     assert after == before  # dry runs wrote nothing
+
+
+def test_core_and_search_calls_are_recorded_for_the_core_drift_check(sample_vault: Path):
+    from palinode_vault.memory import access
+
+    async def body():
+        async with running_sidecar(sample_vault, quiet=0.3, auto_fix=False):
+            async with await SidecarClient.open(sample_vault) as client:
+                core = await client.call("core")
+                found = []
+                for _ in range(300):  # the index fills in the background; keyword rows come first
+                    try:
+                        found = (await client.call("search", {"query": "Cochrane", "mode": "keyword"}))["results"]
+                    except Exception:  # noqa: BLE001 - not started yet
+                        found = []
+                    if found:
+                        break
+                    await asyncio.sleep(0.2)
+                assert found
+                return core, found
+
+    core, found = run(body(), timeout=110)
+    entries = access.read(sample_vault)
+    cores = [e for e in entries if e["event"] == "core"]
+    searches = [e for e in entries if e["event"] == "search" and e["paths"]]
+    assert len(cores) == 1 and cores[0]["paths"] == sorted(f["path"] for f in core["files"])
+    # the search belongs to the session the core call started on that connection
+    assert searches[-1]["session"] == cores[0]["session"]
+    assert searches[-1]["paths"] == sorted({r["path"] for r in found})
+    assert "Cochrane" not in (sample_vault / access.ACCESS_PATH).read_text()  # never the query

@@ -115,11 +115,14 @@ def consolidate(vault: Path, dry_run: bool, now, as_json: bool, model: str | Non
 @now_option
 def core(vault: Path, as_json: bool, now) -> None:
     """The core memory set (core: true notes) for a session start, within core.max_chars."""
+    from palinode_vault.memory import access
     from palinode_vault.memory.core_memory import core_set
 
     v = open_vault(vault, now, quiet=as_json)
     _program_or_fail(v.root)
     result = core_set(v)
+    # a session starts here: recorded for the weekly core-drift check (memory/access.py)
+    access.record(v.root, "core", access.new_session("cli"), [f["path"] for f in result.files])
     if as_json:
         data = result.to_json()
         click.echo(json.dumps(data, indent=2))

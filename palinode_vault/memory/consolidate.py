@@ -24,6 +24,7 @@ from palinode_vault.core.entities import ref_of_path, slugify, split_ref
 from palinode_vault.kinds import INBOX_FOLDER
 from palinode_vault.memory.core_memory import _date, doubtful
 from palinode_vault.memory.mentions import link_mentions
+from palinode_vault.memory.corrections import pass_label
 from palinode_vault.memory.oplog import Operation, read_log
 from palinode_vault.memory.update import Item, Updater, keyword_similar, render_new
 from palinode_vault.memory.workspace import (
@@ -189,7 +190,7 @@ class Consolidation:
         if dry_run:
             self.ws.restore()
         else:
-            result.written, result.conflicts, result.run = self.ws.commit(f"consolidate {self.today.isoformat()}")
+            result.written, result.conflicts, result.run = self.ws.commit(pass_label("consolidate", self.today.isoformat()))
         return result
 
     def daily_notes(self) -> list[tuple[dt.date, str, str]]:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from palinode_vault.core.entities import canonical_ref, slugify
 from palinode_vault.memory import secrets
+from palinode_vault.memory.corrections import pass_label
 from palinode_vault.memory.oplog import Operation
 from palinode_vault.memory.transcript import ASSISTANT, USER, Turn, parse_transcript, render
 from palinode_vault.memory.update import ACTION_ITEM, TYPE_KIND, Item, Outcome, Updater, similar_for, words
@@ -378,7 +379,7 @@ def extract_turns(vault: Vault, turns: list[Turn], *, generator=None, source: st
     if dry_run:
         ws.restore()
     elif commit:
-        result.written, result.conflicts, result.run = ws.commit(f"extract {source}"[:80])
+        result.written, result.conflicts, result.run = ws.commit(pass_label("extract", source))
     result.seconds = time.monotonic() - started
     return result
 

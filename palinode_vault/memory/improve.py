@@ -1,12 +1,26 @@
-"""The weekly self-review (PROGRAM.md "Self-improvement"): proposes PROGRAM.md edits, never makes them.
+"""The weekly self-review (PROGRAM.md "Self-improvement"): proposes changes, never makes them.
 
-It reads the week's `logs/operations.jsonl` and checks two things the log can show:
-- extraction too eager: memories ADDed and then archived (or rejected from the inbox) within the
-  same week, `schema_gap_min` times or more → propose raising the confidence threshold;
-- schema gaps: items whose type was unclear (filed as the less committal type) with the same
-  proposed type `schema_gap_min` times or more → propose covering that type.
-A proposal is an Insight in `inbox/program-change-{date}.md` with `status: review`, the reason,
-and the edit as a unified diff against the PROGRAM.md in use; the operation is logged as PROPOSE.
+It reads the week's `logs/operations.jsonl`, the journal of the memory passes (corrections.py)
+and the access record of sessions (access.py), and checks what PROGRAM.md's "What the weekly pass
+checks" lists:
+
+- **extraction too eager**: memories ADDed and then archived by the manager within the week,
+  `schema_gap_min` times or more → propose raising the confidence threshold;
+- **schema gaps**: items whose type was unclear with the same proposed type `schema_gap_min`
+  times or more → propose covering that type;
+- **repeated corrections**: the person reverted, edited, archived or rejected the manager's new
+  memories of one type, or its writes to one file, `correction_min` times or more in the week →
+  propose a stricter rule for that type, or leaving that file to the person;
+- **core drift**, judged only when at least `core_sessions_min` sessions started this week (a
+  session starts with a `core` call): core notes that no search found and nothing updated this
+  week → propose `core: false`; non-core notes in the search results of every session, or NOOPed
+  facts the person explained again in `correction_min` different sessions → propose `core: true`.
+
+PROGRAM.md changes are one proposal, `inbox/program-change-{date}.md`: an Insight with
+`status: review`, each reason, and the edits as one unified diff against the PROGRAM.md in use,
+change-log comment included. Core changes are `inbox/core-change-{date}.md`, each with its reason
+and the frontmatter diff to apply. Both are logged as PROPOSE; neither PROGRAM.md nor any `core:`
+flag is changed here (the monthly core review's automatic DEMOTE is consolidate.py's).
 """
 
 from __future__ import annotations
@@ -14,12 +28,35 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import re
-from collections import Counter
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
 from typing import Any
 
+from palinode_vault.core.entities import ref_of_path
+from palinode_vault.kinds import INBOX_FOLDER, is_memory_path
+from palinode_vault.memory import access, corrections
+from palinode_vault.memory.core_memory import _date
 from palinode_vault.memory.oplog import read_log
+from palinode_vault.memory.workspace import set_keys
 
 _GAP = re.compile(r"type unclear \('([^']+)'\)")
+
+
+@dataclass
+class Finding:
+    """One reason to change PROGRAM.md."""
+
+    kind: str  # eager | gap:<Type> | type:<Type> | file:<path>
+    reason: str
+    evidence: list[str] = field(default_factory=list)
+    count: int = 0
+
+
+@dataclass
+class CoreChange:
+    path: str
+    core: bool  # the proposed value
+    reason: str
 
 
 def _day(entry: dict[str, Any]) -> dt.date | None:
@@ -29,63 +66,200 @@ def _day(entry: dict[str, Any]) -> dt.date | None:
         return None
 
 
-def findings(log: list[dict[str, Any]], today: dt.date, window_days: int, gap_min: int) -> list[tuple[str, str, list[str]]]:
-    """(kind, reason, evidence) for each check that points to a change."""
-    week = [e for e in log if (d := _day(e)) and 0 <= (today - d).days <= window_days]
+def in_week(log: list[dict[str, Any]], today: dt.date, window_days: int) -> list[dict[str, Any]]:
+    return [e for e in log if (d := _day(e)) and 0 <= (today - d).days <= window_days]
+
+
+def findings(log: list[dict[str, Any]], today: dt.date, window_days: int, gap_min: int) -> list[Finding]:
+    """The checks the operations log alone can answer: extraction too eager, schema gaps."""
+    week = in_week(log, today, window_days)
     out = []
     added = {e.get("path") for e in week if e.get("op") == "ADD"}
     retired = [e for e in week if e.get("op") in ("ARCHIVE", "SUPERSEDE") and
                any(p and str(e.get("path", "")).endswith(p.rsplit("/", 1)[-1]) for p in added)]
     if len(retired) >= gap_min:
-        out.append(("eager", f"{len(retired)} memories added this week were archived again within the week",
-                    [f"logs/operations.jsonl {e.get('time')} {e.get('op')} {e.get('path')}" for e in retired][:10]))
+        out.append(Finding("eager", f"{len(retired)} memories added this week were archived again within the week",
+                           [f"logs/operations.jsonl {e.get('time')} {e.get('op')} {e.get('path')}" for e in retired][:10],
+                           len(retired)))
     gaps = Counter(m.group(1) for e in week if (m := _GAP.search(str(e.get("reason", "")))))
-    for name, n in gaps.items():
+    for name, n in sorted(gaps.items()):
         if n >= gap_min:
-            out.append(("gap:" + name, f"the model proposed type '{name}' {n} times this week and none of the types fitted",
-                        [f"logs/operations.jsonl {e.get('time')} {e.get('path')}" for e in week if name in str(e.get("reason", ""))][:10]))
+            out.append(Finding("gap:" + name, f"the model proposed type '{name}' {n} times this week and none of the types fitted",
+                               [f"logs/operations.jsonl {e.get('time')} {e.get('path')}" for e in week
+                                if name in str(e.get("reason", ""))][:10], n))
     return out
 
 
-def proposed_text(program_text: str, kind: str, reason: str, today: dt.date, threshold: float) -> str:
-    """PROGRAM.md with the proposed edit and its change-log comment."""
-    note = f"<!-- {today.isoformat()}: {reason}. -->\n"
+def correction_findings(found: list[corrections.Correction], least: int) -> list[Finding]:
+    """Repeated corrections: by memory type, and by file."""
+    out = []
+    by_type: dict[str, list[corrections.Correction]] = defaultdict(list)
+    by_path: dict[str, list[corrections.Correction]] = defaultdict(list)
+    for c in found:
+        by_type[c.type].append(c)
+        by_path[c.path].append(c)
+    for name, items in sorted(by_type.items()):
+        if len(items) >= least:
+            kinds = Counter(c.kind for c in items)
+            said = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+            out.append(Finding("type:" + name, f"the person corrected {len(items)} {name} memories the manager wrote this week ({said})",
+                               [c.evidence() for c in items][:10], len(items)))
+    for path, items in sorted(by_path.items()):
+        if len(items) >= least:
+            out.append(Finding("file:" + path, f"the person corrected the manager's writes to {path} {len(items)} times this week",
+                               [c.evidence() for c in items][:10], len(items)))
+    return out
+
+
+# --- the PROGRAM.md proposal -----------------------------------------------------------------------
+
+
+def _add_to_section(text: str, heading: str, lines: list[str]) -> str:
+    """Append lines at the end of a `### heading` section of PROGRAM.md (before the next heading)."""
+    m = re.search(rf"^### {re.escape(heading)}[ \t]*\n", text, re.M)
+    if not m:
+        return text
+    nxt = re.compile(r"^#{1,3} ", re.M).search(text, m.end())
+    end = nxt.start() if nxt else len(text)
+    body = text[m.end():end].rstrip("\n")
+    return text[:m.end()] + body + "\n\n" + "".join(line + "\n" for line in lines) + "\n" + text[end:]
+
+
+def proposed_text(program_text: str, found: list[Finding], today: dt.date, threshold: float) -> str:
+    """PROGRAM.md with every proposed edit and one change-log comment giving the reasons."""
     text = program_text
-    if kind == "eager":
-        new = round(min(0.95, threshold + 0.1), 2)
-        text = re.sub(r"(confidence_threshold:\s*)([0-9.]+)", lambda m: f"{m.group(1)}{new}", text, count=1)
-        text = text.replace(f"At or above **{threshold}**", f"At or above **{new}**").replace(f"Below {threshold}:", f"Below {new}:")
-        note = f"<!-- {today.isoformat()}: Raised the confidence threshold from {threshold} to {new}: {reason}. -->\n"
-    else:
-        name = kind.split(":", 1)[1]
-        text = text.replace("### Never extract", f"- **{name}**: proposed as a new kind of memory; decide its type "
-                            "(a new schema, or a wider existing one).\n\n### Never extract", 1)
+    notes: list[str] = []
+    rules: list[str] = []  # new rules for the model, in "Significance threshold" (read by every extraction pass)
+    for f in found:
+        if f.kind == "eager":
+            new = round(min(0.95, threshold + 0.1), 2)
+            text = re.sub(r"(confidence_threshold:\s*)([0-9.]+)", lambda m: f"{m.group(1)}{new}", text, count=1)
+            text = text.replace(f"At or above **{threshold}**", f"At or above **{new}**").replace(f"Below {threshold}:", f"Below {new}:")
+            notes.append(f"Raised the confidence threshold from {threshold} to {new}: {f.reason}")
+        elif f.kind.startswith("gap:"):
+            name = f.kind.split(":", 1)[1]
+            text = text.replace("### Never extract", f"- **{name}**: proposed as a new kind of memory; decide its type "
+                                "(a new schema, or a wider existing one).\n\n### Never extract", 1)
+            notes.append(f"Proposed the kind '{name}': {f.reason}")
+        elif f.kind.startswith("type:"):
+            name = f.kind.split(":", 1)[1]
+            rules.append(f"- **{name}**: the person keeps correcting these ({f.count} this week). File a {name} only when "
+                         "the person states it outright and it will matter in later sessions; when in doubt, leave it out.")
+            notes.append(f"Stricter about {name}: {f.reason}")
+        elif f.kind.startswith("file:"):
+            path = f.kind.split(":", 1)[1]
+            rules.append(f"- `{path}`: the person keeps correcting what is written there ({f.count} times this week). "
+                         "Leave it to the person: file new facts about it to `inbox/` for review.")
+            notes.append(f"Leave {path} to the person: {f.reason}")
+    if rules:
+        text = _add_to_section(text, "Significance threshold", rules)
+    comment = f"<!-- {today.isoformat()}: " + "\n     ".join(f"{n}." for n in notes) + " -->\n"
     anchor = "## Identity"
-    return text.replace(anchor, note + "\n" + anchor, 1) if anchor in text else text + "\n" + note
+    return text.replace(anchor, comment + "\n" + anchor, 1) if anchor in text else text + "\n" + comment
+
+
+# --- core drift ------------------------------------------------------------------------------------
+
+
+def core_changes(cons: Any, week_ops: list[dict[str, Any]], least: int, sessions_min: int) -> tuple[list[CoreChange], int]:
+    """(proposed core changes, sessions this week); nothing is judged below `sessions_min` sessions."""
+    sessions = access.week(access.read(cons.vault.root), cons.today, cons.s.consolidation.window_days)
+    started = [s for s in sessions.values() if s.started]
+    if len(started) < sessions_min:
+        return [], len(started)
+    found_any = set().union(*(s.found for s in sessions.values())) if sessions else set()
+    quiet_ops = ("NOOP", "FLAG", "SKIP", "KEEP", "DEMOTE")
+    touched = {str(o.get("path")) for o in week_ops + cons.ops if o.get("op") not in quiet_ops}
+    demoted = {o["path"] for o in cons.ops if o["op"] == "DEMOTE"}
+    window = cons.s.consolidation.window_days
+    out: list[CoreChange] = []
+    for path in sorted(cons.vault.state.memory_paths()):
+        if path.startswith(INBOX_FOLDER + "/") or path.endswith("-history.md") or path in demoted:
+            continue
+        data = cons.vault.state.notes[path].frontmatter or {}
+        if data.get("status") == "archived":
+            continue
+        updated = _date(data.get("last_updated")) or _date(data.get("last_contact"))
+        recent = updated is not None and 0 <= (cons.today - updated).days <= window
+        if data.get("core") is True:
+            if path not in found_any and path not in touched and not recent:
+                out.append(CoreChange(path, False, f"no search found it and nothing updated it in {len(started)} sessions this week"))
+            continue
+        every = sum(1 for s in started if path in s.found)
+        if every == len(started):
+            out.append(CoreChange(path, True, f"it was in the search results of every session this week ({every} of {len(started)})"))
+    noops: dict[str, set[str]] = defaultdict(set)
+    for o in week_ops:
+        if o.get("op") == "NOOP" and o.get("path"):
+            noops[str(o["path"])].add(str(o.get("source")))
+    for path, sources in sorted(noops.items()):
+        note = cons.vault.state.notes.get(path)
+        if (len(sources) >= least and note is not None and is_memory_path(path) and (note.frontmatter or {}).get("core") is not True
+                and path not in [c.path for c in out]):
+            out.append(CoreChange(path, True, f"the person explained it again in {len(sources)} sessions this week and the "
+                                  "vault already had it (NOOP each time): sessions should start with it"))
+    return out, len(started)
+
+
+# --- staging the proposals -------------------------------------------------------------------------
+
+
+def _proposal_item(cons: Any, path: str, ident: str, title: str, body: str, evidence: list[str]) -> None:
+    from palinode_vault.memory.update import Item, render_new
+
+    item = Item("Insight", title, body, 0.5)
+    text = render_new(item, path, cons.now, cons.vault, True, cons.source)
+    cons.ws.put(path, set_keys(text, {"id": ident, "evidence_refs": evidence}), title)
 
 
 def weekly_review(cons) -> None:
-    """Stage proposals (inbox/program-change-{date}.md) in a Consolidation's workspace."""
-    from palinode_vault.memory.update import Item, render_new
-    from palinode_vault.memory.workspace import set_keys
-
+    """Stage the week's proposals (inbox/program-change-{date}.md, inbox/core-change-{date}.md) in a
+    Consolidation's workspace."""
     s = cons.s
+    window = s.consolidation.window_days
     log = read_log(cons.vault.root)
-    found = findings(log, cons.today, s.consolidation.window_days, s.self_improvement.schema_gap_min)
-    if not found:
+    week_ops = in_week(log, cons.today, window)
+    found = findings(log, cons.today, window, s.self_improvement.schema_gap_min)
+    least = cons.setting("self_improvement", "correction_min")
+    if least is not None:
+        fixes = corrections.find(cons.vault.root, cons.vault.state, cons.today, window, log)
+        found += correction_findings(fixes, least)
+    stamp = cons.today.isoformat()
+    if found:
+        path = f"{INBOX_FOLDER}/program-change-{stamp}.md"
+        if not cons.ws.exists(path):
+            before = cons.program.text
+            after = proposed_text(before, found, cons.today, s.extraction.confidence_threshold)
+            diff = "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                                "a/PROGRAM.md", "b/PROGRAM.md"))
+            reasons = "".join(f"- {f.reason}.\n" for f in found)
+            evidence = list(dict.fromkeys(e for f in found for e in f.evidence))[:20]
+            body = (f"Reasons:\n{reasons}\nEvidence:\n" + "".join(f"- {e}\n" for e in evidence) +
+                    "\nApprove by applying the diff to PROGRAM.md yourself; palinode-vault never edits it.\n\n```diff\n" + diff + "```")
+            _proposal_item(cons, path, f"insight-program-change-{stamp}", f"Program change {stamp}", body, ["logs/operations"])
+            cons.op("PROPOSE", path, "; ".join(f.reason for f in found)[:400], "Insight")
+    sessions_min = cons.setting("self_improvement", "core_sessions_min")
+    if least is None or sessions_min is None:
         return
-    kind, reason, evidence = found[0]
-    path = f"inbox/program-change-{cons.today.isoformat()}.md"
+    changes, sessions = core_changes(cons, week_ops, least, sessions_min)
+    if not changes:
+        return
+    path = f"{INBOX_FOLDER}/core-change-{stamp}.md"
     if cons.ws.exists(path):
         return
-    before = cons.program.text
-    after = proposed_text(before, kind, reason, cons.today, s.extraction.confidence_threshold)
-    diff = "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                        "a/PROGRAM.md", "b/PROGRAM.md"))
-    body = (f"Reason: {reason}.\n\nEvidence:\n" + "".join(f"- {e}\n" for e in evidence) +
-            "\nApprove by applying the diff to PROGRAM.md yourself; palinode-vault never edits it.\n\n```diff\n" + diff + "```")
-    item = Item("Insight", f"Program change {cons.today.isoformat()}", body, 0.5)
-    text = render_new(item, path, cons.now, cons.vault, True, cons.source)
-    text = set_keys(text, {"id": f"insight-program-change-{cons.today.isoformat()}", "evidence_refs": ["logs/operations"]})
-    cons.ws.put(path, text, "proposed PROGRAM.md change")
-    cons.op("PROPOSE", path, reason, "Insight")
+    lines, diffs = [], []
+    for c in changes:
+        stem = c.path.rsplit("/", 1)[-1][:-3]
+        lines.append(f"- [[{stem}]]: `core: {str(not c.core).lower()}` → `core: {str(c.core).lower()}`: {c.reason}.")
+        text = cons.ws.text(c.path) or ""
+        new = set_keys(text, {"core": c.core})
+        diffs.append("".join(difflib.unified_diff(text.splitlines(keepends=True), new.splitlines(keepends=True),
+                                                  f"a/{c.path}", f"b/{c.path}")))
+    body = (f"The weekly review's core-drift check, from {sessions} sessions this week (recorded in "
+            f"`{access.ACCESS_PATH}`) and the operations log:\n\n" + "\n".join(lines) +
+            "\n\nApprove a change by setting `core:` in the note's frontmatter as below; palinode-vault does not "
+            "change these itself.\n\n```diff\n" + "".join(diffs) + "```")
+    refs = [r for c in changes if (r := ref_of_path(c.path))]
+    _proposal_item(cons, path, f"insight-core-change-{stamp}", f"Core changes {stamp}", body, refs)
+    cons.op("PROPOSE", path, f"{len(changes)} core change(s): " + "; ".join(f"{c.path} core: {str(c.core).lower()}" for c in changes)[:380],
+            "Insight")

@@ -14,6 +14,7 @@ from typing import Any
 from palinode_vault.core.entities import slugify
 from palinode_vault.memory import secrets
 from palinode_vault.memory.extract import ExtractResult, extract_turns
+from palinode_vault.memory.corrections import pass_label
 from palinode_vault.memory.oplog import Operation
 from palinode_vault.memory.transcript import Turn
 from palinode_vault.memory.update import Item, Updater, keyword_similar
@@ -101,5 +102,5 @@ def end_session(vault: Vault, session: Session, *, generator: Any = None, dry_ru
     if dry_run:
         ws.restore()
     else:
-        result.written, result.conflicts, result.run = ws.commit(f"session.end {session.id}"[:80])
+        result.written, result.conflicts, result.run = ws.commit(pass_label("session.end", session.id))
     return result

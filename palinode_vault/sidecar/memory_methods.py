@@ -118,9 +118,13 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
         return {"operations": result.operations, "written": result.written}
 
     async def core(params: NoParams, conn: Connection) -> dict:
+        from palinode_vault.memory import access
         from palinode_vault.memory.core_memory import core_set
 
         result = await sidecar.run(core_set, sidecar.vault)
+        # a core call starts a session: the weekly core-drift check counts sessions by it
+        session = access.connection_session(conn.state, conn.id, start=True)
+        await asyncio.to_thread(access.record, sidecar.root, "core", session, [f["path"] for f in result.files])
         return {"files": result.files, "chars": result.chars}
 
     def when_ready(handler):

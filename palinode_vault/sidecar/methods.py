@@ -330,10 +330,20 @@ def _register_index_methods(dispatcher: Dispatcher, sidecar: Sidecar, note_path,
             raise PalinodeError(NOT_AVAILABLE, f"needs an embedding model: {exc}") from exc
 
     async def search_method(params: SearchParams, conn: Connection) -> dict:
+        from palinode_vault.memory import access
+
         idx = index()
         args = params.model_dump()
         query = args.pop("query")
-        return await asyncio.to_thread(lambda: search(idx, query, **args))
+        session = access.connection_session(conn.state, conn.id)
+
+        def work() -> dict:
+            found = search(idx, query, **args)
+            # what sessions find, for the weekly core-drift check (memory/access.py)
+            access.record(sidecar.root, "search", session, [r.get("path") for r in found.get("results", [])])
+            return found
+
+        return await asyncio.to_thread(work)
 
     async def dedup_method(params: DedupParams, conn: Connection) -> dict:
         if (params.path is None) == (params.text is None):

@@ -1,0 +1,126 @@
+"""Which memories sessions were handed or found: `VAULT/.palinode/access.jsonl`.
+
+The weekly review's core-drift check (PROGRAM.md "What the weekly pass checks": core notes
+nothing touched this week, non-core notes that turned up in search every session) needs to know
+what was read, and the operations log only records writes. So reads are recorded here, one JSON
+line per event:
+
+    {"time": "2026-12-04T09:12:03Z", "event": "core" | "search", "session": "...", "paths": [...]}
+
+- `core`: the socket's `core` method and the `palinode-vault core` command. A `core` call starts
+  a session (PROGRAM.md: the core set is handed to every session at its start).
+- `search`: the socket's `search` method, with the paths of the results (never the query: a
+  query may carry anything the person typed). Searches belong to the session their connection
+  last started with `core`; a connection that never called `core` gets a session of its own.
+
+It is a record of reads, not a memory operation: it lives beside the index in `.palinode/`, is
+not journaled (undo has nothing to revert) and never goes into `logs/operations.jsonl`, whose
+hashes `undo` checks. It is kept small: past `MAX_BYTES` the oldest half is dropped.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import secrets as _random
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+ACCESS_PATH = ".palinode/access.jsonl"
+MAX_BYTES = 2_000_000
+_LOCK = threading.Lock()
+
+
+def _stamp(now: dt.datetime | None = None) -> str:
+    value = now or dt.datetime.now(dt.timezone.utc)
+    return value.astimezone(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def new_session(origin: str, now: dt.datetime | None = None) -> str:
+    """A session id: the start time, where it came from and a few random characters."""
+    return f"{_stamp(now)}-{origin}-{_random.token_hex(2)}"
+
+
+def record(root: Path, event: str, session: str, paths: Iterable[str], now: dt.datetime | None = None,
+           max_bytes: int = MAX_BYTES) -> None:
+    """Append one access line (errors are swallowed: a read must never fail because of this)."""
+    line = json.dumps({"time": _stamp(now), "event": event, "session": session,
+                       "paths": sorted(dict.fromkeys(p for p in paths if isinstance(p, str)))}) + "\n"
+    target = Path(root) / ACCESS_PATH
+    try:
+        with _LOCK:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            try:
+                os.write(fd, line.encode("utf-8"))
+            finally:
+                os.close(fd)
+            if target.stat().st_size > max_bytes:
+                _trim(target)
+    except OSError:
+        pass
+
+
+def _trim(target: Path) -> None:
+    lines = target.read_bytes().splitlines(keepends=True)
+    keep = b"".join(lines[len(lines) // 2:])
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_bytes(keep)
+    os.replace(tmp, target)
+
+
+def read(root: Path) -> list[dict[str, Any]]:
+    """Every readable access line, oldest first."""
+    target = Path(root) / ACCESS_PATH
+    try:
+        raw = target.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    out = []
+    for line in raw.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and isinstance(entry.get("paths"), list):
+            out.append(entry)
+    return out
+
+
+@dataclass
+class Session:
+    id: str
+    started: bool = False  # began with a core call (an agent session)
+    core: set[str] = field(default_factory=set)
+    found: set[str] = field(default_factory=set)  # paths in its search results
+
+
+def week(entries: list[dict[str, Any]], today: dt.date, window_days: int) -> dict[str, Session]:
+    """The sessions with accesses in the `window_days` up to `today`, by id."""
+    out: dict[str, Session] = {}
+    for entry in entries:
+        try:
+            day = dt.date.fromisoformat(str(entry.get("time", ""))[:10])
+        except ValueError:
+            continue
+        if not 0 <= (today - day).days <= window_days:
+            continue
+        sid = str(entry.get("session") or "")
+        session = out.setdefault(sid, Session(sid))
+        if entry.get("event") == "core":
+            session.started = True
+            session.core |= set(entry["paths"])
+        elif entry.get("event") == "search":
+            session.found |= set(entry["paths"])
+    return out
+
+
+def connection_session(state: dict[str, Any], conn_id: int, start: bool = False) -> str:
+    """The session of a socket connection (`Connection.state`): a new one when `start` (a core
+    call) or when the connection has none yet."""
+    if start or "access_session" not in state:
+        state["access_session"] = new_session(f"c{conn_id}")
+    return state["access_session"]

@@ -1,0 +1,162 @@
+"""The weekly self-review: repeated corrections found in the journal, core drift found in the
+access record, proposals written to inbox/ and PROGRAM.md never edited. Real files, the real
+journal and undo, the scripted generator for exact extraction outcomes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from palinode_vault.core.note import parse_note
+from palinode_vault.memory import access
+from palinode_vault.memory.consolidate import consolidate
+from palinode_vault.memory.corrections import find
+from palinode_vault.memory.extract import extract_text
+from palinode_vault.memory.oplog import read_log
+from palinode_vault.models import ScriptedGenerator, register_generator
+from palinode_vault.settings import Settings
+from palinode_vault.vault import Vault
+from palinode_vault.writer import undo_last
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "sample-vault"
+
+
+@pytest.fixture
+def root(tmp_path):
+    shutil.copytree(SAMPLE, tmp_path / "v", ignore=shutil.ignore_patterns(".palinode"))
+    (tmp_path / "v" / "PROGRAM.md").write_bytes((REPO / "PROGRAM.md").read_bytes())  # the vault's own copy
+    return tmp_path / "v"
+
+
+def vault(root, today):
+    v = Vault(Settings(vault=root, now=today))
+    v.load()
+    return v
+
+
+def decision(title, text, confidence=0.9, type_name="Decision"):
+    return {"type": type_name, "title": title, "text": text, "rationale": "", "alternatives": "", "entities": [],
+            "due": "", "replaces": "", "confidence": confidence}
+
+
+def extract(root, item):
+    gen = ScriptedGenerator([{"items": [item]}])
+    register_generator("improvetest", lambda **options: gen)
+    talk = f"User: {item['title']}. {item['text']}\nAssistant: Noted."
+    r = extract_text(vault(root, dt.date.today()), talk, generator="improvetest", source=f"s-{item['title'][:12]}")
+    assert [o.op for o in r.outcomes] in (["ADD"], ["INBOX"]), r.outcomes
+    return r.outcomes[0].path
+
+
+def edit(root, path, old, new):
+    text = (root / path).read_text()
+    assert old in text
+    (root / path).write_text(text.replace(old, new, 1))
+
+
+def test_repeated_corrections_become_a_program_proposal(root):
+    # journal and log times are the wall clock, so this week is the real one
+    today = dt.date.today()
+    program = (root / "PROGRAM.md").read_bytes()
+    x = extract(root, decision("Redis for the waiting list cache", "We keep the waiting list cache in Redis."))
+    edit(root, x, "in Redis", "in Redis, for now")  # the person rewrote it
+    y = extract(root, decision("Staging server moves to Hetzner", "The staging server moves to Hetzner next month."))
+    edit(root, y, "status: active", "status: archived")  # the person archived it
+    z = None
+    for _ in range(2):  # the same wrong decision twice, undone twice
+        z = extract(root, decision("Invoices printed as PDF/A", "Invoices are printed as PDF/A files from now on."))
+        assert undo_last(root).restored
+    kept = extract(root, decision("Reminder texts signed by the clinic", "Reminder texts are signed with the clinic name."))
+    w = extract(root, decision("Clinics like short agendas", "Clinics like short agendas in the invite.", 0.4, "Insight"))
+    assert w.startswith("inbox/")
+    # the person approves the inbox item: it moves into insights/ without status: review
+    approved = (root / w).read_text().replace("status: review\n", "")
+    (root / w).unlink()
+    (root / "insights" / Path(w).name).write_text(approved)
+
+    fixes = find(root, vault(root, today).state, today, 7, read_log(root))
+    assert sorted((c.kind, c.path) for c in fixes) == sorted(
+        [("edited", x), ("archived", y), ("reverted", z), ("reverted", z)])
+    assert {c.type for c in fixes} == {"Decision"} and kept not in [c.path for c in fixes]
+
+    r = consolidate(vault(root, today), generator=False, embedder=False)
+    path = f"inbox/program-change-{today.isoformat()}.md"
+    assert ("PROPOSE", path) in [(o["op"], o["path"]) for o in r.operations]
+    text = (root / path).read_text()
+    data = parse_note(path, text).frontmatter
+    assert data["status"] == "review" and data["type"] == "Insight" and data["id"] == f"insight-program-change-{today.isoformat()}"
+    assert "the person corrected 4 Decision memories the manager wrote this week (1 archived, 1 edited, 2 reverted)" in text
+    assert f"the person corrected the manager's writes to {z} 2 times this week" in text
+    assert "+- **Decision**: the person keeps correcting these (4 this week)." in text
+    assert f"+- `{z}`: the person keeps correcting what is written there (2 times this week)." in text
+    assert "Insight memories" not in text  # the approved inbox item is not a correction
+    assert "```diff\n--- a/PROGRAM.md\n+++ b/PROGRAM.md\n" in text
+    assert (root / "PROGRAM.md").read_bytes() == program  # proposed, never made
+
+
+def test_one_correction_of_a_kind_proposes_nothing(root):
+    today = dt.date.today()
+    x = extract(root, decision("Redis for the waiting list cache", "We keep the waiting list cache in Redis."))
+    edit(root, x, "in Redis", "in Redis, for now")
+    r = consolidate(vault(root, today), generator=False, embedder=False, dry_run=True)
+    assert not [o for o in r.operations if o["op"] == "PROPOSE"]
+
+
+def _session(root, day, found):
+    sid = access.new_session("test")
+    when = dt.datetime.combine(day, dt.time(9, 0), dt.timezone.utc)
+    access.record(root, "core", sid, ["people/noor-haddad.md", "projects/harbor-app.md"], now=when)
+    access.record(root, "search", sid, found, now=when)
+
+
+def test_core_drift_proposals_from_sessions_and_repeated_explanations(root):
+    today = dt.date(2026, 12, 1)
+    # a standing decision marked core that nobody needed this week
+    edit(root, "decisions/postgres-over-firebase.md", "status: active\n", "status: active\ncore: true\n")
+    with open(root / "logs/operations.jsonl", "a") as handle:
+        for n in (1, 2):  # the person explained the same fact again in two sessions; the vault had it
+            handle.write(json.dumps({"time": f"2026-11-2{6 + n}T10:00:00Z", "op": "NOOP", "type": "Insight",
+                                     "path": "insights/demo-with-real-data.md", "confidence": 0.8, "source": f"session-{n}",
+                                     "reason": "same fact already remembered (similarity 0.97)"}) + "\n")
+    for n in (1, 2):
+        _session(root, dt.date(2026, 11, 26 + n), ["decisions/sms-provider-choice.md", "projects/harbor-app.md"])
+    before = (root / "decisions/postgres-over-firebase.md").read_bytes()
+    # two sessions are not enough to judge (core_sessions_min: 3)
+    r = consolidate(vault(root, today), generator=False, embedder=False, dry_run=True)
+    assert f"inbox/core-change-{today.isoformat()}.md" not in [o["path"] for o in r.operations]
+    _session(root, dt.date(2026, 11, 30), ["decisions/sms-provider-choice.md", "people/tariq-benali.md"])
+    _session(root, dt.date(2026, 11, 10), ["people/tariq-benali.md"])  # last month: not this week
+    r = consolidate(vault(root, today), generator=False, embedder=False)
+    path = f"inbox/core-change-{today.isoformat()}.md"
+    propose = [o for o in r.operations if o["op"] == "PROPOSE" and o["path"] == path]
+    assert propose and propose[0]["reason"] == (
+        "3 core change(s): decisions/postgres-over-firebase.md core: false; decisions/sms-provider-choice.md core: true; "
+        "insights/demo-with-real-data.md core: true")
+    text = (root / path).read_text()
+    assert "- [[postgres-over-firebase]]: `core: true` → `core: false`: no search found it and nothing updated it in 3 sessions" in text
+    assert "- [[sms-provider-choice]]: `core: false` → `core: true`: it was in the search results of every session this week (3 of 3)" in text
+    assert "the person explained it again in 2 sessions" in text
+    assert "--- a/decisions/postgres-over-firebase.md\n+++ b/decisions/postgres-over-firebase.md\n" in text
+    assert "-core: true\n+core: false\n" in text
+    data = parse_note(path, text).frontmatter
+    assert data["status"] == "review" and "decision/sms-provider-choice" in data["evidence_refs"]
+    assert "decision/sms-provider-choice" in data["entities"]  # body links and entities agree
+    # nothing flipped: the proposal waits for the person
+    assert (root / "decisions/postgres-over-firebase.md").read_bytes() == before
+    assert "core: false" in (root / "decisions/sms-provider-choice.md").read_text() or \
+        "core:" not in (root / "decisions/sms-provider-choice.md").read_text()
+
+
+def test_access_record_is_bounded_and_skips_bad_lines(root):
+    for n in range(40):
+        access.record(root, "search", "s", [f"decisions/d{n}.md"], max_bytes=2000)
+    with open(root / access.ACCESS_PATH, "a") as handle:
+        handle.write("not json\n")
+    entries = access.read(root)
+    assert (root / access.ACCESS_PATH).stat().st_size <= 2100
+    assert entries and entries[-1]["paths"] == ["decisions/d39.md"] and len(entries) < 40
