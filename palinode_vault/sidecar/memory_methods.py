@@ -152,7 +152,10 @@ async def run_consolidation(sidecar: Any, dry_run: bool = False, now: str | None
             sidecar.vault.settings.now = dt.date.fromisoformat(now)
         try:
             gen = generator() if callable(generator) else generator
-            return consolidate_vault(sidecar.vault, dry_run=dry_run, generator=gen)
+            worker = getattr(sidecar, "index_worker", None)
+            # the index's embedding model, shared (loaded once) for the pattern pass
+            embedder = worker.model if worker is not None else None
+            return consolidate_vault(sidecar.vault, dry_run=dry_run, generator=gen, embedder=embedder)
         finally:
             sidecar.vault.settings.now = saved
 
