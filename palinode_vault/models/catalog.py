@@ -14,7 +14,7 @@ from typing import Any
 from palinode_vault.models.convert import ensure_minilm_gguf, minilm_gguf_path
 from palinode_vault.models.errors import ModelUnavailable
 from palinode_vault.models.header import embedding_length
-from palinode_vault.models.packaged import MINILM_ZIP, SMOLLM2_GGUF
+from palinode_vault.models.packaged import GEMMA3_270M, MINILM_ZIP, SMOLLM2_GGUF
 
 DEFAULT_EMBEDDING_NAME = "all-MiniLM-L6-v2"
 DEFAULT_GENERATION_NAME = "smollm2"
@@ -62,6 +62,11 @@ def prepare_models(embedding_model: str | os.PathLike[str] | None = None,
             ensure_minilm_gguf()
         except ModelUnavailable:
             pass  # reported by list_models below, with the fix
+    if str(generation_model or "") == "gemma3-270m":
+        try:
+            GEMMA3_270M.locate()  # joins the chunk packages once
+        except ModelUnavailable:
+            pass  # reported by list_models below, with the fix
     return list_models(embedding_model, generation_model)
 
 
@@ -99,6 +104,16 @@ def _generation_info(spec: str | os.PathLike[str] | None) -> ModelInfo:
         info = _file_info(path, key, "generation", source)
         info.dimensions = None  # a chat model's hidden size is not a vector size we use
         return info
+    if key == "gemma3-270m":
+        source = f"assembled from the PyPI package {GEMMA3_270M.distribution}"
+        path = GEMMA3_270M.cached()
+        if path.is_file():
+            info = _file_info(path, key, "generation", source)
+            info.dimensions = None
+            return info
+        problem = (f"installed, not assembled yet. Fix: palinode-vault models prepare --generation-model {key}"
+                   if GEMMA3_270M.installed() else f"not installed. Fix: {GEMMA3_270M.install_hint}")
+        return ModelInfo(key, "generation", str(path), present=False, source=source, problem=problem)
     if key in generator_names():
         return ModelInfo(key, "generation", None, present=True, source="built in")
     info = _file_info(Path(key).expanduser(), Path(key).name, "generation", "settings")

