@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from palinode_vault.index import (
+    MODES,
     Index,
     ModelSlot,
     dedup,
@@ -128,12 +129,53 @@ def test_unchanged_text_is_never_embedded_again(vault, embedder):
     report = refresh(index, load(vault))
     assert (report.indexed, report.removed, len(counting.texts)) == (1, 1, 0)
     # a full reindex from scratch reuses every vector by hash
-    with index.conn.transaction():
-        index.conn.execute("delete from chunks_fts")
-        index.conn.execute("delete from chunks")
-        index.conn.execute("delete from notes")
+    index.forget_notes()
     report = refresh(index, load(vault))
     assert report.indexed == 44 and counting.texts == []
+    index.close()
+
+
+# Schema 1 as it was released: keyword rows per chunk, `notes` keyed by path.
+_SCHEMA_1_DOWNGRADE = """
+create virtual table chunks_fts using fts5(title, heading, body, tokenize = 'porter unicode61 remove_diacritics 2');
+insert into chunks_fts(rowid, title, heading, body)
+    select c.id, trim(n.title || ' ' || replace(n.aliases, char(10), ' ')), c.heading, c.text
+    from chunks c join notes n on n.path = c.path;
+drop table notes_fts;
+alter table notes rename to notes_2;
+create table notes(
+    path text primary key, text_hash text not null, title text not null, category text,
+    status text, folder text not null, date text, daily integer not null default 0,
+    aliases text not null default '');
+insert into notes select path, text_hash, title, category, status, folder, date, daily, aliases from notes_2;
+drop table notes_2;
+alter table chunks drop column text;
+update meta set value = '1' where key = 'schema';
+"""
+
+
+def test_schema_1_is_migrated_in_place_without_embedding(vault, embedder):
+    index = open_index(vault, embedder=embedder)
+    queries = ["who answers clinic support tickets", "postgres latency", "offline conflicts"]
+    before = {(q, m): search(index, q, mode=m, include_daily=True)["results"] for q in queries for m in MODES}
+    rows = lambda: index.conn.fetchall(  # noqa: E731
+        "select n.path, f.title, f.heading, f.body from notes_fts f join notes n on n.id = f.rowid order by n.path")
+    chunk_texts = lambda: index.conn.fetchall("select id, text from chunks order by id")  # noqa: E731
+    keyword_rows, texts, vectors = rows(), chunk_texts(), index.counts()["vectors"]
+    assert keyword_rows and all(body for *_, body in keyword_rows)
+    index.conn.executescript(_SCHEMA_1_DOWNGRADE)
+    assert index.conn.fetchone("select 1 from sqlite_master where name = 'notes_fts'") is None
+    index.close()
+
+    counting = CountingEmbedder(embedder)
+    index = open_index(vault, embedder=counting)
+    assert index.meta("schema") == "2"
+    assert index.conn.fetchone("select 1 from sqlite_master where name = 'chunks_fts'") is None
+    assert rows() == keyword_rows and chunk_texts() == texts and index.counts()["vectors"] == vectors
+    report = refresh(index, load(vault))
+    assert (report.indexed, report.embedded, counting.texts) == (0, 0, [])
+    after = {(q, m): search(index, q, mode=m, include_daily=True)["results"] for q in queries for m in MODES}
+    assert after == before
     index.close()
 
 

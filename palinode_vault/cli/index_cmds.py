@@ -273,11 +273,7 @@ def reindex_command(vault: Path, keep: bool, as_json: bool, embedding_model: str
     index = open_index(root, model_path=embedding_model)
     bar = ProgressBar(sys.stderr.isatty())
     if not keep:
-        # forget notes and chunks, keep vectors by hash: unchanged text is not embedded again
-        with index.lock, index.conn.transaction():
-            index.conn.execute("delete from chunks_fts")
-            index.conn.execute("delete from chunks")
-            index.conn.execute("delete from notes")
+        index.forget_notes()  # vectors stay (by hash): unchanged text is not embedded again
     try:
         report = refresh(index, v, bar)
     except KeyboardInterrupt:

@@ -1,6 +1,7 @@
 """Hybrid search: BM25 (FTS5) and vector (sqlite-vec) rankings fused by reciprocal rank.
 
-Both rankings are over notes (a note ranks by its best chunk). Reciprocal rank fusion adds
+Both rankings are over notes: BM25 over one keyword row per whole note, vectors by a note's
+best chunk. Reciprocal rank fusion adds
 1 / (k + rank) from each ranking, k from PROGRAM.md (`search.rrf_k`). Daily logs are multiplied
 by `search.daily_penalty` unless `include_daily`; notes whose status is in
 `search.exclude_status` are left out unless `include_archived`.
@@ -21,8 +22,8 @@ MODES = ("hybrid", "keyword", "vector")
 DEPTH = 50  # notes a ranking returns when asked on its own (repair, dedup, related)
 # Notes each ranking contributes to the fusion (or `limit`, if more are asked for). Deeper
 # windows let notes that are mediocre in both lists outrank a note only one list finds near
-# the top: on bench/queries (60 queries), 10 gave recall@10 1.0 and MRR 0.743 against 0.95 and
-# 0.73 for 50 (chosen on that same query set; see docs/BENCHMARKS.md).
+# the top: on the 60 dev queries (bench/queries/dev), 10 gave recall@10 1.0 and MRR 0.743
+# against 0.95 and 0.73 for 50 (chosen on that same set; see docs/BENCHMARKS.md).
 FUSION_DEPTH = 10
 SNIPPET_CHARS = 200
 
@@ -101,9 +102,10 @@ class Filters:
 @dataclass
 class Hit:
     path: str
-    chunk: int  # chunks.id of the note's best chunk in this ranking
+    chunk: int | None  # vector hits: chunks.id of the note's nearest chunk (keyword hits: None)
     rank: int
     similarity: float | None = None  # vector hits: cosine similarity
+    bm25: float | None = None  # keyword hits: BM25 score, higher is better
 
 
 def fts_query(text: str) -> str | None:
@@ -119,27 +121,26 @@ def fts_query(text: str) -> str | None:
 
 def keyword_hits(index: Index, query: str, filters: Filters, exclude_status: list[str],
                  depth: int = DEPTH) -> list[Hit]:
-    """Notes by BM25 of their best chunk (title words weigh most, then headings, then text)."""
+    """Notes by BM25 over their whole text (title and alias words weigh most, then headings,
+    then text).
+
+    One row per note rather than per chunk: document frequency is then counted in notes, so a
+    word found in more than half of them ("note", "file" in a help vault) gets no weight
+    (FTS5 floors such a word's IDF near zero), and a short chunk that repeats a common word can
+    no longer outrank the note the query is about.
+    """
     match = fts_query(query)
     if match is None:
         return []
     where, args = filters.sql(exclude_status)
     rows = index.conn.fetchall(
-        "select c.path, c.id from chunks_fts join chunks c on c.id = chunks_fts.rowid "
-        "join notes n on n.path = c.path "
-        f"where chunks_fts match ? and {where} order by bm25(chunks_fts, 5.0, 2.0, 1.0) limit ?",
-        [match, *args, depth * 3],
+        "select n.path, bm25(notes_fts, 5.0, 2.0, 1.0) as score from notes_fts "
+        f"join notes n on n.id = notes_fts.rowid where notes_fts match ? and {where} "
+        "order by score limit ?",
+        [match, *args, depth + len(filters.exclude_paths)],
     )
-    hits: list[Hit] = []
-    seen: set[str] = set()
-    for path, chunk in rows:
-        if path in seen or path in filters.exclude_paths:
-            continue
-        seen.add(path)
-        hits.append(Hit(path, chunk, len(hits) + 1))
-        if len(hits) >= depth:
-            break
-    return hits
+    kept = [(path, -score) for path, score in rows if path not in filters.exclude_paths][:depth]
+    return [Hit(path, None, rank, bm25=score) for rank, (path, score) in enumerate(kept, 1)]
 
 
 #: Above this many vectors, nearest neighbours come from an in-memory copy of the vectors
@@ -262,20 +263,24 @@ def search(index: Index, query: str, *, limit: int = 10, mode: str | None = None
             if not include_daily and rows.get(path, {}).get("daily"):
                 scores[path] *= settings.daily_penalty
         ranked = sorted(scores, key=lambda p: (-scores[p], p))[: max(0, limit)]
-        best_kw = {h.path: h.chunk for h in keyword}
+        found_kw = {h.path for h in keyword}
         best_vec = {h.path: h.chunk for h in vec}
         match = fts_query(query)
         results = []
         for path in ranked:
             snippet = ""
-            if path in best_kw and match:
+            if path in found_kw and match:
                 snippet = index.conn.fetchvalue(
-                    "select snippet(chunks_fts, 2, '', '', '…', 24) from chunks_fts "
-                    "where chunks_fts match ? and rowid = ?", (match, best_kw[path]), default="") or ""
-            if not snippet:
-                chunk = best_vec.get(path) or best_kw.get(path)
-                body = index.conn.fetchvalue("select body from chunks_fts where rowid = ?", (chunk,), default="") or ""
-                snippet = _shorten(body)
+                    "select snippet(notes_fts, 2, '', '', '…', 24) from notes_fts "
+                    "where notes_fts match ? and rowid = (select id from notes where path = ?)",
+                    (match, path), default="") or ""
+            if not snippet:  # the nearest chunk's text (or the note's first)
+                if path in best_vec:
+                    body = index.conn.fetchvalue("select text from chunks where id = ?", (best_vec[path],))
+                else:
+                    body = index.conn.fetchvalue(
+                        "select text from chunks where path = ? order by ord limit 1", (path,))
+                snippet = _shorten(body or "")
             results.append({"path": path, "score": round(scores[path], 6),
                             "title": rows.get(path, {}).get("title", path), "snippet": snippet})
     out: dict[str, Any] = {"mode": wanted, "results": results}

@@ -3,11 +3,14 @@
 Derived from the files and rebuilt from them at any time. Tables:
 
 - `notes`: one row per indexed note (its text hash, title, category, status, date, daily flag);
-- `chunks`: the note's pieces (heading, embedding text, content hash); `chunks_fts` holds their
-  keyword text under the same rowid;
+  `notes_fts` holds its keyword text under the same rowid: one FTS5 row per whole note (title
+  and aliases, the headings of its chunks, the keyword text of its chunks), so BM25 ranks notes
+  and counts document frequency in notes;
+- `chunks`: the note's pieces (heading, keyword text for snippets, embedding text, content hash);
 - `vectors`: one row per distinct chunk hash, and `vec_chunks` (vec0) its vector under the same
   rowid. A chunk whose text was embedded before (same hash) is never embedded again.
-- `meta`: schema and chunker versions, and the model the vectors came from (file name, SHA-256,
+- `meta`: schema and chunker versions (an older schema is migrated in place by the numbered
+  functions in `MIGRATIONS`, vectors kept), and the model the vectors came from (file name, SHA-256,
   dimensions). A different model drops every vector and embeds again: vectors of two models are
   never mixed.
 
@@ -33,7 +36,7 @@ from palinode_vault.kinds import kind_of_path, top_folder
 from palinode_vault.models.errors import ModelUnavailable
 from palinode_vault.store import Connection, connect, serialize_vector
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 INDEX_NAME = "index.db"
 NOTE_BATCH = 200  # notes chunked per transaction
 EMBED_BATCH = 16  # texts embedded per transaction (a commit every second or so)
@@ -44,21 +47,63 @@ ReadText = Callable[[str], "str | None"]  # vault-relative path -> normalised te
 _DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")
 _DATE_KEYS = ("date", "last_updated", "decided", "created", "last_contact")
 
-_SCHEMA = """
+_NOTES = """create table if not exists notes(
+    id integer primary key, path text not null unique, text_hash text not null,
+    title text not null, category text, status text, folder text not null, date text,
+    daily integer not null default 0, aliases text not null default '')"""
+_SCHEMA = f"""
 create table if not exists meta(key text primary key, value text);
-create table if not exists notes(
-    path text primary key, text_hash text not null, title text not null, category text,
-    status text, folder text not null, date text, daily integer not null default 0,
-    aliases text not null default '');
+{_NOTES};
 create table if not exists chunks(
     id integer primary key, path text not null, ord integer not null, heading text not null,
-    hash text not null, embed text not null);
+    hash text not null, embed text not null, text text not null default '');
 create index if not exists chunks_path on chunks(path);
 create index if not exists chunks_hash on chunks(hash);
 create table if not exists vectors(id integer primary key, hash text not null unique);
-create virtual table if not exists chunks_fts using fts5(
-    title, heading, body, tokenize = 'porter unicode61 remove_diacritics 2');
 """
+_NOTES_FTS = """create virtual table if not exists notes_fts using fts5(
+    title, heading, body, tokenize = 'porter unicode61 remove_diacritics 2')"""
+
+
+def _migrate_1(conn: Connection) -> None:
+    """Schema 1 -> 2: keyword rows per note instead of per chunk (`chunks_fts` -> `notes_fts`).
+
+    Per-chunk BM25 let a short chunk that repeats a common word ("note", "file") outrank the
+    note a query is about, and counted document frequency in chunks; one row per note fixes
+    both. The chunk keyword text moves to `chunks.text` (snippets of vector hits), and `notes`
+    gets an integer primary key for `notes_fts` to share (an implicit rowid may change on
+    VACUUM). Nothing is re-chunked or re-embedded.
+    """
+    columns = "path, text_hash, title, category, status, folder, date, daily, aliases"
+    conn.execute("alter table notes rename to notes_1")
+    conn.execute(_NOTES)
+    conn.execute(f"insert into notes({columns}) select {columns} from notes_1 order by path")
+    conn.execute("drop table notes_1")
+    conn.execute("alter table chunks add column text text not null default ''")
+    conn.execute("update chunks set text = coalesce((select body from chunks_fts f where f.rowid = chunks.id), '')")
+    conn.execute("drop table chunks_fts")
+    conn.execute(_NOTES_FTS)
+    for (path,) in conn.fetchall("select path from notes"):
+        _write_keywords(conn, path)
+
+
+#: Numbered migrations: MIGRATIONS[v] brings schema v to v + 1, in place.
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _migrate_1}
+
+
+def _write_keywords(conn: Connection, path: str) -> None:
+    """The note's `notes_fts` row, from its `notes` row and its chunks (replacing any old one)."""
+    row = conn.fetchone("select id, title, aliases from notes where path = ?", (path,))
+    if row is None:
+        return
+    rowid, title, aliases = row
+    chunks = conn.fetchall("select heading, text from chunks where path = ? order by ord", (path,))
+    conn.execute("delete from notes_fts where rowid = ?", (rowid,))
+    conn.execute(
+        "insert into notes_fts(rowid, title, heading, body) values (?, ?, ?, ?)",
+        (rowid, f"{title} {aliases.replace(chr(10), ' ')}".strip(),
+         "\n".join(h for h, _ in chunks if h), "\n\n".join(t for _, t in chunks)),
+    )
 
 
 def index_path(root: Path) -> Path:
@@ -156,8 +201,15 @@ class Index:
         if conn.fetchone("select 1 from sqlite_master where name = 'meta'"):
             version = conn.fetchvalue("select value from meta where key = 'schema'")
         if version is not None and int(version) != SCHEMA_VERSION:
-            self._drop_all()
+            if int(version) < SCHEMA_VERSION and all(v in MIGRATIONS for v in range(int(version), SCHEMA_VERSION)):
+                with conn.transaction():
+                    for v in range(int(version), SCHEMA_VERSION):
+                        MIGRATIONS[v](conn)
+                        self._set_meta("schema", str(v + 1))
+            else:  # unknown (newer or too old): rebuild from the files
+                self._drop_all()
         conn.executescript(_SCHEMA)
+        conn.execute(_NOTES_FTS)
         self._set_meta("schema", str(SCHEMA_VERSION))
         if self.meta("chunker") != str(CHUNKER_VERSION):
             # every note is chunked again; vectors of unchanged chunk texts are reused by hash
@@ -165,7 +217,7 @@ class Index:
             self._set_meta("chunker", str(CHUNKER_VERSION))
 
     def _drop_all(self) -> None:
-        for name in ("vec_chunks", "chunks_fts", "vectors", "chunks", "notes", "meta"):
+        for name in ("vec_chunks", "chunks_fts", "notes_fts", "vectors", "chunks", "notes", "meta"):
             self.conn.execute(f"drop table if exists {name}")
 
     def meta(self, key: str) -> str | None:
@@ -279,9 +331,17 @@ class Index:
         return report
 
     def _remove(self, path: str) -> int:
-        self.conn.execute("delete from chunks_fts where rowid in (select id from chunks where path = ?)", (path,))
+        self.conn.execute("delete from notes_fts where rowid in (select id from notes where path = ?)", (path,))
         self.conn.execute("delete from chunks where path = ?", (path,))
         return self.conn.execute("delete from notes where path = ?", (path,))
+
+    def forget_notes(self) -> None:
+        """Drop every note, chunk and keyword row but keep the vectors (a full reindex then
+        embeds nothing that was embedded before)."""
+        with self.lock, self.conn.transaction():
+            for table in ("notes_fts", "chunks", "notes"):
+                self.conn.execute(f"delete from {table}")
+            self._pending = None
 
     def _store_note(self, note: Note, text: str) -> None:
         self._remove(note.path)
@@ -292,13 +352,10 @@ class Index:
             (note.path, note.text_hash, note.title, meta["category"], meta["status"], meta["folder"],
              meta["date"], meta["daily"], meta["aliases"]),
         )
-        title_words = f"{note.title} {meta['aliases'].replace(chr(10), ' ')}".strip()
         for chunk in chunk_note(note, text):
-            self.conn.execute("insert into chunks(path, ord, heading, hash, embed) values (?, ?, ?, ?, ?)",
-                              (note.path, chunk.ord, chunk.heading, chunk.hash, chunk.embed))
-            rowid = self.conn.last_insert_rowid()
-            self.conn.execute("insert into chunks_fts(rowid, title, heading, body) values (?, ?, ?, ?)",
-                              (rowid, title_words, chunk.heading, chunk.text))
+            self.conn.execute("insert into chunks(path, ord, heading, hash, embed, text) values (?, ?, ?, ?, ?, ?)",
+                              (note.path, chunk.ord, chunk.heading, chunk.hash, chunk.embed, chunk.text))
+        _write_keywords(self.conn, note.path)
 
     def _collect_garbage(self) -> None:
         """Drop vectors no chunk uses any more."""
