@@ -15,7 +15,12 @@ from pathlib import Path
 from palinode_vault.core.note import Note
 
 # Bump when Note's shape or the parser's output changes, so old rows are ignored.
-PARSER_VERSION = 6
+PARSER_VERSION = 7
+
+
+def dumps(note: Note) -> bytes:
+    """A note as the cache stores it (parse workers send notes to the parent in this form too)."""
+    return pickle.dumps(note, protocol=5)
 
 
 class ParseCache:
@@ -62,16 +67,17 @@ class ParseCache:
 
     def store(self, items: list[tuple[Note, int, int]]) -> None:
         """Remember parsed notes with the stat they were read at."""
-        if self.db is None or not items:
+        self.store_pickled([(n.path, size, mtime, n.text_hash, dumps(n)) for n, size, mtime in items])
+
+    def store_pickled(self, rows: list[tuple[str, int, int, str, bytes]]) -> None:
+        """Rows of (path, size, mtime_ns, text hash, `dumps(note)`), already pickled by the caller."""
+        if self.db is None or not rows:
             return
         try:
             with self.db:
                 self.db.executemany(
                     "INSERT OR REPLACE INTO notes VALUES (?, ?, ?, ?, ?, ?)",
-                    [
-                        (n.path, size, mtime, n.text_hash, PARSER_VERSION, pickle.dumps(n, protocol=5))
-                        for n, size, mtime in items
-                    ],
+                    [(path, size, mtime, digest, PARSER_VERSION, data) for path, size, mtime, digest, data in rows],
                 )
         except sqlite3.Error:
             pass

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import difflib
+import os
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -13,7 +15,7 @@ from palinode_vault.core.text import apply_spans
 from palinode_vault.core.vault_state import Unreadable
 from palinode_vault.kinds import is_memory_path
 from palinode_vault.program import load_program
-from palinode_vault.vault import NoteText, Vault, is_note
+from palinode_vault.vault import NoteText, Vault, fork_context, gc_paused, is_note
 from palinode_vault.writer import Edit, Run, UndoResult, clean_temp_files, sha256_bytes, undo_last
 
 
@@ -34,17 +36,49 @@ class LintReport:
         }
 
 
+PARALLEL_LINT_MIN = 2000  # below this many notes, forking costs more than it saves
+_FORKED_LINT: tuple | None = None  # what a forked lint process inherits: (state, ctx, analysis)
+
+
 def lint(vault: Vault, paths: Iterable[str] | None = None, checks: Iterable[str] | None = None,
-         analysis: Analysis | None = None) -> LintReport:
+         analysis: Analysis | None = None, workers: int = 1) -> LintReport:
     """Findings for the vault (or some notes), optionally only some checks.
 
-    `total_files` counts memory-tier files, the set the frontmatter contract covers.
+    `total_files` counts memory-tier files, the set the frontmatter contract covers. With
+    `workers` > 1 (one-shot commands only: it forks), a large vault is linted on two processes.
     """
-    findings = lint_vault(vault.state, lint_context(vault), analysis, paths)
+    ctx = lint_context(vault)
+    if paths is None and workers > 1 and len(vault.state.notes) >= PARALLEL_LINT_MIN and fork_context():
+        findings = _lint_on_two_processes(vault.state, ctx, analysis_for(vault.state, analysis))
+    else:
+        findings = lint_vault(vault.state, ctx, analysis, paths)
     if checks:
         wanted = set(checks)
         findings = [f for f in findings if f.check in wanted]
     return LintReport(memory_file_count(vault.state), findings)
+
+
+def _lint_forked(paths: list[str]) -> list[Finding]:
+    state, ctx, analysis = _FORKED_LINT
+    return lint_vault(state, ctx, analysis, paths)
+
+
+def _lint_on_two_processes(state, ctx: LintContext, analysis: Analysis) -> list[Finding]:
+    """Lint half the notes in a forked process (which shares the loaded state) and half here."""
+    global _FORKED_LINT
+    paths = sorted(set(state.notes) | set(state.unreadable))
+    # Interleave, so each half gets a fair share of the large notes.
+    theirs, ours = paths[0::2], paths[1::2]
+    _FORKED_LINT = (state, ctx, analysis)
+    try:
+        with ProcessPoolExecutor(1, mp_context=fork_context()) as pool:
+            future = pool.submit(_lint_forked, theirs)
+            findings = lint_vault(state, ctx, analysis, ours)
+            findings += future.result()
+    finally:
+        _FORKED_LINT = None
+    findings.sort(key=lambda f: (f.path, f.line, f.check))
+    return findings
 
 
 def memory_file_count(state) -> int:
@@ -237,10 +271,11 @@ def vault_report(vault: Vault, progress=None) -> tuple[LintReport, dict[str, Any
         if hit is not None:
             report, summary = hit
             return report, {**summary, "parsed": 0}
-        if not vault.loaded:
-            vault.load(progress)
-        report = lint(vault)
-        summary = scan_summary(vault, report)
+        with gc_paused():
+            if not vault.loaded:
+                vault.load(progress)
+            report = lint(vault, workers=min(vault.settings.workers, os.cpu_count() or 1))
+            summary = scan_summary(vault, report)
         cache.store_result("report", fingerprint, (report, summary))
         return report, summary
     finally:

@@ -115,7 +115,12 @@ def run_cli(monkeypatch):
     monkeypatch.delenv("PALINODE_VAULT", raising=False)
 
     def run(*args: str | Path):
+        import gc
+
         runner = CliRunner()
-        return runner.invoke(main, [str(a) for a in args], catch_exceptions=False)
+        try:
+            return runner.invoke(main, [str(a) for a in args], catch_exceptions=False)
+        finally:
+            gc.enable()  # one-shot vault commands turn the cyclic collector off for their process
 
     return run

@@ -70,3 +70,28 @@ def test_a_read_only_vault_runs_without_a_cache(make_vault, load_vault):
         assert vault.parsed_last_load == 4 and len(vault.state.notes) == 4
     finally:
         os.chmod(root, 0o755)
+
+
+def test_two_processes_give_what_one_gives(tmp_path, load_vault):
+    """The parallel cold load (parse workers sending pickled notes, stored as they come) and the
+    forked lint of a large vault give exactly the single-process notes and findings."""
+    from test_bench_make_vault import make_vault
+
+    from palinode_vault import maintenance
+    from palinode_vault.cache import ParseCache
+
+    root = tmp_path / "bench"
+    make_vault.generate(root, notes=2400, seed=3)
+    one = load_vault(root, workers=1)
+    (root / ".palinode" / "cache.db").unlink()
+    two = load_vault(root, workers=2)
+    assert two.parsed_last_load == one.parsed_last_load > maintenance.PARALLEL_LINT_MIN
+    assert two.state.notes == one.state.notes
+    cache = ParseCache(root)
+    cache.load()
+    assert all(cache.by_stat(p, s.size, s.mtime_ns) == two.state.notes[p]
+               for p, s in two.stats.items() if p in two.state.notes)
+    cache.close()
+    serial = maintenance.lint(one).findings
+    forked = maintenance.lint(two, workers=2).findings
+    assert len(serial) > 1000 and forked == serial

@@ -3,6 +3,8 @@ and the fast path agreeing with markdown-it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -199,14 +201,16 @@ _heading = st.builds(
     st.integers(1, 6), _inline, st.sampled_from(["", " #", " ##", "#", " "]),
 )
 _item = st.builds(lambda m, t: m + " " + t, st.sampled_from(["-", "*", "+", "1.", "2)", "  -", "   -", ">", "> >", "- -", "> -", "- >", "1. -", ">-"]), _inline)
-_line = st.one_of(_inline, _heading, _item, st.just(""), st.just("  "))
+_indented = st.builds(lambda n, t: " " * n + t, st.integers(4, 6), _inline)  # code, or not
+_block = st.sampled_from(["***", "* * *", "___", "- - -", "```", "~~~", "    ", "<!-- c -->", "text"])
+_line = st.one_of(_inline, _heading, _item, _indented, _block, st.just(""), st.just("  "))
 _notes = st.builds(
     lambda lines, end: "\n".join(lines) + end,
     st.lists(_line, min_size=1, max_size=12), st.sampled_from(["", "\n"]),
 )
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
 @given(_notes)
 def test_fast_path_finds_what_markdown_it_finds(text):
     note = parse_note("n.md", text)
@@ -253,3 +257,44 @@ def test_offsets_in_a_tab_indented_nested_list():
     note = parse_note("n.md", text)
     assert note.full_parse
     assert [text[link.start : link.end] for link in note.links] == ["[[nested]]", "[[other]]"]
+
+
+def _agrees_with_markdown_it(root: Path) -> int:
+    """Every note under `root` the line scanner takes gets markdown-it's links, headings and code."""
+    from palinode_vault.core import frontmatter as fm
+    from palinode_vault.core.note import _fast_scan, _needs_markdown_it
+
+    taken = 0
+    for path in sorted(root.rglob("*.md")):
+        text, _ = normalise(path.read_text(encoding="utf-8"))
+        block = fm.find_block(text)
+        body = text[block.end:] if block else text
+        fast = None if _needs_markdown_it(body) else _fast_scan(body)
+        if fast is None:
+            continue
+        taken += 1
+        links, headings, code = fast
+        scan = scan_body(body)
+        rel = path.relative_to(root).as_posix()
+        assert [(k, s, e) for k, _, s, e in links if k in ("wiki", "embed")] == \
+            [(r.kind, r.start, r.end) for r in scan.links if r.kind in ("wiki", "embed")], rel
+        assert headings == scan.headings, rel
+        assert sorted(code) == sorted(scan.code), rel
+    return taken
+
+
+def test_fast_path_agrees_on_the_help_corpus():
+    from conftest import HELP_CORPUS
+
+    if not HELP_CORPUS.is_dir():
+        pytest.skip(f"corpus not available: {HELP_CORPUS} (needs the shared folder beside the repo)")
+    assert _agrees_with_markdown_it(HELP_CORPUS) > 80  # of 173; read only: nothing is written there
+
+
+def test_fast_path_agrees_on_sample_and_generated_vaults(tmp_path):
+    from conftest import SAMPLE_VAULT
+    from test_bench_make_vault import make_vault
+
+    make_vault.generate(tmp_path / "bench", notes=1500, seed=11)
+    assert _agrees_with_markdown_it(tmp_path / "bench") > 1000
+    assert _agrees_with_markdown_it(SAMPLE_VAULT) > 20

@@ -46,8 +46,9 @@ class MentionIndex:
                 owners[title_toks].add(ref)
         keys: dict[tuple[str, ...], str] = {k: next(iter(v)) for k, v in owners.items() if len(v) == 1}
         keys.update(explicit)
-        # Index by first token (one-word keys) and first two tokens (longer keys), so matching a
-        # note is a few set intersections done in C instead of a Python loop over every token.
+        # One-word keys are found by a set intersection. Longer keys are indexed by their first
+        # two tokens; a note is searched (in C) only for the first tokens it contains, and each
+        # place one occurs gives the pair to look up, so few Python steps run per note.
         self.singles: dict[str, str] = {}
         self.by_pair: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
         for key, ref in keys.items():
@@ -55,18 +56,26 @@ class MentionIndex:
                 self.singles[key[0]] = ref
             else:
                 self.by_pair[(key[0], key[1])].append((" " + " ".join(key) + " ", ref))
+        self.firsts = frozenset(first for first, _ in self.by_pair)
 
     def mentions(self, text: str) -> set[str]:
         """Refs of the memory files whose names appear in `text` (space-separated tokens)."""
-        toks = text.split()
-        found = {self.singles[t] for t in self.singles.keys() & set(toks)}
-        pairs = self.by_pair.keys() & set(zip(toks, toks[1:]))
-        if pairs:
-            padded = " " + text + " "
-            for pair in pairs:
-                for phrase, ref in self.by_pair[pair]:
-                    if phrase.count(" ") == 3 or phrase in padded:
+        present = set(text.split())
+        found = {self.singles[t] for t in self.singles.keys() & present}
+        firsts = self.firsts & present
+        if not firsts:
+            return found
+        padded = " " + text + " "
+        for first in firsts:
+            needle = " " + first + " "
+            at = padded.find(needle)
+            while at != -1:
+                start = at + len(needle)
+                second = padded[start : padded.find(" ", start)]
+                for phrase, ref in self.by_pair.get((first, second), ()):
+                    if ref not in found and padded.startswith(phrase, at):
                         found.add(ref)
+                at = padded.find(needle, start - 1)
         return found
 
 

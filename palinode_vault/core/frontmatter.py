@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 from frontmatter.default_handlers import YAMLHandler
 
+from palinode_vault.core.flat_yaml import load_flat
 from palinode_vault.core.text import Span
 
 _HANDLER = YAMLHandler()
@@ -29,6 +30,9 @@ class FrontmatterError:
     line: int  # 1-based line in the file
     column: int
 
+    def __reduce__(self):  # faster to unpickle than the generated slots state (parse cache)
+        return (FrontmatterError, (self.message, self.line, self.column))
+
 
 @dataclass(frozen=True, slots=True)
 class Block:
@@ -38,6 +42,9 @@ class Block:
     content_start: int  # first character of the YAML
     content_end: int  # end of the YAML (start of the closing line)
     end: int  # offset just after the closing line's newline (the body starts here)
+
+    def __reduce__(self):  # faster to unpickle than the generated slots state (parse cache)
+        return (Block, (self.start, self.content_start, self.content_end, self.end))
 
 
 def find_block(text: str) -> Block | None:
@@ -77,7 +84,9 @@ def parse(text: str, block: Block) -> tuple[dict[str, Any] | None, FrontmatterEr
                     len(line) - len(stripped) + 1,
                 )
     try:
-        data = _HANDLER.load(content)
+        data = load_flat(content)
+        if data is None:
+            data = _HANDLER.load(content)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]

@@ -8,8 +8,8 @@ exactly what markdown-it would; everything else goes through markdown-it (see te
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, NamedTuple
 from urllib.parse import unquote
 
 from palinode_vault.core import frontmatter as fm
@@ -18,9 +18,12 @@ from palinode_vault.core.text import line_col, line_starts
 from palinode_vault.kinds import is_memory_path
 
 
-@dataclass(frozen=True, slots=True)
-class Link:
-    """One link as written. Offsets are into the note's normalised text."""
+class Link(NamedTuple):
+    """One link as written. Offsets are into the note's normalised text.
+
+    A NamedTuple rather than a dataclass: a vault has tens of thousands of links, and tuples
+    pickle (parse workers, parse cache) about ten times faster.
+    """
 
     kind: str  # "wiki" | "embed" | "md" | "md_embed" | "property"
     target: str  # link path as written ('' for a link to a heading of the same note)
@@ -37,9 +40,12 @@ class Link:
     def is_embed(self) -> bool:
         return self.kind in ("embed", "md_embed")
 
+    def __reduce__(self):
+        # NamedTuple's own __new__ is Python code; rebuilding through tuple.__new__ stays in C.
+        return (tuple.__new__, (Link, tuple(self)))
 
-@dataclass(frozen=True, slots=True)
-class Footer:
+
+class Footer(NamedTuple):
     start: int  # offset of the first footer line (marker)
     end: int  # offset after the footer's last line
     legacy: bool  # Palinode's older single-marker footer
@@ -74,6 +80,14 @@ class Note:
         name = self.path.rsplit("/", 1)[-1]
         return name[:-3] if name.lower().endswith(".md") else name
 
+    def __reduce__(self):
+        # Pickled as the tuple of its fields: the generated state of a slots dataclass is built
+        # in Python per object, and parse workers and the parse cache pickle every note.
+        return (Note, tuple([getattr(self, name) for name in _NOTE_FIELDS]))
+
+
+_NOTE_FIELDS = tuple(f.name for f in fields(Note))
+
 
 # --- the fast path ------------------------------------------------------------------------
 # Most notes are plain paragraphs, lists and headings with wikilinks, a few code spans and
@@ -94,11 +108,8 @@ def _needs_markdown_it(body: str) -> bool:
     return any(t in body for t in _NEEDS_FULL_TEXT) or ("<" in body and _HTML.search(body) is not None)
 
 
-def _line_needs_markdown_it(line: str, previous: str) -> bool:
-    """Block constructs the line scanner leaves to markdown-it."""
-    indent = len(line) - len(line.lstrip(" "))
-    if indent >= 4:
-        return not previous.strip()  # indented code starts only after a blank line
+def _line_needs_markdown_it(line: str, indent: int, previous: str) -> bool:
+    """Block constructs the line scanner leaves to markdown-it (`line` is not indented code)."""
     first = line[indent : indent + 1]
     if first == "|":
         return True  # a table
@@ -113,8 +124,10 @@ def _line_needs_markdown_it(line: str, previous: str) -> bool:
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _SPECIAL = re.compile(r"[\[`]")
-_BLOCK_STARTS = frozenset(" `~<#|[=-*+>")
+_BLOCK_STARTS = frozenset(" `~<#|[=-*+>_")
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}(?=[^`]*$)|~{3,})")
+_THEMATIC_BREAK = re.compile(r" {0,3}(?:(?:\*[ ]*){3,}|(?:-[ ]*){3,}|(?:_[ ]*){3,})")
+_CONTAINER_START = re.compile(r" {0,3}(?:>|(?:[-*+]|\d{1,9}[.)])(?: |$))")
 _SIMPLE_MD_LINK = re.compile(r"\[([^\[\]`\n]*)\]\(([^()\s<>]*)\)")
 
 
@@ -181,9 +194,26 @@ def _scan_line(line: str, base: int, links: list, code: list) -> None:
                 links.append(("md_embed" if embed else "md", md.group(2), base + start, base + md.end()))
                 pos = consumed = md.end()
                 continue
+            # Brackets around plain text not followed by '(' or '[' are literal, like a task
+            # box "[ ]": markdown-it reads the text inside as text, so carry on after them.
+            shut = line.find("]", i + 1)
+            if (shut != -1 and line[shut + 1 : shut + 2] not in ("(", "[")
+                    and line.find("[", i + 1, shut) == -1 and line.find("`", i + 1, shut) == -1):
+                pos = shut + 1
+                continue
         if last_md_close >= i:
             raise _NotSure
         pos = i + 1
+
+
+def _may_open_block(line: str, stripped: str) -> bool:
+    """Whether an indented line inside a list could open a block (not just continue text)."""
+    first = stripped[0]
+    if first in "#`~<|>=_":
+        return True
+    if first in "-*+" or first.isdigit():
+        return bool(_CONTAINER_BLOCK.match(line) or _THEMATIC_BREAK.fullmatch(line) or _SETEXT.fullmatch(line))
+    return False
 
 
 def _fast_scan(body: str):
@@ -193,19 +223,19 @@ def _fast_scan(body: str):
     code: list[tuple[int, int]] = []
     base = 0
     fence: tuple[str, int, int] | None = None  # (char, length, start offset) of an open fence
+    indented: list[int] | None = None  # [start, end] of an open indented code block
     previous = ""
+    # A line indented by 4+ spaces is code unless it continues a paragraph; inside a list or a
+    # quote the indentation counts from the container, which only markdown-it tracks.
+    in_paragraph = False
+    in_container = False
     size = len(body)
     try:
         for i, line in enumerate(body.split("\n")):
             step = len(line) + 1
-            if not line:
-                previous = line
-                base += step
-                continue
-            first = line[0]
             if fence is not None:
-                char, length, start = fence
-                if first in " `~":
+                if line and line[0] in " `~":
+                    char, length, start = fence
                     stripped = line.strip(" ")
                     if len(line) - len(line.lstrip(" ")) < 4 and stripped.startswith(char * length) and not stripped.strip(char):
                         code.append((start, min(base + step, size)))
@@ -213,34 +243,71 @@ def _fast_scan(body: str):
                 previous = line
                 base += step
                 continue
-            # Most lines start with a letter; only the others can open a block construct.
-            if first in _BLOCK_STARTS or first.isdigit():
-                if _line_needs_markdown_it(line, previous):
-                    raise _NotSure
-                if first in " `~":
-                    opened = _FENCE_OPEN.match(line)
-                    if opened:
-                        fence = (opened.group(1)[0], len(opened.group(1)), base)
-                        previous = line
-                        base += step
-                        continue
-                if first in " <" and line.lstrip(" ").startswith("<!--") and len(line) - len(line.lstrip(" ")) < 4:
-                    code.append((base, min(base + step, size)))  # a one-line HTML comment block
+            stripped = line.lstrip(" ")
+            if not stripped:  # blank (spaces only): ends a paragraph, continues indented code
+                in_paragraph = False
+                previous = line
+                base += step
+                continue
+            indent = len(line) - len(stripped)
+            if indented is not None:
+                if indent >= 4:
+                    indented[1] = min(base + step, size)
                     previous = line
                     base += step
                     continue
-                if first in " #" and line.lstrip(" ").startswith("#"):
+                code.append((indented[0], indented[1]))
+                indented = None
+            if indent >= 4 and in_container and (not in_paragraph or _may_open_block(line, stripped)):
+                raise _NotSure  # relative to the list item this may be code, a heading...
+            if indent >= 4 and not in_paragraph:
+                indented = [base, min(base + step, size)]
+                previous = line
+                base += step
+                continue
+            if indent == 0 and not previous.strip() and not _CONTAINER_START.match(line):
+                in_container = False  # after a blank line, an unindented line closes lists and quotes
+            in_paragraph = True
+            first = line[0]
+            # Most lines start with a letter; only the others can open a block construct.
+            if indent < 4 and (first in _BLOCK_STARTS or first.isdigit()):
+                if _line_needs_markdown_it(line, indent, previous):
+                    raise _NotSure
+                opened = _FENCE_OPEN.match(line) if stripped[0] in "`~" else None
+                if opened:
+                    fence = (opened.group(1)[0], len(opened.group(1)), base)
+                    in_paragraph = False
+                    previous = line
+                    base += step
+                    continue
+                if stripped.startswith("<!--"):
+                    code.append((base, min(base + step, size)))  # a one-line HTML comment block
+                    in_paragraph = False
+                    previous = line
+                    base += step
+                    continue
+                if stripped[0] == "#":
                     m = _ATX.match(line)
                     if m:
                         headings.append((len(m.group(1)), _atx_content(m.group(2) or ""), i + 1))
+                        in_paragraph = False
+                elif stripped[0] in "*-_" and _THEMATIC_BREAK.fullmatch(line):
+                    in_paragraph = False
+                elif _CONTAINER_START.match(line):
+                    in_container = True
             if "[" in line or "`" in line:
                 _scan_line(line, base, links, code)
             previous = line
             base += step
     except _NotSure:
         return None
-    if fence is not None:  # an unclosed fence runs to the end of the note
-        code.append((fence[2], len(body)))
+    if indented is not None:
+        code.append((indented[0], indented[1]))
+    if fence is not None:  # an unclosed fence runs to the end of the note...
+        tail = body.rfind("\n") + 1
+        # ...where markdown-it does not count a last line of only spaces without a newline
+        end = tail if tail < size and not body[tail:].strip(" ") else size
+        code.append((fence[2], end))
     return links, headings, code
 
 
