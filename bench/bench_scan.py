@@ -138,7 +138,8 @@ def recheck_in_process(vault: Path, rel: str, runs: int) -> tuple[float | None, 
     """Median ms to re-check one changed note inside the library, or (None, why not).
 
     Times what the sidecar does per save (Sidecar._recheck): read the file, parse it, update
-    the in-memory vault state, and re-run every check on the notes the change affects.
+    the in-memory vault state, and re-run every check on the notes the change affects. Like the
+    sidecar, it keeps the new parse in memory; the parse cache is written later, when idle.
     """
     try:
         from palinode_vault.core.lint import analysis_for, lint_note
@@ -157,7 +158,7 @@ def recheck_in_process(vault: Path, rel: str, runs: int) -> tuple[float | None, 
         for i in range(runs):
             append_line(vault / rel, 1000 + i)
             start = time.perf_counter()
-            affected = v.refresh({rel}) | {rel}
+            affected = v.refresh({rel}, store=False) | {rel}  # the sidecar stores parses when idle
             analysis = analysis_for(v.state, analysis)
             for path in affected:
                 lint_note(v.state, path, ctx, analysis)
