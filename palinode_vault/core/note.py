@@ -270,7 +270,9 @@ def _fast_scan(body: str):
             in_paragraph = True
             first = line[0]
             # Most lines start with a letter; only the others can open a block construct.
-            if indent < 4 and (first in _BLOCK_STARTS or first.isdigit()):
+            if first in "-*+" and line[1:2] == " " and line[2:3].isalpha():
+                in_container = True  # a plain list item "- text": none of the checks below apply
+            elif indent < 4 and (first in _BLOCK_STARTS or first.isdigit()):
                 if _line_needs_markdown_it(line, indent, previous):
                     raise _NotSure
                 opened = _FENCE_OPEN.match(line) if stripped[0] in "`~" else None
