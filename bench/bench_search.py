@@ -142,27 +142,34 @@ def load_queries(corpus: str, query_set: str) -> list[dict]:
     return out
 
 
-def _score(index, queries: list[dict], mode: str) -> tuple[int, float]:
-    """(queries with a relevant note in the top 10, sum of reciprocal ranks of the first one)."""
-    hits, rr = 0, 0.0
+def _reciprocal_ranks(index, queries: list[dict], mode: str) -> list[float]:
+    """Per query: 1 / rank of the first relevant note in the top 10, or 0."""
+    out = []
     for item in queries:
         res = search(index, item["query"], limit=10, mode=mode,
                      include_daily=item.get("include_daily", False))
         got = [r["path"] for r in res["results"]]
         ranks = [got.index(p) + 1 for p in item["relevant"] if p in got]
-        if ranks:
-            hits += 1
-            rr += 1.0 / min(ranks)
-    return hits, rr
+        out.append(1.0 / min(ranks) if ranks else 0.0)
+    return out
 
 
 MODES = ("keyword", "vector", "hybrid")
 
 
+def _bootstrap(diffs: list[float], runs: int = 2000, seed: int = 5) -> list[float]:
+    """95 % interval of the mean of paired per-query differences (resampling queries)."""
+    rng = random.Random(seed)
+    means = sorted(statistics.fmean(rng.choices(diffs, k=len(diffs))) for _ in range(runs))
+    return [round(means[int(0.025 * runs)], 3), round(means[int(0.975 * runs) - 1], 3)]
+
+
 def phase_quality(work: Path, query_set: str = "all") -> dict:
     """{set: {corpus: {"queries", mode: {"recall@10", "mrr"}}}}; with several sets also
-    "heldout+heldout2" (both held-out sets) and "all" (every set), corpora combined as "all"."""
-    sums: dict[tuple[str, str], dict[str, list[float]]] = {}
+    "heldout+heldout2" (both held-out sets) and "all" (every set), corpora combined as "all".
+    Each "all" row also has the 95 % bootstrap interval of hybrid's MRR minus each other mode's
+    (paired by query): an interval above 0 is a difference the query set can tell apart."""
+    per_query: dict[tuple[str, str], dict[str, list[float]]] = {}
     for corpus, src in CORPORA.items():
         queries = load_queries(corpus, query_set)
         vault = _copy(src, work / corpus)
@@ -170,27 +177,29 @@ def phase_quality(work: Path, query_set: str = "all") -> dict:
         refresh(index, Vault(Settings(vault=vault)))
         for name in sorted({q["set"] for q in queries}, key=SETS.index):
             part = [q for q in queries if q["set"] == name]
-            sums[(name, corpus)] = {m: [*_score(index, part, m), len(part)] for m in MODES}
+            per_query[(name, corpus)] = {m: _reciprocal_ranks(index, part, m) for m in MODES}
         index.close()
     out: dict = {}
-    names = [s for s in SETS if any(k[0] == s for k in sums)]
-    groups = {name: [k for k in sums if k[0] == name] for name in names}
+    names = [s for s in SETS if any(k[0] == s for k in per_query)]
+    groups = {name: [k for k in per_query if k[0] == name] for name in names}
     if "heldout" in names and "heldout2" in names:
-        groups["heldout+heldout2"] = [k for k in sums if k[0] != "dev"]
+        groups["heldout+heldout2"] = [k for k in per_query if k[0] != "dev"]
     if len(names) > 1:
-        groups["all"] = list(sums)
+        groups["all"] = list(per_query)
     for name, keys in groups.items():
         table = out.setdefault(name, {})
         cells = [(corpus, [k for k in keys if k[1] == corpus]) for corpus in CORPORA] + [("all", keys)]
         for corpus, part in cells:
             if not part:
                 continue
-            n = sum(sums[k]["hybrid"][2] for k in part)
+            rr = {m: [x for k in part for x in per_query[k][m]] for m in MODES}
+            n = len(rr["hybrid"])
             row: dict = {"queries": n}
             for m in MODES:
-                hits = sum(sums[k][m][0] for k in part)
-                rr = sum(sums[k][m][1] for k in part)
-                row[m] = {"recall@10": round(hits / n, 3), "mrr": round(rr / n, 3)}
+                row[m] = {"recall@10": round(sum(x > 0 for x in rr[m]) / n, 3), "mrr": round(sum(rr[m]) / n, 3)}
+            if corpus == "all":
+                row["hybrid_mrr_minus"] = {m: _bootstrap([h - o for h, o in zip(rr["hybrid"], rr[m])])
+                                           for m in ("keyword", "vector")}
             table[corpus] = row
     return out
 
@@ -227,6 +236,10 @@ def main() -> None:
             for corpus, data in table.items():
                 cells = " | ".join(f"{data[m]['recall@10']} / {data[m]['mrr']}" for m in MODES)
                 print(f"| {name} | {corpus} | {data['queries']} | {cells} |")
+        for name, table in results["quality"].items():
+            ci = table["all"].get("hybrid_mrr_minus")
+            if ci:
+                print(f"{name}: hybrid MRR minus keyword, 95 % interval {ci['keyword']}; minus vector {ci['vector']}")
     print(json.dumps(results))
 
 

@@ -22,8 +22,10 @@ MODES = ("hybrid", "keyword", "vector")
 DEPTH = 50  # notes a ranking returns when asked on its own (repair, dedup, related)
 # Notes each ranking contributes to the fusion (or `limit`, if more are asked for). Deeper
 # windows let notes that are mediocre in both lists outrank a note only one list finds near
-# the top: on the 60 dev queries (bench/queries/dev), 10 gave recall@10 1.0 and MRR 0.743
-# against 0.95 and 0.73 for 50 (chosen on that same set; see docs/BENCHMARKS.md).
+# the top: on the 60 dev queries (bench/queries/dev), with keyword rows per chunk as they were
+# then, 10 gave recall@10 1.0 and MRR 0.743 against 0.95 and 0.73 for 50 (chosen on that same
+# set). With rows per note, 5 / 10 / 20 / 50 gave dev MRR 0.786 / 0.777 / 0.766 / 0.764 and
+# recall 1.0 / 1.0 / 0.95 / 0.95: kept at 10 (docs/BENCHMARKS.md).
 FUSION_DEPTH = 10
 SNIPPET_CHARS = 200
 
