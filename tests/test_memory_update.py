@@ -87,8 +87,24 @@ def test_caps_per_pass_and_per_type(vault):
 
 
 def test_unknown_type_filed_as_insight(vault):
-    r = run(vault, {"items": [item(type="Meeting")]})
-    assert r.outcomes[0].type == "Insight" and "type unclear" in r.outcomes[0].reason
+    r = run(vault, {"items": [item(type="Meeting", title="SMS provider under load",
+                                   text="The SMS provider times out under load.")]})
+    assert r.outcomes[0].type == "Insight" and "type unclear ('Meeting')" in r.outcomes[0].reason
+
+
+def test_the_wording_decides_a_plain_type(vault):
+    # the model called it a PersonMemory; "decided ... instead of" says Decision, and Mira is named
+    r = run(vault, {"items": [item(type="PersonMemory", title="Decision: queue worker for reminder SMS",
+                                   text="We decided to send reminder SMS from a queue worker instead of the web request.")]})
+    o = r.outcomes[0]
+    assert (o.op, o.type, o.path) == ("ADD", "Decision", "decisions/queue-worker-for-reminder-sms.md")
+    assert "type PersonMemory -> Decision by its wording" in o.reason
+    # the same text offered again under another type is one item
+    r = run(vault, {"items": [item(type="Insight", title="Tariq and specs", text="Tariq prefers written specs."),
+                              item(type="Decision", title="Specs for Tariq", text="Tariq prefers written specs.")]})
+    assert [(o.op, o.type, o.path) for o in r.outcomes] == [("UPDATE", "PersonMemory", "people/tariq-benali.md")]
+    assert any("the same text again" in d for d in r.dropped)
+    assert "Tariq prefers written specs." in (vault.root / "people/tariq-benali.md").read_text()
 
 
 def test_ungrounded_and_agent_text_dropped(vault):

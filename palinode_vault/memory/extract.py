@@ -18,10 +18,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
+from rapidfuzz import fuzz
 
 from palinode_vault.core.entities import canonical_ref, slugify
 from palinode_vault.memory import secrets
 from palinode_vault.memory.corrections import pass_label
+from palinode_vault.memory.cues import type_by_wording
+from palinode_vault.memory.mentions import known_entities, mentioned
 from palinode_vault.memory.oplog import Operation
 from palinode_vault.memory.transcript import ASSISTANT, USER, Turn, parse_transcript, render
 from palinode_vault.memory.update import ACTION_ITEM, TYPE_KIND, Item, Outcome, Updater, similar_for, words
@@ -187,8 +190,22 @@ class Cleaned:
     withheld: list[str] = field(default_factory=list)  # kinds of secret
 
 
-def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program) -> Cleaned:
-    """Turn the model's answer into items the update logic may act on (see the module docstring)."""
+_TYPE_PREFIX = re.compile(r"^\s*(?:PersonMemory|ProjectSnapshot|Decision|Insight|ResearchRef|ActionItem|Person|Project|"
+                          r"Lesson|Preference)\s*:\s*", re.I)
+_NEW_PERSON = re.compile(r"^([A-Z][\w'’-]+ [A-Z][\w'’-]+) (?:joined|is (?:our|the|a|an) )")
+_FIRST_PERSON = re.compile(r"(?i)(?:^|[^\w'])(?:i|i'm|i've|i'd|my|me)(?![\w'])")
+
+
+def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
+                self_person: tuple[str, str] | None = None, known: list[tuple[str, str, list[str]]] | None = None) -> Cleaned:
+    """Turn the model's answer into items the update logic may act on (see the module docstring).
+
+    A type the wording plainly says (cues.py) replaces the model's, and the same text offered again
+    under another type is one item. `known` are the people and projects the vault has files for
+    (mentions.known_entities): the ones an item names become its entities, and a person or project
+    memory whose title names nothing is about the first one of its kind it names. `self_person` is
+    the (ref, name) of the person's own profile (`role: self`): a preference said in the first
+    person is about them."""
     ex = program.settings.extraction
     types = memory_types(program)
     person_text = "\n".join(t.content for t in turns if t.role == USER)
@@ -196,6 +213,7 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program)
     person_words, agent_words = words(person_text), words(agent_text)
     lower_all = (person_text + "\n" + agent_text).lower()
     out = Cleaned([])
+    same = program.settings.update.same_fact
     try:
         parsed = ExtractionOut.model_validate(raw or {"items": []})
         candidates = parsed.items
@@ -217,7 +235,7 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program)
             else:
                 out.dropped.append(f"'{c.title[:40]}': mentions a withheld secret")
             continue
-        title, text = c.title.strip(), c.text.strip()
+        title, text = _TYPE_PREFIX.sub("", c.title).strip(), c.text.strip()
         if not title or not text or not slugify(title):
             out.dropped.append("empty title or text")
             continue
@@ -243,16 +261,39 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program)
             ref = canonical_ref(f"{e.kind}/{name}")
             if ref and ref not in [r for r, _ in entities]:
                 entities.append((ref, name))
-        if type_name in ("PersonMemory", "ProjectSnapshot") and not _names_a_thing(title, type_name, entities, lower_all):
-            note = f"'{title[:30]}' does not name a {'person' if type_name == 'PersonMemory' else 'project'}, filed as {ex.uncertain_type}"
-            type_name = ex.uncertain_type
         key = slugify(title)
-        if key in seen or key in _TYPE_WORDS:
-            out.dropped.append(f"'{title[:40]}': duplicate or placeholder title")
+        if key in seen or key in _TYPE_WORDS or any(fuzz.token_set_ratio(text.lower(), i.text.lower()) / 100 >= same
+                                                    for i in items):
+            out.dropped.append(f"'{title[:40]}': duplicate or placeholder title, or the same text again")
             continue
         seen.add(key)
         items.append(Item(type_name, title, text, float(c.confidence), entities, c.rationale.strip(),
                           c.alternatives.strip(), c.due.strip(), c.replaces.strip(), note))
+    judged: list[Item] = []
+    for item in items:
+        said = type_by_wording(item.text, types)
+        if said and said != item.type:
+            item.note = (item.note + "; " if item.note else "") + f"type {item.type[:20]} -> {said} by its wording"
+            item.type = said
+        named = mentioned(f"{item.title}. {item.text}", known or [])
+        item.entities += [(ref, shown) for ref, shown in named if ref not in [r for r, _ in item.entities]]
+        if item.type in ("PersonMemory", "ProjectSnapshot") and not _names_a_thing(item.title, item.type, item.entities, lower_all):
+            kind = "person" if item.type == "PersonMemory" else "project"
+            about = next(((r, n) for r, n in named if r.startswith(kind + "/")), None)
+            new_person = _NEW_PERSON.match(item.text) if kind == "person" else None
+            if about:
+                item.title = next(d for r, d, _ in known or [] if r == about[0])
+            elif new_person:
+                item.title = new_person.group(1)
+            elif kind == "person" and self_person and _FIRST_PERSON.search(item.text):
+                item.title = self_person[1]  # the person's own preference: their profile
+                item.entities = [self_person] + [e for e in item.entities if e[0] != self_person[0]]
+        if item.type in ("PersonMemory", "ProjectSnapshot") and not _names_a_thing(item.title, item.type, item.entities, lower_all):
+            what = "person" if item.type == "PersonMemory" else "project"
+            item.note = (item.note + "; " if item.note else "") + f"'{item.title[:30]}' does not name a {what}, filed as {ex.uncertain_type}"
+            item.type = ex.uncertain_type
+        judged.append(item)
+    items = judged
     items.sort(key=lambda i: -i.confidence)
     per_type: dict[str, int] = {}
     for item in items:
@@ -338,6 +379,20 @@ def _clamped(raw: dict) -> dict:
     return {**raw, "items": fixed}
 
 
+def self_profile(vault: Vault) -> tuple[str, str] | None:
+    """(ref, name) of the person's own profile: the people/ note with `role: self`."""
+    from palinode_vault.core.entities import ref_of_path
+    from palinode_vault.memory.core_memory import _group
+
+    for path, note in sorted(vault.state.notes.items()):
+        data = note.frontmatter or {}
+        if path.startswith("people/") and path.count("/") == 1 and _group(path, data) == 0 and data.get("status") != "archived":
+            ref = ref_of_path(path)
+            if ref:
+                return ref, str(data.get("name") or note.title)
+    return None
+
+
 def extract_turns(vault: Vault, turns: list[Turn], *, generator=None, source: str = "transcript",
                   dry_run: bool = False, now: dt.datetime | None = None, ws: Workspace | None = None,
                   commit: bool = True) -> ExtractResult:
@@ -363,7 +418,8 @@ def extract_turns(vault: Vault, turns: list[Turn], *, generator=None, source: st
         if raw is not None:
             raw = _clamped(raw)
     schema_valid = finish == "stop" and raw is not None and _valid(raw)
-    cleaned = clean_items(raw if finish == "stop" else None, clean_turns, program)
+    cleaned = clean_items(raw if finish == "stop" else None, clean_turns, program, self_profile(vault),
+                          known_entities(vault.state))
     withheld_kinds.extend(cleaned.withheld)
     for kind in withheld_kinds:
         secrets.warn_withheld(kind, source)

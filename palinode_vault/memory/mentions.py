@@ -114,3 +114,34 @@ def link_mentions(cons: Any, ref: str, new_path: str, names: list[str]) -> list[
         cons.op("UPDATE", path, why, str(data.get("type") or "") or None)
         changed.append(path)
     return changed
+
+
+def known_entities(state: Any) -> list[tuple[str, str, list[str]]]:
+    """(ref, display name, names) of the people and projects the vault has files for: their
+    `name`, title, aliases and slug words; archived notes and history notes left out."""
+    from palinode_vault.core.entities import ref_of_path
+
+    out = []
+    for path, note in sorted(state.notes.items()):
+        if not path.startswith(("people/", "projects/")) or path.count("/") != 1 or path.endswith("-history.md"):
+            continue
+        data = note.frontmatter or {}
+        ref = ref_of_path(path)
+        if ref is None or data.get("status") == "archived":
+            continue
+        display = str(data.get("name") or note.title)
+        names = [display, note.title, path.rsplit("/", 1)[-1][:-3].replace("-", " ")] + [str(a) for a in data.get("aliases") or []]
+        out.append((ref, display, list(dict.fromkeys(n for n in names if n))))
+    return out
+
+
+def mentioned(text: str, known: list[tuple[str, str, list[str]]], kind: str | None = None) -> list[tuple[str, str]]:
+    """(ref, name as written) of the known entities `text` names, in the order they appear."""
+    found = []
+    for ref, _, names in known:
+        if kind and not ref.startswith(kind + "/"):
+            continue
+        hits = [(m.start(), m.group(0)) for n in names if (p := name_pattern(n)) and (m := p.search(text))]
+        if hits:
+            found.append((min(hits)[0], ref, min(hits)[1]))
+    return [(ref, shown) for _, ref, shown in sorted(found)]

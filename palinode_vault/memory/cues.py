@@ -1,0 +1,49 @@
+"""A candidate's type from its wording, when the wording says it plainly.
+
+The default extraction model (SmolLM2-135M) copies the person's words well but picks types nearly
+at random: asked for items, it lists one of every type in the schema's order with the same text.
+What kind of statement a sentence is shows in its wording, in the terms PROGRAM.md's "What to
+remember" uses: a decision is decided, agreed, chosen or done instead of something; a commitment
+has someone who will do something by a date, or something due; a lesson was learned, taught, or
+made things worse; a project state change is live, shipped, slipped or blocked; a person joined,
+leads, prefers. These are general English cues, not phrases of any test text.
+
+`type_by_wording` returns the type of the first cue that matches (commitments before decisions:
+"will send it by Friday" is both), or None when no cue does; the model's type stands then.
+"""
+
+from __future__ import annotations
+
+import re
+
+_DAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight|next week|end of (?:the )?(?:day|week|month)|\d{1,2}(?:st|nd|rd|th)?(?: [a-z]+)?)"
+
+CUES: list[tuple[str, re.Pattern[str]]] = [
+    ("ActionItem", re.compile(
+        r"\b(?:will|'ll|is going to|are going to|promised to|has to|needs to)\s+(?:\w+\s+){0,2}?"
+        r"(?:send|call|email|write|share|review|check|deliver|finish|book|prepare|draft|update|fix|ask|bring|submit)\b"
+        rf".*\b(?:by|before|on|until|next)\s+{_DAY}\b"
+        r"|\bdue (?:on|by|in)\b|\bremind (?:me|us) to\b|\bfollow(?:-| )up (?:with|on)\b|\bdeadline\b", re.I)),
+    ("Decision", re.compile(
+        r"\b(?:decided|decision|we(?:'ll| will)|we(?:'re| are) (?:going (?:to|with)|cutting|dropping|moving|switching)"
+        r"|going with|settled on|agreed (?:to|that|on)|chose|opted for|instead of|rather than|from now on"
+        r"|(?:our|the) (?:\w+ )?rule\b|is the setting|will (?:own|lead|take over)|switch(?:ed|ing)? (?:to|from))\b", re.I)),
+    ("Insight", re.compile(
+        r"\b(?:lesson|learn(?:ed|t)|taught|turns? out|realis(?:ed|e)|realiz(?:ed|e)|mistake|never again|should have"
+        r"|next time|we should|made (?:\w+ ){0,3}(?:worse|better|less|more)\b)", re.I)),
+    ("ProjectSnapshot", re.compile(
+        r"\b(?:is (?:now )?live|went live|goes live|launched|shipped|released|rolled out|rollout|slipped|delayed"
+        r"|postponed|blocked|unblocked|milestone|as of today|now runs)\b", re.I)),
+    ("PersonMemory", re.compile(
+        r"^(?:[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?) (?:joined|is (?:our|the|a|an)|leads|runs|manages|owns|prefers|likes"
+        r"|wants|can't stand|hates|handles|covers|works)\b"
+        r"|\bI (?:always |usually |never |really )?(?:prefer|like|want|hate|draft|write|keep)\b|\bplease don't\b")),
+]
+
+
+def type_by_wording(text: str, types: list[str]) -> str | None:
+    """The type the wording of `text` plainly says (see the module docstring), or None."""
+    for type_name, pattern in CUES:
+        if type_name in types and pattern.search(text):
+            return type_name
+    return None

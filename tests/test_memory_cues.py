@@ -1,0 +1,31 @@
+"""The wording cues that decide a plain type (cues.py): what each kind of statement sounds like,
+and sentences that say no kind plainly (the model's type stands then)."""
+
+from __future__ import annotations
+
+import pytest
+
+from palinode_vault.memory.cues import type_by_wording
+
+TYPES = ["PersonMemory", "ProjectSnapshot", "Decision", "Insight", "ResearchRef", "ActionItem"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("We settled on Hetzner for staging instead of running it on a laptop.", "Decision"),
+    ("From now on releases go out on Tuesdays.", "Decision"),
+    ("Amira will review the grant application before Thursday.", "ActionItem"),
+    ("The tax return is due on 31 January.", "ActionItem"),
+    ("Turns out the cache made the dashboard slower, not faster.", "Insight"),
+    ("The garden app went live on the Play Store this morning.", "ProjectSnapshot"),
+    ("The kiosk rollout slipped to March because the screens are late.", "ProjectSnapshot"),
+    ("Kofi Mensah joined as our bookkeeper.", "PersonMemory"),
+    ("I prefer voice notes to long emails.", "PersonMemory"),
+    ("The weather in Lisbon was lovely.", None),
+    ("We looked at three libraries.", None),
+])
+def test_wording_says_the_type(text, expected):
+    assert type_by_wording(text, TYPES) == expected
+
+
+def test_a_type_program_md_does_not_list_is_never_given():
+    assert type_by_wording("Amira will review the grant application before Thursday.", ["Decision", "Insight"]) is None
