@@ -7,6 +7,7 @@ once into a template database and copied for each test that changes it.
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -177,6 +178,35 @@ def test_schema_1_is_migrated_in_place_without_embedding(vault, embedder):
     after = {(q, m): search(index, q, mode=m, include_daily=True)["results"] for q in queries for m in MODES}
     assert after == before
     index.close()
+
+
+def test_two_processes_opening_schema_1_at_once_migrate_it_once(vault, embedder):
+    # `holder` stays open (as the sidecar's reader would), so the openers below race on the
+    # migration only, not on SQLite recreating the WAL index of a database nobody has open
+    holder = open_index(vault, embedder=embedder)
+    holder.conn.executescript(_SCHEMA_1_DOWNGRADE)
+    start, opened, errors = threading.Barrier(3), [], []
+
+    def open_it() -> None:
+        start.wait()
+        try:
+            opened.append(open_index(vault, embedder=embedder))
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_it) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and len(opened) == 3
+    for index in opened:
+        assert index.meta("schema") == "2"
+        assert index.counts()["notes"] == 44
+        assert index.conn.fetchvalue("select count(*) from notes_fts") == 44
+        index.close()
+    assert holder.conn.fetchvalue("select count(*) from notes_fts") == 44  # sees the new schema
+    holder.close()
 
 
 def test_model_change_reembeds_and_never_mixes(vault, embedder, tmp_path):

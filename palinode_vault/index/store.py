@@ -201,13 +201,17 @@ class Index:
         if conn.fetchone("select 1 from sqlite_master where name = 'meta'"):
             version = conn.fetchvalue("select value from meta where key = 'schema'")
         if version is not None and int(version) != SCHEMA_VERSION:
-            if int(version) < SCHEMA_VERSION and all(v in MIGRATIONS for v in range(int(version), SCHEMA_VERSION)):
-                with conn.transaction():
-                    for v in range(int(version), SCHEMA_VERSION):
+            with conn.transaction():
+                # write first, then read again: another process (the sidecar and a CLI command
+                # started together) may have migrated while this one waited for the lock
+                conn.execute("update meta set value = value where key = 'schema'")
+                version = int(conn.fetchvalue("select value from meta where key = 'schema'"))
+                if version < SCHEMA_VERSION and all(v in MIGRATIONS for v in range(version, SCHEMA_VERSION)):
+                    for v in range(version, SCHEMA_VERSION):
                         MIGRATIONS[v](conn)
                         self._set_meta("schema", str(v + 1))
-            else:  # unknown (newer or too old): rebuild from the files
-                self._drop_all()
+                elif version != SCHEMA_VERSION:  # unknown (newer or too old): rebuild from the files
+                    self._drop_all()
         conn.executescript(_SCHEMA)
         conn.execute(_NOTES_FTS)
         self._set_meta("schema", str(SCHEMA_VERSION))
