@@ -1,7 +1,7 @@
 """The search index of a vault: hybrid search, duplicates, related notes, link repair.
 
-`VAULT/.palinode/index.db` holds FTS5 keyword rows and sqlite-vec vectors of every note's
-chunks; it is derived from the files and can be rebuilt from them at any time. Without
+`VAULT/.palinode/index.db` holds an FTS5 keyword row per note and sqlite-vec vectors of every
+note's chunks; it is derived from the files and can be rebuilt from them at any time. Without
 llama.cpp, a model file or sqlite-vec it works keyword-only and says so.
 
     from palinode_vault.index import open_index, refresh, search, dedup
