@@ -28,7 +28,25 @@ ROOT = HERE.parent
 FILED = {"ADD", "UPDATE", "SUPERSEDE"}
 
 
-def run_model(spec: str, cases: list[dict]) -> dict:
+def indexed_template(tmp: Path) -> Path:
+    """The sample vault with its search index built once (as the sidecar keeps it), so the update
+    logic's NOOP/UPDATE/ADD decisions use the index's dedup like a real vault, not the keyword
+    fallback. Each case gets a copy."""
+    from palinode_vault.index import open_index, refresh
+    from palinode_vault.settings import Settings
+    from palinode_vault.vault import Vault
+
+    template = tmp / "template"
+    shutil.copytree(ROOT / "sample-vault", template, ignore=shutil.ignore_patterns(".palinode"))
+    index = open_index(template)
+    try:
+        refresh(index, Vault(Settings(vault=template)))
+    finally:
+        index.close()
+    return template
+
+
+def run_model(spec: str, cases: list[dict], with_index: bool = True) -> dict:
     from palinode_vault.memory.extract import extract_text, load_generator
     from palinode_vault.settings import Settings
     from palinode_vault.vault import Vault
@@ -40,14 +58,18 @@ def run_model(spec: str, cases: list[dict]) -> dict:
     model_passes = retried = 0
     seconds: list[float] = []
     rows = []
+    similarity = set()
     with tempfile.TemporaryDirectory() as tmp:
+        source = indexed_template(Path(tmp)) if with_index else ROOT / "sample-vault"
         for case in cases:
             vault_dir = Path(tmp) / case["id"]
-            shutil.copytree(ROOT / "sample-vault", vault_dir, ignore=shutil.ignore_patterns(".palinode"))
+            shutil.copytree(source, vault_dir, ignore=shutil.ignore_patterns("journal", "undone", "sidecar.json")
+                            if with_index else shutil.ignore_patterns(".palinode"))
             v = Vault(Settings(vault=vault_dir, now=now.date()))
             v.load()
             r = extract_text(v, case["transcript"], generator=gen, source=case["id"], dry_run=True, now=now)
             seconds.append(r.seconds)
+            similarity.add(r.similarity.split(" (")[0])
             model_passes += int(r.attempts > 0)
             retried += int(r.attempts > 1)
             valid += int(r.schema_valid)
@@ -92,6 +114,7 @@ def run_model(spec: str, cases: list[dict]) -> dict:
         "retried": retried,
         "seconds_per_pass_mean": statistics.mean(seconds),
         "seconds_per_pass_max": max(seconds),
+        "similarity": sorted(similarity),
         "rows": rows,
     }
 
@@ -101,12 +124,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", action="append", help="smollm2 (default) or a GGUF path; repeatable")
     parser.add_argument("--cases", default="cases.json", help="a file in bench/extraction-eval/ (cases.json, heldout.json)")
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--no-index", action="store_true", help="no search index: the keyword-similarity fallback")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     cases = json.loads((HERE / "extraction-eval" / args.cases).read_text())[: args.limit]
     models = args.model or ["smollm2"]
     print("command: python " + " ".join([sys.argv[0]] + (argv if argv is not None else sys.argv[1:])))
-    results = [run_model(m, cases) for m in models]
+    results = [run_model(m, cases, not args.no_index) for m in models]
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
@@ -117,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{res['model']}: cases={res['cases']} schema_valid={res['schema_valid']:.0%} "
               f"secrets_leaked={res['secrets_leaked']} filed={res['filed']} precision={fmt(res['precision'])} "
               f"recall={fmt(res['recall'])} noop_rate_on_repeats={fmt(res['noop_rate_on_repeats'])} "
-              f"model_calls={res['model_passes']} retried={res['retried']} seconds_per_pass mean={res['seconds_per_pass_mean']:.2f} max={res['seconds_per_pass_max']:.2f}")
+              f"model_calls={res['model_passes']} retried={res['retried']} seconds_per_pass mean={res['seconds_per_pass_mean']:.2f} max={res['seconds_per_pass_max']:.2f} "
+              f"similarity={'/'.join(res['similarity'])}")
     return 0 if all(r["schema_valid"] == 1.0 and r["secrets_leaked"] == 0 for r in results) else 1
 
 

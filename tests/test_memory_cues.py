@@ -29,3 +29,8 @@ def test_wording_says_the_type(text, expected):
 
 def test_a_type_program_md_does_not_list_is_never_given():
     assert type_by_wording("Amira will review the grant application before Thursday.", ["Decision", "Insight"]) is None
+
+
+def test_case_of_the_first_word_does_not_matter_for_phrases():
+    assert type_by_wording("Please don't call me before nine.", TYPES) == "PersonMemory"
+    assert type_by_wording("I Prefer tea.", TYPES) == "PersonMemory"

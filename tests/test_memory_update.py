@@ -88,7 +88,8 @@ def test_caps_per_pass_and_per_type(vault):
 
 def test_unknown_type_filed_as_insight(vault):
     r = run(vault, {"items": [item(type="Meeting", title="SMS provider under load",
-                                   text="The SMS provider times out under load.")]})
+                                   text="The SMS provider times out under load.")]},
+            text="User: The SMS provider times out under load on Mondays.\nAssistant: Noted.")
     assert r.outcomes[0].type == "Insight" and "type unclear ('Meeting')" in r.outcomes[0].reason
 
 
@@ -221,3 +222,32 @@ def test_extract_cli_json_shape(vault, tmp_path):
     data = json.loads(out.output)
     assert set(data) == {"items", "withheld_secrets"}
     assert set(data["items"][0]) == {"op", "type", "path", "confidence", "reason"}
+
+
+def test_garbled_text_is_replaced_by_the_persons_own_sentence(vault):
+    # SmolLM2 often points at the right statement but writes nonsense around it
+    r = run(vault, {"items": [item(type="PersonMemory", title="PERSONMemory", confidence=0.8,
+                                   text="The new PERSONMemory has been updated with the latest beta clinics.")]},
+            text="User: Offline mode is live for all beta clinics as of today.\nAssistant: Great news.")
+    o = r.outcomes[0]
+    assert (o.op, o.type, o.path) == ("UPDATE", "ProjectSnapshot", "projects/offline-mode.md"), o
+    assert "text: the person's own sentence" in o.reason
+    assert "Offline mode is live for all beta clinics as of today." in (vault.root / o.path).read_text()
+
+
+def test_the_persons_preferences_go_to_their_profile_and_repeats_are_noops(vault):
+    noor = (vault.root / "people/noor-haddad.md").read_bytes()
+    # already in the profile as "No suggestions to take breaks": the same fact in other word forms
+    r = run(vault, {"items": [item(type="Insight", title="No breaks", text="Please don't suggest I take a break.")]},
+            text="User: Please don't suggest I take a break.\nAssistant: Understood.")
+    assert [(o.op, o.path) for o in r.outcomes] == [("NOOP", "people/noor-haddad.md")]
+    # a passing first-person remark is not a preference
+    r = run(vault, {"items": [item(type="PersonMemory", title="Spreadsheet", text="I opened the spreadsheet with the clinic list.")]},
+            text="User: I opened the spreadsheet with the clinic list.\nAssistant: Which one?")
+    assert "people/noor-haddad.md" not in [o.path for o in r.outcomes]
+    assert (vault.root / "people/noor-haddad.md").read_bytes() == noor
+    # a stated one is filed in the profile
+    r = run(vault, {"items": [item(type="Insight", title="Voice notes", text="I prefer voice notes to long emails.")]},
+            text="User: I prefer voice notes to long emails.\nAssistant: Noted.")
+    assert [(o.op, o.type, o.path) for o in r.outcomes] == [("UPDATE", "PersonMemory", "people/noor-haddad.md")]
+    assert "I prefer voice notes to long emails." in (vault.root / "people/noor-haddad.md").read_text()

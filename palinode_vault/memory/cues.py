@@ -37,7 +37,7 @@ CUES: list[tuple[str, re.Pattern[str]]] = [
     ("PersonMemory", re.compile(
         r"^(?:[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?) (?:joined|is (?:our|the|a|an)|leads|runs|manages|owns|prefers|likes"
         r"|wants|can't stand|hates|handles|covers|works)\b"
-        r"|\bI (?:always |usually |never |really )?(?:prefer|like|want|hate|draft|write|keep)\b|\bplease don't\b")),
+        r"|\bI (?i:(?:always |usually |never |really )?(?:prefer|like|want|hate|draft|write|keep))\b|(?i:\bplease don't\b)")),
 ]
 
 

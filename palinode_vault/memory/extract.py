@@ -192,6 +192,39 @@ class Cleaned:
 
 _TYPE_PREFIX = re.compile(r"^\s*(?:PersonMemory|ProjectSnapshot|Decision|Insight|ResearchRef|ActionItem|Person|Project|"
                           r"Lesson|Preference)\s*:\s*", re.I)
+_SPEAKER = re.compile(r"^\s*(?:PERSON|AGENT|USER|ASSISTANT|SYSTEM|Premise)\s*:\s*", re.I)
+
+
+def _person_sentences(turns: list[Turn]) -> list[str]:
+    """The person's statements: sentences that are not questions, passing context or tool output."""
+    out = []
+    for turn in turns:
+        if turn.role != USER:
+            continue
+        for sentence in re.split(r"(?<=[.!?])\s+|\n+", turn.content):
+            x = sentence.strip()
+            if (x and not x.endswith("?") and not _EPHEMERAL.match(x) and not _TROUBLE.search(x) and len(words(x)) >= 3
+                    and not secrets.secret_kinds_in(x)):  # a sentence that held a secret is never a memory's text
+                out.append(x)
+    return out
+
+
+def _own_sentence(proposed: str, sentences: list[str]) -> str | None:
+    """The one statement of the person a garbled candidate points at: the sentence sharing the most
+    content words with it (at least one); None when none does, or two share as many."""
+    said = words(proposed)
+    scored = sorted(((len(said & words(x)), i) for i, x in enumerate(sentences)), reverse=True)
+    if not scored or scored[0][0] == 0 or len(scored) > 1 and scored[1][0] == scored[0][0]:
+        return None
+    return sentences[scored[0][1]]
+
+
+def _title_from(text: str) -> str:
+    """A short title from a memory's own words: its first clause, at most eight words."""
+    clause = re.split(r"[.;:!?,]\s", text.strip() + " ", 1)[0]
+    return " ".join(clause.split()[:8]).strip(" .,;:")
+
+
 _NEW_PERSON = re.compile(r"^([A-Z][\w'’-]+ [A-Z][\w'’-]+) (?:joined|is (?:our|the|a|an) )")
 _FIRST_PERSON = re.compile(r"(?i)(?:^|[^\w'])(?:i|i'm|i've|i'd|my|me)(?![\w'])")
 
@@ -214,6 +247,8 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
     lower_all = (person_text + "\n" + agent_text).lower()
     out = Cleaned([])
     same = program.settings.update.same_fact
+    person_sentences = _person_sentences(turns)
+    plain_sentences = [x for x in person_sentences if type_by_wording(x, types)]
     try:
         parsed = ExtractionOut.model_validate(raw or {"items": []})
         candidates = parsed.items
@@ -235,23 +270,33 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
             else:
                 out.dropped.append(f"'{c.title[:40]}': mentions a withheld secret")
             continue
-        title, text = _TYPE_PREFIX.sub("", c.title).strip(), c.text.strip()
-        if not title or not text or not slugify(title):
-            out.dropped.append("empty title or text")
+        title, text = _TYPE_PREFIX.sub("", _SPEAKER.sub("", c.title)).strip(), _SPEAKER.sub("", c.text).strip()
+        if not text:
+            out.dropped.append("empty text")
+            continue
+        if not slugify(title) or slugify(title) in _TYPE_WORDS or slugify(title).replace("-", "") in _TYPE_WORDS:
+            title = _title_from(text)  # the model's title is a placeholder ("PERSONMemory"): the text names it
+        if not slugify(title):
+            out.dropped.append("no title")
             continue
         if _TROUBLE.search(text) or _EPHEMERAL.match(text):
             out.dropped.append(f"'{title[:40]}': troubleshooting or passing context")
             continue
         on_person, on_agent = _grounding(f"{title} {text}", person_words, agent_words)
+        snapped = ""
         if on_person < 0.5:
+            own = _own_sentence(f"{title} {text}", plain_sentences)
             if on_agent >= 0.5 and _COMMITMENT.search(agent_text):
                 pass  # the agent promised something: that may be remembered
+            elif own:
+                # the model garbled the words but pointed at a statement the person plainly made
+                text, title, snapped = own, _title_from(own), "text: the person's own sentence"
             else:
                 out.dropped.append(f"'{title[:40]}': not grounded in the person's words")
                 continue
-        type_name, note = c.type, ""
+        type_name, note = c.type, snapped
         if type_name not in types:
-            note = f"type unclear ('{type_name[:20]}'), filed as {ex.uncertain_type}"
+            note = (note + "; " if note else "") + f"type unclear ('{type_name[:20]}'), filed as {ex.uncertain_type}"
             type_name = ex.uncertain_type
         entities: list[tuple[str, str]] = []
         for e in c.entities:
@@ -271,7 +316,8 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
                           c.alternatives.strip(), c.due.strip(), c.replaces.strip(), note))
     judged: list[Item] = []
     for item in items:
-        said = type_by_wording(item.text, types)
+        own = item.text if item.note.startswith("text: the person's own") else _own_sentence(item.text, person_sentences)
+        said = type_by_wording(item.text, types) or (type_by_wording(own, types) if own else None)
         if said and said != item.type:
             item.note = (item.note + "; " if item.note else "") + f"type {item.type[:20]} -> {said} by its wording"
             item.type = said
@@ -285,7 +331,7 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
                 item.title = next(d for r, d, _ in known or [] if r == about[0])
             elif new_person:
                 item.title = new_person.group(1)
-            elif kind == "person" and self_person and _FIRST_PERSON.search(item.text):
+            elif kind == "person" and self_person and said == "PersonMemory" and _FIRST_PERSON.search(item.text):
                 item.title = self_person[1]  # the person's own preference: their profile
                 item.entities = [self_person] + [e for e in item.entities if e[0] != self_person[0]]
         if item.type in ("PersonMemory", "ProjectSnapshot") and not _names_a_thing(item.title, item.type, item.entities, lower_all):

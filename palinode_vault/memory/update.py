@@ -75,12 +75,27 @@ def words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w not in STOP and len(w) > 1}
 
 
+_SUFFIX = re.compile(r"(?:ions|ion|ings|ing|ed|es|s)$")
+
+
+def stems(text: str) -> set[str]:
+    """Content words with their common English endings cut ("suggestions" and "suggest" agree)."""
+    return {w if len(w) <= 4 else (_SUFFIX.sub("", w) if len(_SUFFIX.sub("", w)) >= 4 else w) for w in words(text)}
+
+
 def novelty(candidate: str, existing: str) -> float:
     """Share of the candidate's content words that the existing text lacks (0 = nothing new)."""
-    cand = words(candidate)
+    cand = stems(candidate)
     if not cand:
         return 0.0
-    return len(cand - words(existing)) / len(cand)
+    return len(cand - stems(existing)) / len(cand)
+
+
+def line_novelty(candidate: str, note_body: str) -> float:
+    """Novelty against the closest sentence of a note that collects many facts (a person, a
+    project): its words spread over the whole note do not make a new fact old."""
+    parts = [x for x in re.split(r"\n+|(?<=[.!?])\s+", note_body) if x.strip()]
+    return min((novelty(candidate, x) for x in parts), default=1.0)
 
 
 def keyword_similar(vault: Vault) -> Similar:
@@ -430,7 +445,7 @@ class Updater:
         text = self.ws.text(path) or ""
         if frontmatter_of(text) == {} and not text.startswith("---"):
             return self._inbox(item, f"{path} has no frontmatter; a person must add it before updates")
-        if novelty(item.text, body_of(text)) < 0.34:
+        if line_novelty(item.text, body_of(text)) < 0.34:
             return self._out("NOOP", item, path, "already in the note")
         if item.confidence < self.s.extraction.confidence_threshold:
             return self._inbox(item, f"below the confidence threshold; about {path}")
