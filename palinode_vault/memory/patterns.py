@@ -9,7 +9,9 @@ intake forms" → "intake forms"); for a memory note, its first project entity, 
 
 Grouping is deterministic: every statement is a candidate centre, its group is the statements at
 or above `consolidation.pattern_similarity` to it; the group with the most contexts (then the
-highest confidence, then the earliest centre) is taken, its statements removed, and so on.
+highest confidence, then the earliest centre) is taken, its statements removed, and so on. A group
+whose statements all link the same person or project is one thread followed over several sessions,
+not a pattern, and is not taken.
 The Insight's confidence is the weakest link: the lowest similarity of one of its statements to
 the group's centre (the statement the others were gathered around). At or above PROGRAM.md's
 confidence threshold it is filed in `insights/`; below, it waits in `inbox/` with `status: review`.
@@ -29,7 +31,7 @@ from typing import Any
 from palinode_vault.core.entities import ref_of_path, slugify
 from palinode_vault.kinds import INBOX_FOLDER
 from palinode_vault.memory.core_memory import _date
-from palinode_vault.memory.update import Item, render_new, words
+from palinode_vault.memory.update import STOP, Item, render_new
 from palinode_vault.memory.workspace import body_of, now_utc, set_keys
 
 _LINK = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
@@ -48,6 +50,7 @@ class Statement:
     day: dt.date | None
     context: str  # a project path, a session topic, or the note
     links: tuple[str, ...]  # memory files linked in its paragraph
+    about: frozenset[str] = frozenset()  # slugs of everything its paragraph links (files or not yet)
 
 
 @dataclass
@@ -133,7 +136,7 @@ class Statements:
                 project = self._project_of(para, links)
                 context = project or (f"{path[:-3]}: {_topic(heading)}" if heading else path[:-3])
                 for s in sentences(plain(para)):
-                    self.items.append(Statement(s, path, path[:-3], day, context, tuple(links)))
+                    self.items.append(Statement(s, path, path[:-3], day, context, tuple(links), _about(para)))
 
     def add_memory(self, path: str, text: str) -> None:
         data = self.state.notes[path].frontmatter or {}
@@ -145,11 +148,20 @@ class Statements:
         day = _date(data.get("last_updated")) or _date(data.get("created"))
         for para in re.split(r"\n\s*\n", re.sub(r"(?m)^#{1,6}[ \t].*$", "", body)):
             for s in sentences(plain(para)):
-                self.items.append(Statement(s, path, ref_of_path(path) or path[:-3], day, context, tuple(links)))
+                self.items.append(Statement(s, path, ref_of_path(path) or path[:-3], day, context, tuple(links),
+                                            _about(body) | {path.rsplit("/", 1)[-1][:-3]}))
 
 
-def group(vectors: Any, contexts: list[str], threshold: float, need: int) -> list[Pattern]:
-    """Groups of statements alike in meaning from at least `need` contexts (see the module doc)."""
+def _about(text: str) -> frozenset[str]:
+    return frozenset(slugify(m.group(1).strip().rsplit("/", 1)[-1]) for m in _LINK.finditer(text))
+
+
+def group(vectors: Any, contexts: list[str], threshold: float, need: int,
+          about: list[frozenset[str]] | None = None) -> list[Pattern]:
+    """Groups of statements alike in meaning from at least `need` contexts (see the module doc).
+
+    A group whose statements all link one same thing (`about`: a person, a project) is one thread
+    followed across sessions, not a pattern across contexts, and is not taken."""
     import numpy as np
 
     n = len(contexts)
@@ -163,7 +175,7 @@ def group(vectors: Any, contexts: list[str], threshold: float, need: int) -> lis
         for i in sorted(left):
             members = [j for j in sorted(left) if j == i or sims[i, j] >= threshold]
             ctx = sorted({contexts[j] for j in members})
-            if len(ctx) < need:
+            if len(ctx) < need or about and frozenset.intersection(*(about[j] for j in members)):
                 continue
             weakest = min(float(sims[i, j]) for j in members if j != i)
             score = (len(ctx), weakest, -i)
@@ -181,16 +193,29 @@ def _label(cons: Any, context: str) -> str:
     return note.title if note is not None else context
 
 
-def _title(texts: list[str]) -> str:
-    """Words most of the statements share, else the opening of the most typical one."""
-    counts: dict[str, int] = {}
-    for t in texts:
-        for w in {w for w in words(t) if len(w) > 3 and not w.isdigit()}:
-            counts[w] = counts.get(w, 0) + 1
-    shared = sorted((w for w, c in counts.items() if c * 2 >= len(texts) and c >= 2), key=lambda w: (-counts[w], w))
-    if len(shared) >= 2:
-        return "Recurring: " + ", ".join(shared[:3])
-    return "Recurring: " + " ".join(texts[0].split()[:7]).rstrip(".,;:")
+def _title(centre: str, others: list[str], names: list[str]) -> str:
+    """What the statements say alike: the longest run of words of the most typical one that at
+    least half of them share (project names left out); else its opening clause."""
+    toks = lambda t: [w.lower() for w in re.findall(r"[\w'’-]+", t)]  # noqa: E731
+    sets = [set(toks(o)) for o in others]
+    skip = {w for n in names for w in toks(n)}
+    runs: list[list[str]] = [[]]
+    for w in re.findall(r"[\w'’-]+", centre):
+        if w.lower() not in skip and (1 + sum(w.lower() in x for x in sets)) * 2 >= 1 + len(others):
+            runs[-1].append(w)
+        elif runs[-1]:
+            runs.append([])
+    for run in runs:
+        while run and run[0].lower() in STOP:
+            run.pop(0)
+        while run and run[-1].lower() in STOP:
+            run.pop()
+    best = max(runs, key=lambda r: len([w for w in r if w.lower() not in STOP]))
+    if len([w for w in best if w.lower() not in STOP]) >= 2:
+        phrase = " ".join(best[:10])
+    else:
+        phrase = " ".join(re.split(r"[.;:!?,]\s", centre.strip() + " ", 1)[0].split()[:8]).strip(" .,;:")
+    return "Recurring: " + phrase[:1].upper() + phrase[1:]
 
 
 def _insight_lead(text: str) -> str:
@@ -263,7 +288,7 @@ def find_patterns(cons: Any, dailies: list[tuple[dt.date, str, str]]) -> None:
         cons.op("UPDATE", path, f"pattern seen again in {', '.join(new)} (meaning similarity >= {threshold})", "Insight")
     # new patterns among the statements no insight already covers
     free = [i for i in range(len(statements)) if i not in taken]
-    patterns = group(sv[free], [statements[i].context for i in free], threshold, need)
+    patterns = group(sv[free], [statements[i].context for i in free], threshold, need, [statements[i].about for i in free])
     for pattern in patterns[:most]:
         members = [free[m] for m in pattern.members]
         covered = next((p for k, p in enumerate(insights)
@@ -279,7 +304,9 @@ def file_pattern(cons: Any, members: list[Statement], centre: Statement, pattern
     threshold = s.extraction.confidence_threshold
     inbox = pattern.confidence < threshold
     ordered = sorted(members, key=lambda m: (m.day or dt.date.min, m.source))
-    title = _title([centre.text] + [m.text for m in members if m is not centre])
+    notes = cons.vault.state.notes
+    names = [n for c in pattern.contexts if c in notes for n in Statements._names(c, notes[c])]
+    title = _title(centre.text, [m.text for m in members if m is not centre], names)
     folder = INBOX_FOLDER if inbox else "insights"
     path = f"{folder}/{slugify(title)[:60].strip('-')}.md"
     if cons.ws.exists(path) or cons.ws.exists(f"insights/{slugify(title)[:60].strip('-')}.md"):
