@@ -262,14 +262,14 @@ def test_offsets_in_a_tab_indented_nested_list():
 def _agrees_with_markdown_it(root: Path) -> int:
     """Every note under `root` the line scanner takes gets markdown-it's links, headings and code."""
     from palinode_vault.core import frontmatter as fm
-    from palinode_vault.core.note import _fast_scan, _needs_markdown_it
+    from palinode_vault.core import line_scan
 
     taken = 0
     for path in sorted(root.rglob("*.md")):
         text, _ = normalise(path.read_text(encoding="utf-8"))
         block = fm.find_block(text)
         body = text[block.end:] if block else text
-        fast = None if _needs_markdown_it(body) else _fast_scan(body)
+        fast = None if line_scan.needs_markdown_it(body) else line_scan.scan(body)
         if fast is None:
             continue
         taken += 1
@@ -298,3 +298,24 @@ def test_fast_path_agrees_on_sample_and_generated_vaults(tmp_path):
     make_vault.generate(tmp_path / "bench", notes=1500, seed=11)
     assert _agrees_with_markdown_it(tmp_path / "bench") > 1000
     assert _agrees_with_markdown_it(SAMPLE_VAULT) > 20
+
+
+# Cases where the line scanner once disagreed with markdown-it (found by the property test above
+# with more examples); each must now agree or be handed to markdown-it.
+_FOUND = [
+    "# H\n    [[x]]\n", "```\na\n```\n    [[x]]\n", "para\n***\n    [[x]]\n", "alpha\n___\n    [[a]]]",
+    "alpha\n- alpha\n    #", "alpha\n```\n  ", "alpha\n- alpha\n\n    [[T]]", "alpha\n> > alpha\n    * * * [[T]]",
+    "alpha\n   - alpha\n    * * *", "  \n2) 1\n___\n     [[T|shown]]a-b[[T]]]]]]\n", "-\n  \n    -\n  \n#### - \n",
+    "-\n      [[é]]![[x.png]]\n```\n", "alpha\n- alpha\n    -", "- - ![[T]]\n      -\n",
+    "> > * * * * * * * * * ^blk ![[a|]]\n", "# x\n![[T]]\n2) ![[N]]\n!![a]]\n\n    a-b ![[N]]\n",
+    "### x\n\n  \n  - y\n#### z\n\n    [[Note one]]",
+]
+
+
+@pytest.mark.parametrize("text", _FOUND)
+def test_found_cases_agree_with_markdown_it(text):
+    note = parse_note("n.md", text)
+    scan = scan_body(text)
+    assert [(link.start, link.end) for link in note.links] == [(r.start, r.end) for r in scan.links]
+    assert note.headings == scan.headings
+    assert sorted(note.code) == sorted(scan.code)
