@@ -16,7 +16,7 @@ Phases:
   and phrases; median and p95 in milliseconds (targets 20 / 50), model loaded once before.
 - quality: the labelled query sets in bench/queries/ over copies of sample-vault/ and the
   Obsidian help corpus; recall@10 and MRR for keyword-only, vector-only and hybrid, per set
-  (`--set dev|heldout|heldout2|all`: dev was tuned on, the held-out sets never), per corpus
+  (`--set dev|heldout|heldout2|heldout3|all`: dev was tuned on, the held-out sets never), per corpus
   and combined.
 
 Prints the exact command, a markdown table, and one JSON line with every number.
@@ -125,14 +125,14 @@ def _copy(src: Path, dst: Path) -> Path:
     return dst
 
 
-SETS = ("dev", "heldout", "heldout2")
+SETS = ("dev", "heldout", "heldout2", "heldout3")
 
 
 def load_queries(corpus: str, query_set: str) -> list[dict]:
     """The labelled queries of one corpus: one of SETS, or `all` (every set, in SETS order).
 
-    `dev` is the set the search was tuned on; `heldout` and `heldout2` are only measured, never
-    tuned against (bench/queries/README.md says how often each was looked at).
+    `dev` is the set the search was tuned on; `heldout`, `heldout2` and `heldout3` are only
+    measured, never tuned against (bench/queries/README.md says how often each was looked at).
     """
     names = SETS if query_set == "all" else (query_set,)
     out = []
@@ -166,7 +166,7 @@ def _bootstrap(diffs: list[float], runs: int = 2000, seed: int = 5) -> list[floa
 
 def phase_quality(work: Path, query_set: str = "all") -> dict:
     """{set: {corpus: {"queries", mode: {"recall@10", "mrr"}}}}; with several sets also
-    "heldout+heldout2" (both held-out sets) and "all" (every set), corpora combined as "all".
+    the held-out sets together (e.g. "heldout+heldout2+heldout3") and "all" (every set), corpora combined as "all".
     Each "all" row also has the 95 % bootstrap interval of hybrid's MRR minus each other mode's
     (paired by query): an interval above 0 is a difference the query set can tell apart."""
     per_query: dict[tuple[str, str], dict[str, list[float]]] = {}
@@ -182,8 +182,9 @@ def phase_quality(work: Path, query_set: str = "all") -> dict:
     out: dict = {}
     names = [s for s in SETS if any(k[0] == s for k in per_query)]
     groups = {name: [k for k in per_query if k[0] == name] for name in names}
-    if "heldout" in names and "heldout2" in names:
-        groups["heldout+heldout2"] = [k for k in per_query if k[0] != "dev"]
+    held_out = [s for s in names if s != "dev"]
+    if len(held_out) > 1:
+        groups["+".join(held_out)] = [k for k in per_query if k[0] != "dev"]
     if len(names) > 1:
         groups["all"] = list(per_query)
     for name, keys in groups.items():
@@ -210,7 +211,7 @@ def main() -> None:
     parser.add_argument("--phase", action="append", choices=["cold", "warm", "latency", "quality"])
     parser.add_argument("--resume", action="store_true", help="cold: keep an interrupted index")
     parser.add_argument("--set", dest="query_set", choices=[*SETS, "all"], default="all",
-                        help="quality: which labelled queries (dev: tuned on; heldout, heldout2: never tuned on)")
+                        help="quality: which labelled queries (dev: tuned on; heldout, heldout2, heldout3: never tuned on)")
     args = parser.parse_args()
     phases = args.phase or ["cold", "warm", "latency", "quality"]
     print("$ " + " ".join([os.path.relpath(sys.executable, REPO) if sys.executable.startswith(str(REPO)) else sys.executable,
