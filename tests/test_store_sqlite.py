@@ -176,3 +176,47 @@ def test_driver_reports_cover_both_drivers():
     reports = {r.name: r for r in driver_reports()}
     assert set(reports) == set(DRIVERS)
     assert any(r.vec_version for r in reports.values()), reports
+
+
+def _open_and_write(path: str, driver: str, start, errors) -> None:
+    """One process of the race below: open the fresh database at `start`, create, write, close."""
+    start.wait()
+    try:
+        conn = connect(path, driver=driver)
+        conn.executescript("create table if not exists t(x integer); create index if not exists t_x on t(x);")
+        with conn.transaction():
+            conn.execute("insert into t(x) values (1)")
+        conn.close()
+    except Exception as exc:  # noqa: BLE001 - sent to the test
+        errors.put(f"{type(exc).__name__}: {exc}")
+
+
+@pytest.mark.parametrize("driver", _available_drivers())
+def test_processes_opening_a_fresh_database_together_wait_for_each_other(tmp_path, driver):
+    # Several processes (the sidecar, CLI commands) opening a new database together: each
+    # may find another converting it to WAL. apsw had no busy timeout before its first
+    # statements, and `journal_mode = wal` is refused at once (no busy handler) when another
+    # process holds the lock it needs: some opener failed with 'database is locked' in most
+    # runs, on both drivers. 12 rounds of 4 processes.
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    errors = ctx.Queue()
+    processes_per_round, rounds = 4, 12
+    for round_ in range(rounds):
+        path = str(tmp_path / f"race-{round_}.db")
+        start = ctx.Event()
+        procs = [ctx.Process(target=_open_and_write, args=(path, driver, start, errors))
+                 for _ in range(processes_per_round)]
+        for p in procs:
+            p.start()
+        start.set()
+        for p in procs:
+            p.join(60)
+        found = []
+        while not errors.empty():
+            found.append(errors.get())
+        assert found == [], f"round {round_}"
+        assert all(p.exitcode == 0 for p in procs)
+        with connect(path, driver=driver) as conn:
+            assert conn.fetchvalue("select count(*) from t") == processes_per_round

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,10 @@ from typing import Any
 #: Environment variable that forces a driver ("sqlite3" or "apsw"), for tests and debugging.
 DRIVER_ENV = "PALINODE_SQLITE_DRIVER"
 DRIVERS = ("sqlite3", "apsw")
+#: How long a statement waits for another connection's lock before failing with "database is
+#: locked". Set when the connection is made, before any statement: the first statements
+#: (the FTS5 probe, `journal_mode = wal`) already read or lock the file.
+BUSY_TIMEOUT_S = 5.0
 
 Params = Sequence[Any] | dict[str, Any]
 
@@ -294,15 +299,17 @@ def _open(name: str, where: str) -> Connection:
         # isolation_level=None: autocommit, so transaction() controls BEGIN/COMMIT as apsw.
         # check_same_thread=False: the sidecar hands the connection to worker threads and
         # serialises access itself, as apsw allows.
-        raw = sqlite3.connect(where, isolation_level=None, check_same_thread=False)
+        raw = sqlite3.connect(where, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
     elif name == "apsw":
         import apsw
 
         raw = apsw.Connection(where)
+        # apsw has no busy timeout by default: several processes opening a database nobody
+        # has open (one converting it to WAL, another reading the schema) failed at once
+        raw.set_busy_timeout(int(BUSY_TIMEOUT_S * 1000))
     else:  # pragma: no cover - guarded by connect()
         raise StoreError(f"unknown driver {name!r}")
     conn = Connection(raw, name, where)
-    conn.execute("pragma busy_timeout = 5000")
     conn.execute("pragma foreign_keys = on")
     return conn
 
@@ -332,8 +339,33 @@ def _load_vec(conn: Connection) -> str | None:
 
 def _finish(conn: Connection, wal: bool) -> Connection:
     if wal and conn.path != ":memory:":
-        conn.fetchall("pragma journal_mode = wal")
+        _retry_busy(lambda: conn.fetchall("pragma journal_mode = wal"))
     return conn
+
+
+def _retry_busy(run: Callable[[], Any]) -> Any:
+    """Run `run`, retrying for up to BUSY_TIMEOUT_S while the database is locked.
+
+    For statements SQLite answers 'database is locked' without calling the busy handler:
+    switching a new database to WAL holds a shared lock and needs an exclusive one, and
+    SQLite refuses at once rather than wait on a process that may be waiting on it (two
+    processes opening a new index together; the busy timeout alone does not cover it).
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    delay = 0.005
+    while True:
+        try:
+            return run()
+        except Exception as exc:  # noqa: BLE001 - the drivers raise different classes
+            if not _is_busy(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
+
+
+def _is_busy(exc: BaseException) -> bool:
+    """SQLITE_BUSY on either driver (apsw.BusyError, sqlite3.OperationalError)."""
+    return type(exc).__name__ == "BusyError" or "database is locked" in str(exc)
 
 
 def _has_fts5(conn: Connection) -> bool:
