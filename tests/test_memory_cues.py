@@ -34,3 +34,8 @@ def test_a_type_program_md_does_not_list_is_never_given():
 def test_case_of_the_first_word_does_not_matter_for_phrases():
     assert type_by_wording("Please don't call me before nine.", TYPES) == "PersonMemory"
     assert type_by_wording("I Prefer tea.", TYPES) == "PersonMemory"
+
+
+@pytest.mark.parametrize("text", ["This is a rule for the conversation.", "It is a good tool.", "The app is the best."])
+def test_a_pronoun_or_article_is_not_a_name(text):
+    assert type_by_wording(text, TYPES) != "PersonMemory"

@@ -35,7 +35,8 @@ CUES: list[tuple[str, re.Pattern[str]]] = [
         r"\b(?:is (?:now )?live|went live|goes live|launched|shipped|released|rolled out|rollout|slipped|delayed"
         r"|postponed|blocked|unblocked|milestone|as of today|now runs)\b", re.I)),
     ("PersonMemory", re.compile(
-        r"^(?:[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?) (?:joined|is (?:our|the|a|an)|leads|runs|manages|owns|prefers|likes"
+        r"^(?!(?:This|That|These|Those|It|Its|There|Here|The|A|An|He|She|We|They|You|What|Which|Who|Our|My|Your|Their)\b)"
+        r"(?:[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?) (?:joined|is (?:our|the|a|an)|leads|runs|manages|owns|prefers|likes"
         r"|wants|can't stand|hates|handles|covers|works)\b"
         r"|\bI (?i:(?:always |usually |never |really )?(?:prefer|like|want|hate|draft|write|keep))\b|(?i:\bplease don't\b)")),
 ]
