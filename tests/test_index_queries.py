@@ -12,7 +12,7 @@ from conftest import HELP_CORPUS, REPO, SAMPLE_VAULT
 
 QUERIES = REPO / "bench" / "queries"
 ROOTS = {"sample-vault": SAMPLE_VAULT, "obsidian-help-en": HELP_CORPUS}
-SETS = ("dev", "heldout", "heldout2")
+SETS = ("dev", "heldout", "heldout2", "heldout3")
 
 
 def _bench():
@@ -28,19 +28,20 @@ def _items(query_set: str, corpus: str) -> list[dict]:
 
 @pytest.mark.parametrize("corpus", sorted(ROOTS))
 def test_sets_are_well_formed_and_apart(corpus):
-    dev, held, held2 = (_items(s, corpus) for s in SETS)
-    assert len(dev) >= 20 and len(held) >= 20 and len(held2) >= 20
-    for item in dev + held + held2:
+    sets = [_items(s, corpus) for s in SETS]
+    assert all(len(items) >= 20 for items in sets)
+    everything = [item for items in sets for item in items]
+    for item in everything:
         assert set(item) <= {"query", "relevant", "include_daily"}
         assert item["query"].strip() and item["relevant"]
         assert all(p.endswith(".md") and not p.startswith("/") for p in item["relevant"])
-    texts = [i["query"].strip().lower() for i in dev + held + held2]
+    texts = [i["query"].strip().lower() for i in everything]
     assert len(texts) == len(set(texts))  # no query twice, and none in two sets
 
 
 def test_the_held_out_sets_are_big_enough():
-    assert sum(len(_items("heldout", c)) for c in ROOTS) >= 40
-    assert sum(len(_items("heldout2", c)) for c in ROOTS) >= 40
+    for held_out in SETS[1:]:
+        assert sum(len(_items(held_out, c)) for c in ROOTS) >= 40
 
 
 @pytest.mark.parametrize("corpus", sorted(ROOTS))
@@ -56,7 +57,8 @@ def test_every_answer_is_a_note_of_its_corpus(corpus):
 def test_the_bench_selects_sets():
     bench = _bench()
     assert bench.SETS == SETS
-    dev, held, held2 = (bench.load_queries("sample-vault", s) for s in SETS)
-    assert {q["set"] for q in dev} == {"dev"} and {q["set"] for q in held2} == {"heldout2"}
-    assert bench.load_queries("sample-vault", "all") == dev + held + held2
+    loaded = [bench.load_queries("sample-vault", s) for s in SETS]
+    assert all({q["set"] for q in items} == {name} for name, items in zip(SETS, loaded))
+    dev = loaded[0]
+    assert bench.load_queries("sample-vault", "all") == [q for items in loaded for q in items]
     assert [q["query"] for q in dev] == [i["query"] for i in _items("dev", "sample-vault")]
