@@ -47,7 +47,8 @@ def test_preprocessing_removes_frontmatter_footer_and_link_decoration():
     # code blocks: kept for keywords (find an identifier), dropped from the embedding
     assert "secret_identifier" in chunk.text
     assert "secret_identifier" not in chunk.embed
-    assert chunk.embed.startswith("Ada Lovelace")
+    assert chunk.embed.startswith("people\nAda Lovelace")  # the folder, then the title
+    assert not chunk.text.startswith("people")  # context is embedded, not shown
 
 
 def test_short_note_is_one_chunk_and_long_note_splits_at_headings():
@@ -56,11 +57,27 @@ def test_short_note_is_one_chunk_and_long_note_splits_at_headings():
     chunks = _chunks(f"# Long\n\n{sections}", "insights/long.md")
     assert len(chunks) > 1
     assert all(len(c.embed) <= MAX_CHARS + 60 for c in chunks)
-    # every chunk starts at a heading and carries the note's title
+    # every chunk starts at a heading and carries the note's folder and title
     assert all(c.heading.startswith("Part") or c.ord == 0 for c in chunks)
-    assert all(c.embed.startswith("Long") for c in chunks)
+    assert chunks[0].embed.startswith("insights\nLong")
+    assert all(c.embed.startswith("insights: Long\nPart") for c in chunks[1:])
     joined = " ".join(c.text for c in chunks)
     assert all(f"topic {i}." in joined for i in range(8))
+
+
+def test_a_chunk_deep_in_a_note_is_embedded_with_its_heading_path():
+    filler = "A sentence about installing the desktop app on a computer. " * 10
+    text = (f"# Install\n\nIntro.\n\n## Desktop\n\n{filler}\n\n### Windows\n\n{filler}\n\n"
+            f"### Linux\n\n{filler}\n\n## Mobile\n\n{filler}\n")
+    chunks = {c.heading: c for c in _chunks(text, "Getting started/install.md")}
+    windows = chunks["Windows"].embed.split("\n")
+    # folder, title and the containing section; the section's own heading opens its text
+    assert windows[0] == "Getting started: Install: Desktop" and windows[1] == "Windows"
+    assert chunks["Mobile"].embed.split("\n")[:2] == ["Getting started: Install", "Mobile"]
+    assert "Desktop" not in chunks["Mobile"].embed  # a closed section is not in the path
+    # a heading that merely starts with the title still gets the title in front
+    (chunk,) = _chunks("## Install on Linux\n\nUse the AppImage.\n", "Getting started/Install.md")
+    assert chunk.embed.startswith("Getting started: Install\nInstall on Linux")
 
 
 def test_chunk_hash_depends_only_on_its_text():
