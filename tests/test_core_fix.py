@@ -160,6 +160,21 @@ def test_second_fix_writes_nothing_and_lint_has_nothing_fixable(make_vault, load
     assert [f.to_json() for f in lint(again).findings if f.fixable] == []
 
 
+def test_an_alias_label_link_is_fixed_in_one_run(make_vault, load_vault, digest):
+    # `[[Ali]]` -> `[[alice-smith|Ali]]` puts the slug's words in the body: cross_refs must
+    # already count them, or the next fix changes cross_refs again
+    files = {
+        "people/alice-smith.md": front("person", "alice-smith", extra="aliases: [Ali]") + "# Alice Smith\n",
+        "insights/i.md": front("insight", "i") + "Talked to [[Ali]] about it.\n",
+    }
+    root, vault = _vault(make_vault, load_vault, files)
+    assert fix(vault).written == ["insights/i.md"]
+    text = _read(root, "insights/i.md")
+    assert "[[alice-smith|Ali]]" in text and "cross_refs: [person/alice-smith]" in text
+    before = digest(root)
+    assert fix(load_vault(root)).written == [] and digest(root) == before
+
+
 def test_dry_run_writes_nothing_and_prints_unified_diffs(make_vault, run_cli, digest):
     root = make_vault({**BASE, "insights/i.md": front("insight", "i", entities="[project/checkout]") + "Ask [[Alice Smith]].\n"})
     before = digest(root)

@@ -13,7 +13,7 @@ from palinode_vault.core import footer as footer_mod
 from palinode_vault.core import frontmatter as fm
 from palinode_vault.core.crossrefs import compute as compute_cross_refs
 from palinode_vault.core.lint import Analysis, wiki_plan
-from palinode_vault.core.note import Link, Note
+from palinode_vault.core.note import Link, Note, parse_note
 from palinode_vault.core.text import Span
 from palinode_vault.core.vault_state import VaultState
 from palinode_vault.kinds import is_memory_path
@@ -78,11 +78,6 @@ def plan_fix(state: VaultState, note: Note, text: str, analysis: Analysis) -> Fi
         plan.add(fm.set_key(text, block, "entities", wiki.entities_fixed), ENTITIES,
                  "entities: " + (f"added {', '.join(added)}" if added else "canonical form"))
 
-    expected_refs = compute_cross_refs(note, analysis.mentions)
-    current_refs = data.get("cross_refs")
-    if (current_refs or expected_refs) and current_refs != expected_refs:
-        plan.add(fm.set_key(text, block, "cross_refs", expected_refs), CROSS_REFS, "cross_refs updated")
-
     targets = state.resolved.get(note.path) or []
     for link, target in zip(note.links, targets):
         if target is not None or link.in_footer or link.kind not in ("wiki", "embed"):
@@ -96,6 +91,15 @@ def plan_fix(state: VaultState, note: Note, text: str, analysis: Analysis) -> Fi
         table = text[line_start:link.start].lstrip().startswith("|") or "\\|" in text[link.start : link.end]
         plan.add(Span(link.start, link.end, _link_text(state, link, label, note.path, table)), LABELS,
                  f"[[{link.target}]] -> resolvable link to {label}")
+
+    # cross_refs follow the body as it will read after the label rewrites: `[[Ali]]` becoming
+    # `[[alice-smith|Ali]]` puts the slug's words in the text (else a second fix changes them).
+    labels = plan.only({LABELS})
+    mentioning = parse_note(note.path, apply_to_text(text, labels)) if labels else note
+    expected_refs = compute_cross_refs(mentioning, analysis.mentions)
+    current_refs = data.get("cross_refs")
+    if (current_refs or expected_refs) and current_refs != expected_refs:
+        plan.add(fm.set_key(text, block, "cross_refs", expected_refs), CROSS_REFS, "cross_refs updated")
 
     span = footer_mod.footer_span(text, note, wiki.footer_links)
     if span is not None:
