@@ -234,8 +234,9 @@ class Vault:
         return self.state
 
     def _parse_many(self, todo: list[FileStat], cache: ParseCache, progress: Progress | None):
+        """Yield (Note, pickled note or Unreadable, FileStat) as notes are parsed, so the caller
+        unpickles one batch from the workers while they parse the next."""
         max_bytes = self.settings.max_note_bytes
-        results: list[tuple[Note | bytes | Unreadable, FileStat]] = []
         # Files whose stat changed but whose content did not keep their cached parse.
         need: list[FileStat] = []
         for stat in todo:
@@ -245,7 +246,7 @@ class Vault:
                 if isinstance(read, NoteText):
                     hit = cache.by_hash(stat.path, read.text_hash)
                     if hit is not None:
-                        results.append((hit, stat))
+                        yield hit, stat
                         continue
             need.append(stat)
         total = len(need)
@@ -257,16 +258,15 @@ class Vault:
             done = 0
             with ProcessPoolExecutor(workers, mp_context=fork_context()) as pool:
                 for batch in pool.map(_parse_batch, [str(self.root)] * len(batches), batches, [max_bytes] * len(batches)):
-                    results.extend(batch)
+                    yield from batch
                     done += len(batch)
                     if progress:
                         progress("scan", done, total)
         else:
             for i, stat in enumerate(need):
-                results.append(_parse_one(self.root, stat, max_bytes))
+                yield _parse_one(self.root, stat, max_bytes)
                 if progress and (i % 200 == 0 or i == total - 1):
                     progress("scan", i + 1, total)
-        return results
 
     # --- reading and refreshing -------------------------------------------------------------
 
