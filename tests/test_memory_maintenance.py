@@ -3,9 +3,7 @@ meaning with the real MiniLM embedder, on a copy of the sample vault; undo rever
 
 from __future__ import annotations
 
-import datetime as dt
 import difflib
-import shutil
 from pathlib import Path
 
 import pytest
@@ -15,12 +13,10 @@ from palinode_vault.memory.consolidate import consolidate
 from palinode_vault.memory.oplog import read_log
 from palinode_vault.memory.patterns import group
 from palinode_vault.models import Embedder
-from palinode_vault.settings import Settings
-from palinode_vault.vault import Vault
 from palinode_vault.writer import undo_last
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample-vault"
-TODAY = dt.date(2026, 12, 1)
+# the same sample-vault copy, loaded vault and snapshot as the consolidation tests
+from test_memory_consolidate import root, snapshot, vault  # noqa: E402,F401
 
 
 @pytest.fixture(scope="module")
@@ -28,23 +24,6 @@ def minilm():
     embedder = Embedder()
     yield embedder
     embedder.close() if hasattr(embedder, "close") else None
-
-
-@pytest.fixture
-def root(tmp_path):
-    shutil.copytree(SAMPLE, tmp_path / "v", ignore=shutil.ignore_patterns(".palinode"))
-    return tmp_path / "v"
-
-
-def vault(root):
-    v = Vault(Settings(vault=root, now=TODAY))
-    v.load()
-    return v
-
-
-def snapshot(root):
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
-            if p.is_file() and ".palinode" not in p.parts}
 
 
 def write(root: Path, path: str, text: str) -> None:
