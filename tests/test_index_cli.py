@@ -130,3 +130,42 @@ def test_lint_json_has_candidates_with_the_index(vault, tmp_path):
     data = json.loads(CliRunner().invoke(main, ["lint", "--vault", str(bare), "--json"]).output)
     broken = [f for f in data["findings"] if f["check"] == "broken_link"]
     assert broken and all("candidates" not in f for f in broken)  # no index: lint as before
+
+
+def test_cli_search_is_recorded_in_the_session_core_started(vault, monkeypatch):
+    """CLI reads go to `.palinode/access.jsonl` for the weekly core-drift check: a search joins
+    the session the CLI's `core` started, PALINODE_SESSION names one, and the query is never kept."""
+    from palinode_vault.memory import access
+
+    monkeypatch.delenv(access.SESSION_ENV, raising=False)
+    lone = run("search", "--vault", str(vault), "why not firebase", "--json", "--limit", "3")
+    run("core", "--vault", str(vault), "--json")
+    first = run("search", "--vault", str(vault), "offline sync", "--json", "--limit", "2")
+    run("search", "--vault", str(vault), "sms provider", "--json", "--limit", "2")
+    monkeypatch.setenv(access.SESSION_ENV, "agent-42")
+    run("search", "--vault", str(vault), "Cochrane", "--json", "--mode", "keyword")
+
+    entries = access.read(vault)
+    assert [e["event"] for e in entries] == ["search", "core", "search", "search", "search"]
+    assert entries[0]["paths"] == sorted(r["path"] for r in lone["results"])
+    assert entries[2]["paths"] == sorted(r["path"] for r in first["results"])
+    started = entries[1]["session"]
+    assert "-cli-" in started and entries[0]["session"] != started
+    assert entries[2]["session"] == entries[3]["session"] == started
+    assert entries[4]["session"] == "agent-42"
+    raw = (vault / access.ACCESS_PATH).read_text(encoding="utf-8")
+    assert "why not firebase" not in raw and "offline sync" not in raw and "Cochrane" not in raw
+
+
+def test_cli_search_starts_a_new_session_when_core_is_old(vault, monkeypatch):
+    import datetime as dt
+
+    from palinode_vault.memory import access
+
+    monkeypatch.delenv(access.SESSION_ENV, raising=False)
+    long_ago = dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=access.CLI_SESSION_HOURS + 1)
+    old = access.new_session("cli", long_ago)
+    access.record(vault, "core", old, ["people/noor-haddad.md"], now=long_ago)
+    run("search", "--vault", str(vault), "offline sync", "--json", "--limit", "2")
+    entries = access.read(vault)
+    assert entries[-1]["event"] == "search" and entries[-1]["session"] != old

@@ -120,12 +120,15 @@ def search_command(vault: Path, query: str, as_json: bool, limit: int, mode: str
                    embedding_model: str | None) -> None:
     """Hybrid search: keywords (BM25) and meaning (vectors) fused by reciprocal rank."""
     from palinode_vault.index import search
+    from palinode_vault.memory import access
 
     v, index = open_vault_index(vault, embedding_model, update=not no_update, quiet=as_json)
     with index:
         result = search(index, query, limit=limit, mode=mode, category=category, status=status,
                         folder=folder, since=since, until=until, include_daily=include_daily,
                         include_archived=include_archived)
+    # what sessions find, for the weekly core-drift check (memory/access.py)
+    access.record(v.root, "search", access.cli_session(v.root), [r.get("path") for r in result["results"]])
     if as_json:
         click.echo(json.dumps(result, indent=2, ensure_ascii=False))
         return

@@ -122,7 +122,7 @@ def core(vault: Path, as_json: bool, now) -> None:
     _program_or_fail(v.root)
     result = core_set(v)
     # a session starts here: recorded for the weekly core-drift check (memory/access.py)
-    access.record(v.root, "core", access.new_session("cli"), [f["path"] for f in result.files])
+    access.record(v.root, "core", access.cli_session(v.root, start=True), [f["path"] for f in result.files])
     if as_json:
         data = result.to_json()
         click.echo(json.dumps(data, indent=2))

@@ -9,9 +9,12 @@ line per event:
 
 - `core`: the socket's `core` method and the `palinode-vault core` command. A `core` call starts
   a session (PROGRAM.md: the core set is handed to every session at its start).
-- `search`: the socket's `search` method, with the paths of the results (never the query: a
-  query may carry anything the person typed). Searches belong to the session their connection
-  last started with `core`; a connection that never called `core` gets a session of its own.
+- `search`: the socket's `search` method and the `palinode-vault search` command, with the paths
+  of the results (never the query: a query may carry anything the person typed). Searches belong
+  to the session their connection last started with `core`; a connection that never called
+  `core` gets a session of its own. The CLI has no connection, so a command joins the session
+  named by `PALINODE_SESSION` when set, else the last session the CLI's `core` started within
+  `CLI_SESSION_HOURS` (an agent that shells out calls `core` once, then searches), else a new one.
 
 It is a record of reads, not a memory operation: it lives beside the index in `.palinode/`, is
 not journaled (undo has nothing to revert) and never goes into `logs/operations.jsonl`, whose
@@ -31,6 +34,9 @@ from typing import Any, Iterable
 
 ACCESS_PATH = ".palinode/access.jsonl"
 MAX_BYTES = 2_000_000
+#: A CLI search joins the CLI session `core` started at most this long ago.
+CLI_SESSION_HOURS = 4
+SESSION_ENV = "PALINODE_SESSION"
 _LOCK = threading.Lock()
 
 
@@ -115,6 +121,46 @@ def week(entries: list[dict[str, Any]], today: dt.date, window_days: int) -> dic
             session.core |= set(entry["paths"])
         elif entry.get("event") == "search":
             session.found |= set(entry["paths"])
+    return out
+
+
+def cli_session(root: Path, start: bool = False, now: dt.datetime | None = None) -> str:
+    """The session of one CLI command (see the module docstring): `start` for `core`."""
+    named = os.environ.get(SESSION_ENV, "").strip()
+    if named:
+        return named[:200]
+    if not start:
+        when = now or dt.datetime.now(dt.timezone.utc)
+        for entry in reversed(_tail(Path(root) / ACCESS_PATH)):
+            sid = str(entry.get("session") or "")
+            if entry.get("event") != "core" or "-cli-" not in sid:
+                continue
+            try:
+                began = dt.datetime.fromisoformat(str(entry.get("time", "")).replace("Z", "+00:00"))
+            except ValueError:
+                break
+            if dt.timedelta(0) <= when - began <= dt.timedelta(hours=CLI_SESSION_HOURS):
+                return sid
+            break
+    return new_session("cli", now)
+
+
+def _tail(target: Path, size: int = 65536) -> list[dict[str, Any]]:
+    """The readable lines in the last `size` bytes of the access log (the recent sessions)."""
+    try:
+        with open(target, "rb") as handle:
+            handle.seek(max(0, target.stat().st_size - size))
+            raw = handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return []
+    out = []
+    for line in raw.splitlines()[1:] if len(raw) >= size else raw.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            out.append(entry)
     return out
 
 
