@@ -16,7 +16,7 @@ Phases:
   and phrases; median and p95 in milliseconds (targets 20 / 50), model loaded once before.
 - quality: the labelled query sets in bench/queries/ over copies of sample-vault/ and the
   Obsidian help corpus; recall@10 and MRR for keyword-only, vector-only and hybrid, per set
-  (`--set dev|heldout|heldout2|heldout3|all`: dev was tuned on, the held-out sets never), per corpus
+  (`--set dev|heldout|heldout2|heldout3|heldout4|all`: dev was tuned on, the held-out sets never), per corpus
   and combined.
 
 Prints the exact command, a markdown table, and one JSON line with every number.
@@ -125,13 +125,13 @@ def _copy(src: Path, dst: Path) -> Path:
     return dst
 
 
-SETS = ("dev", "heldout", "heldout2", "heldout3")
+SETS = ("dev", "heldout", "heldout2", "heldout3", "heldout4")
 
 
 def load_queries(corpus: str, query_set: str) -> list[dict]:
     """The labelled queries of one corpus: one of SETS, or `all` (every set, in SETS order).
 
-    `dev` is the set the search was tuned on; `heldout`, `heldout2` and `heldout3` are only
+    `dev` is the set the search was tuned on; `heldout` to `heldout4` are only
     measured, never tuned against (bench/queries/README.md says how often each was looked at).
     """
     names = SETS if query_set == "all" else (query_set,)
