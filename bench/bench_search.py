@@ -211,7 +211,7 @@ def main() -> None:
     parser.add_argument("--phase", action="append", choices=["cold", "warm", "latency", "quality"])
     parser.add_argument("--resume", action="store_true", help="cold: keep an interrupted index")
     parser.add_argument("--set", dest="query_set", choices=[*SETS, "all"], default="all",
-                        help="quality: which labelled queries (dev: tuned on; heldout, heldout2, heldout3: never tuned on)")
+                        help="quality: which labelled queries (dev: tuned on; heldout to heldout4: never tuned on)")
     args = parser.parse_args()
     phases = args.phase or ["cold", "warm", "latency", "quality"]
     print("$ " + " ".join([os.path.relpath(sys.executable, REPO) if sys.executable.startswith(str(REPO)) else sys.executable,
