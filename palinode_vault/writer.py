@@ -163,6 +163,18 @@ class Run:
             handle.flush()
             os.fsync(handle.fileno())
 
+    def record_applied(self, path: str, before: bytes | None, after: bytes, reason: str) -> None:
+        """Journal an edit another writer has applied for us (the plugin, through Obsidian's
+        editor, for a file open there), so `undo` reverts it like our own writes and the
+        self-review does not take it for the person's edit.
+
+        Recorded after the plugin confirms, not before like `write`: the plugin may refuse (the
+        person typed), and a run of refused edits would be an `undo` that restores nothing.
+        """
+        self._append({"path": path, "before": None if before is None else base64.b64encode(before).decode("ascii"),
+                      "before_hash": sha256_bytes(before), "after_hash": sha256_bytes(after), "reason": reason})
+        self.written.append(path)
+
     def write(self, edit: Edit) -> bool:
         """Journal then write one edit. False (and recorded as a conflict) if the file moved on."""
         if os.path.islink(self.root / edit.path):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from palinode_vault.writer import undo_last
 from sidecar_helpers import (
     ANA,
     CONSISTENT,
@@ -69,7 +70,12 @@ def test_open_file_is_edited_through_the_plugin(vault: Path):
 
     run(body())
     assert (vault / REL).read_text() == machine_fixed(EDITED)
-    assert journal_entries(vault) == []  # the sidecar itself wrote nothing
+    # the plugin wrote it, but for the sidecar: journaled like its own writes, and undo reverts it
+    [entry] = journal_entries(vault)
+    assert entry["path"] == REL and entry["label"] == "sidecar"
+    assert entry["before_hash"] == text_hash(EDITED) and entry["after_hash"] == text_hash(machine_fixed(EDITED))
+    undone = undo_last(vault)
+    assert undone.restored == [REL] and (vault / REL).read_text() == EDITED
 
 
 def test_stale_hash_is_not_written_and_retried_then_written_after_close(vault: Path):

@@ -51,6 +51,7 @@ class PlannedEdit:
     new_text: str  # normalised text after the edit (what the plugin would write)
     old_text_hash: str  # hash of the normalised text the edit was computed from
     reasons: list[str]
+    old_bytes: bytes = b""  # the file as read when planned (journaled if the plugin applies it)
 
 
 class Sidecar:
@@ -347,7 +348,7 @@ class Sidecar:
             return None
         new_text = normalise(raw2)[0]
         edit = Edit(path, sha256_bytes(read.raw_bytes), raw2.encode("utf-8"), "; ".join(reasons))
-        return PlannedEdit(edit, new_text, read.text_hash, reasons)
+        return PlannedEdit(edit, new_text, read.text_hash, reasons, read.raw_bytes)
 
     def record_write(self, paths: list[str], run: str | None) -> None:
         """Count a write (automatic, by the plugin, or by a method) for `status`."""
@@ -444,7 +445,7 @@ class Sidecar:
             if changed:
                 self.notify("findings.changed", self._findings_event(sorted(changed)))
         for item in via_plugin:
-            await self._edit_through_plugin(item)
+            await self._edit_through_plugin(item, run)
 
     def schedule_machine_fixes(self) -> int:
         """Queue every note whose machine-owned surfaces are stale (e.g. auto-fixes switched on)."""
@@ -456,8 +457,9 @@ class Sidecar:
         self._wake.set()
         return len(paths)
 
-    async def _edit_through_plugin(self, item: PlannedEdit) -> None:
-        """Ask the plugin to apply an edit to an open file; if it cannot, try again later."""
+    async def _edit_through_plugin(self, item: PlannedEdit, run: Run) -> None:
+        """Ask the plugin to apply an edit to an open file, journaled in `run` once applied;
+        if it cannot, try again later."""
         path = item.edit.path
         ok = False
         if self.request_edit is not None and self.editor.connection is not None:
@@ -470,8 +472,10 @@ class Sidecar:
             except Exception as exc:  # noqa: BLE001 - the plugin may be gone
                 log.info("apply_edit for %s failed: %s", path, exc)
         if ok:
-            self.own_writes[path] = sha256_bytes(item.new_text.encode("utf-8"))
-            self.record_write([path], "plugin")
+            after = item.new_text.encode("utf-8")  # what the plugin writes: the normalised text
+            self.own_writes[path] = sha256_bytes(after)
+            await asyncio.to_thread(run.record_applied, path, item.old_bytes, after, item.edit.reason)
+            self.record_write([path], run.id)
             self.notify("wrote", {"paths": [path], "reason": "applied by the plugin in the open editor"})
         else:
             self.due[path] = time.monotonic() + self.settings.quiet_seconds
