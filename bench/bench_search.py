@@ -15,7 +15,8 @@ Phases:
 - latency: in-process hybrid search over the indexed vault, queries drawn from its own titles
   and phrases; median and p95 in milliseconds (targets 20 / 50), model loaded once before.
 - quality: the labelled query sets in bench/queries/ over copies of sample-vault/ and the
-  Obsidian help corpus; recall@10 and MRR for keyword-only, vector-only and hybrid, per set
+  Obsidian help corpus; recall@10 and MRR for keyword-only, vector-only, hybrid with reciprocal
+  rank fusion (`fusion: rrf`, for comparison) and hybrid as shipped, per set
   (`--set dev|heldout|heldout2|heldout3|heldout4|all`: dev was tuned on, the held-out sets never), per corpus
   and combined.
 
@@ -40,6 +41,7 @@ sys.path.insert(0, str(REPO))
 
 from palinode_vault.index import open_index, refresh, search  # noqa: E402
 from palinode_vault.index.store import index_path  # noqa: E402
+from palinode_vault.program import SHIPPED, load_program  # noqa: E402
 from palinode_vault.settings import Settings  # noqa: E402
 from palinode_vault.vault import Vault  # noqa: E402
 
@@ -143,7 +145,20 @@ def load_queries(corpus: str, query_set: str) -> list[dict]:
 
 
 def _reciprocal_ranks(index, queries: list[dict], mode: str) -> list[float]:
-    """Per query: 1 / rank of the first relevant note in the top 10, or 0."""
+    """Per query: 1 / rank of the first relevant note in the top 10, or 0.
+
+    Mode `rrf` is hybrid with PROGRAM.md's `search.fusion: rrf` (reciprocal rank fusion, the
+    fusion before round 3), from a PROGRAM.md written into the vault copy for these queries.
+    """
+    if mode == "rrf":
+        own = index.root / "PROGRAM.md"
+        text = SHIPPED.read_text(encoding="utf-8")
+        own.write_text(text.replace("  fusion: weighted ", "  fusion: rrf      ", 1), encoding="utf-8")
+        try:
+            assert load_program(index.root).settings.search.fusion == "rrf"
+            return _reciprocal_ranks(index, queries, "hybrid")
+        finally:
+            own.unlink()
     out = []
     for item in queries:
         res = search(index, item["query"], limit=10, mode=mode,
@@ -154,7 +169,7 @@ def _reciprocal_ranks(index, queries: list[dict], mode: str) -> list[float]:
     return out
 
 
-MODES = ("keyword", "vector", "hybrid")
+MODES = ("keyword", "vector", "rrf", "hybrid")
 
 
 def _bootstrap(diffs: list[float], runs: int = 2000, seed: int = 5) -> list[float]:
@@ -200,7 +215,7 @@ def phase_quality(work: Path, query_set: str = "all") -> dict:
                 row[m] = {"recall@10": round(sum(x > 0 for x in rr[m]) / n, 3), "mrr": round(sum(rr[m]) / n, 3)}
             if corpus == "all":
                 row["hybrid_mrr_minus"] = {m: _bootstrap([h - o for h, o in zip(rr["hybrid"], rr[m])])
-                                           for m in ("keyword", "vector")}
+                                           for m in ("keyword", "vector", "rrf")}
             table[corpus] = row
     return out
 
@@ -231,8 +246,9 @@ def main() -> None:
     if "quality" in phases:
         with tempfile.TemporaryDirectory() as tmp:
             results["quality"] = phase_quality(Path(tmp), args.query_set)
-        print("\n| set | corpus | queries | keyword recall@10 / MRR | vector recall@10 / MRR | hybrid recall@10 / MRR |")
-        print("| --- | --- | ---: | --- | --- | --- |")
+        print("\n| set | corpus | queries | keyword recall@10 / MRR | vector recall@10 / MRR "
+              "| hybrid, rrf fusion | hybrid recall@10 / MRR |")
+        print("| --- | --- | ---: | --- | --- | --- | --- |")
         for name, table in results["quality"].items():
             for corpus, data in table.items():
                 cells = " | ".join(f"{data[m]['recall@10']} / {data[m]['mrr']}" for m in MODES)
@@ -240,7 +256,8 @@ def main() -> None:
         for name, table in results["quality"].items():
             ci = table["all"].get("hybrid_mrr_minus")
             if ci:
-                print(f"{name}: hybrid MRR minus keyword, 95 % interval {ci['keyword']}; minus vector {ci['vector']}")
+                print(f"{name}: hybrid MRR minus keyword, 95 % interval {ci['keyword']}; minus vector {ci['vector']}; "
+                      f"minus rrf {ci['rrf']}")
     print(json.dumps(results))
 
 

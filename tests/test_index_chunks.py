@@ -5,7 +5,9 @@ from __future__ import annotations
 from palinode_vault.core.note import parse_note
 from palinode_vault.core.text import normalise, sha256_text
 from palinode_vault.index.chunks import MAX_CHARS, chunk_note, clean_draft
-from palinode_vault.index.hybrid import fts_query, fuse, Hit
+import pytest
+
+from palinode_vault.index.hybrid import Hit, blend, fts_query, fuse
 
 NOTE = """---
 id: person-ada
@@ -101,3 +103,20 @@ def test_reciprocal_rank_fusion():
     assert scores["b.md"] == 1 / 62 + 1 / 61
     assert scores["a.md"] == 1 / 61 and scores["c.md"] == 1 / 62
     assert max(scores, key=scores.get) == "b.md"  # in both lists beats first in one
+
+
+def test_weighted_fusion_scales_each_list():
+    keyword = [Hit("a.md", None, 1, bm25=9.0), Hit("b.md", None, 2, bm25=5.0), Hit("c.md", None, 3, bm25=1.0)]
+    vector = [Hit("b.md", 1, 1, 0.8), Hit("d.md", 2, 2, 0.6), Hit("a.md", 3, 3, 0.4)]
+    scores = blend(keyword, vector, 0.7)
+    assert scores["a.md"] == pytest.approx(0.3 * 1.0 + 0.7 * 0.0)
+    assert scores["b.md"] == pytest.approx(0.3 * 0.5 + 0.7 * 1.0)
+    assert scores["c.md"] == pytest.approx(0.0) and scores["d.md"] == pytest.approx(0.7 * 0.5)
+    # a list of one note gives it the whole weight; an empty list gives nothing
+    assert blend([Hit("a.md", None, 1, bm25=3.0)], [], 0.7) == {"a.md": pytest.approx(0.3)}
+    # far ahead in one list beats middling in both, which reciprocal ranks cannot tell
+    far = blend([Hit("x.md", None, 1, bm25=20.0), Hit("y.md", None, 2, bm25=2.0), Hit("z.md", None, 3, bm25=1.0)],
+                [Hit("y.md", 1, 1, 0.50), Hit("z.md", 2, 2, 0.49), Hit("x.md", 3, 3, 0.48), Hit("w.md", 4, 4, 0.20)], 0.5)
+    assert max(far, key=far.get) == "x.md"
+    ranks = fuse([[Hit("x.md", None, 1), Hit("y.md", None, 2)], [Hit("y.md", 1, 1), Hit("z.md", 2, 2), Hit("x.md", 3, 3)]], 60)
+    assert max(ranks, key=ranks.get) == "y.md"

@@ -12,7 +12,7 @@ from conftest import HELP_CORPUS, REPO, SAMPLE_VAULT
 
 QUERIES = REPO / "bench" / "queries"
 ROOTS = {"sample-vault": SAMPLE_VAULT, "obsidian-help-en": HELP_CORPUS}
-SETS = ("dev", "heldout", "heldout2", "heldout3")
+SETS = ("dev", "heldout", "heldout2", "heldout3", "heldout4")
 
 
 def _bench():

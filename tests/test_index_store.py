@@ -25,6 +25,7 @@ from palinode_vault.index import (
     text_reader,
     topic_coverage,
 )
+from palinode_vault.index.hybrid import Filters, keyword_hits, vector_hits
 from palinode_vault.index.meaning import linked_paths
 from palinode_vault.index.store import index_path
 from palinode_vault.settings import Settings
@@ -270,6 +271,7 @@ def test_daily_penalty_and_include_daily(vault, embedder):
 
 
 def test_hybrid_fuses_keyword_and_vector(vault, embedder):
+    """Weighted fusion (PROGRAM.md's default): min-max scaled BM25 and cosine, 0.7 on meaning."""
     index = open_index(vault, embedder=embedder)
     query = "who answers clinic support tickets"
     kw = search(index, query, mode="keyword", limit=10, include_daily=True)
@@ -278,14 +280,38 @@ def test_hybrid_fuses_keyword_and_vector(vault, embedder):
     assert (kw["mode"], vec["mode"], hyb["mode"]) == ("keyword", "vector", "hybrid")
     top10 = [r["path"] for r in hyb["results"]]
     assert kw["results"][0]["path"] in top10 and vec["results"][0]["path"] in top10
-    k = 60
-    kr = {r["path"]: i + 1 for i, r in enumerate(search(index, query, mode="keyword", limit=100, include_daily=True)["results"])}
-    vr = {r["path"]: i + 1 for i, r in enumerate(search(index, query, mode="vector", limit=100, include_daily=True)["results"])}
-    top = hyb["results"][0]
-    expected = sum(1 / (k + ranks[top["path"]]) for ranks in (kr, vr) if top["path"] in ranks)
-    assert top["score"] == pytest.approx(expected, abs=1e-6)
+    # the expected scores, from the two raw rankings computed here
+    filters = Filters(include_daily=True)
+    keyword = {h.path: h.bm25 for h in keyword_hits(index, query, filters, ["archived"], 50)}
+    meaning = {h.path: h.similarity for h in vector_hits(index, embedder.embed(query), filters, ["archived"], 50)}
+
+    def scaled(values: dict, path: str) -> float:
+        if path not in values:
+            return 0.0
+        top, low = max(values.values()), min(values.values())
+        return (values[path] - low) / (top - low)
+
+    expected = {p: 0.7 * scaled(meaning, p) + 0.3 * scaled(keyword, p) for p in set(keyword) | set(meaning)}
+    assert [r["path"] for r in hyb["results"]] == sorted(expected, key=lambda p: (-expected[p], p))[:10]
     for r in hyb["results"]:
+        assert r["score"] == pytest.approx(expected[r["path"]], abs=1e-6)
         assert set(r) == {"path", "score", "title", "snippet"} and r["snippet"]
+    index.close()
+
+
+def test_hybrid_with_reciprocal_rank_fusion(vault, embedder):
+    """`fusion: rrf` in the vault's PROGRAM.md: the sum of 1 / (k + rank) over both top-10 lists."""
+    text = (REPO / "PROGRAM.md").read_text(encoding="utf-8")
+    assert "  fusion: weighted " in text
+    (vault / "PROGRAM.md").write_text(text.replace("  fusion: weighted ", "  fusion: rrf ", 1), encoding="utf-8")
+    index = open_index(vault, embedder=embedder)
+    query = "who answers clinic support tickets"
+    k = 60
+    kr = {r["path"]: i + 1 for i, r in enumerate(search(index, query, mode="keyword", limit=10, include_daily=True)["results"])}
+    vr = {r["path"]: i + 1 for i, r in enumerate(search(index, query, mode="vector", limit=10, include_daily=True)["results"])}
+    hyb = search(index, query, mode="hybrid", limit=10, include_daily=True)
+    for r in hyb["results"]:
+        assert r["score"] == pytest.approx(sum(1 / (k + ranks[r["path"]]) for ranks in (kr, vr) if r["path"] in ranks), abs=1e-6)
     index.close()
 
 

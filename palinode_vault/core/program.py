@@ -10,7 +10,7 @@ import re
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 _BLOCK = re.compile(r"^```+[ \t]*yaml[ \t]+palinode-settings[ \t]*\n(.*?)^```+[ \t]*$", re.MULTILINE | re.DOTALL)
 
@@ -54,9 +54,18 @@ class SelfImprovement(_Strict):
 
 
 class Search(_Strict):
+    # A PROGRAM.md older than weighted fusion has no `fusion` key and describes rrf: it keeps rrf.
+    fusion: Literal["weighted", "rrf"] = "rrf"
+    vector_weight: float | None = Field(None, ge=0.0, le=1.0)
     rrf_k: int
     daily_penalty: float
     exclude_status: list[str]
+
+    @model_validator(mode="after")
+    def _weight_for_weighted(self) -> "Search":
+        if self.fusion == "weighted" and self.vector_weight is None:
+            raise ValueError("fusion: weighted needs vector_weight (0..1, the share of meaning)")
+        return self
 
 
 class ProgramSettings(_Strict):

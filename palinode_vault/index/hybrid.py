@@ -1,10 +1,18 @@
-"""Hybrid search: BM25 (FTS5) and vector (sqlite-vec) rankings fused by reciprocal rank.
+"""Hybrid search: BM25 (FTS5) and vector (sqlite-vec) rankings fused into one.
 
 Both rankings are over notes: BM25 over one keyword row per whole note, vectors by a note's
-best chunk. Reciprocal rank fusion adds
-1 / (k + rank) from each ranking, k from PROGRAM.md (`search.rrf_k`). Daily logs are multiplied
-by `search.daily_penalty` unless `include_daily`; notes whose status is in
-`search.exclude_status` are left out unless `include_archived`.
+best chunk. PROGRAM.md's `search.fusion` says how they are fused:
+
+- `weighted` (default): each list's scores scaled to 0..1 within the list (min-max: its best
+  note 1, its 50th 0), then `vector_weight * meaning + (1 - vector_weight) * keywords`; a note
+  missing from a list gets 0 from it. Scores keep what ranks throw away: how far ahead the best
+  hits are. On our 202 labelled queries it beat reciprocal rank fusion and each list alone in
+  every query set (docs/BENCHMARKS.md, search round 3); Bruch et al. (2023) report the same.
+- `rrf`: reciprocal rank fusion, the sum of 1 / (k + rank) over the top 10 of each list,
+  k = `search.rrf_k`.
+
+Daily logs are multiplied by `search.daily_penalty` unless `include_daily`; notes whose status
+is in `search.exclude_status` are left out unless `include_archived`.
 """
 
 from __future__ import annotations
@@ -19,13 +27,11 @@ from palinode_vault.program import load_program
 from palinode_vault.store import serialize_vector
 
 MODES = ("hybrid", "keyword", "vector")
-DEPTH = 50  # notes a ranking returns when asked on its own (repair, dedup, related)
-# Notes each ranking contributes to the fusion (or `limit`, if more are asked for). Deeper
-# windows let notes that are mediocre in both lists outrank a note only one list finds near
-# the top: on the 60 dev queries (bench/queries/dev), with keyword rows per chunk as they were
-# then, 10 gave recall@10 1.0 and MRR 0.743 against 0.95 and 0.73 for 50 (chosen on that same
-# set). With rows per note, 5 / 10 / 20 / 50 gave dev MRR 0.786 / 0.777 / 0.766 / 0.764 and
-# recall 1.0 / 1.0 / 0.95 / 0.95: kept at 10 (docs/BENCHMARKS.md).
+DEPTH = 50  # notes a ranking returns (search, repair, dedup, related); weighted fusion scales over them
+# Notes each ranking contributes to reciprocal rank fusion (or `limit`, if more are asked for).
+# Deeper windows let notes that are mediocre in both lists outrank a note only one list finds
+# near the top: with rows per note, 5 / 10 / 20 / 50 gave dev MRR 0.786 / 0.777 / 0.766 / 0.764
+# and recall 1.0 / 1.0 / 0.95 / 0.95 (docs/BENCHMARKS.md).
 FUSION_DEPTH = 10
 SNIPPET_CHARS = 200
 
@@ -219,6 +225,21 @@ def fuse(rankings: list[list[Hit]], k: int) -> dict[str, float]:
     return scores
 
 
+def blend(keyword: list[Hit], vector: list[Hit], vector_weight: float) -> dict[str, float]:
+    """Weighted fusion: min-max scaled BM25 and cosine, `vector_weight` on meaning."""
+    scores: dict[str, float] = {}
+    for hits, weight, value in ((keyword, 1.0 - vector_weight, lambda h: h.bm25),
+                                (vector, vector_weight, lambda h: h.similarity)):
+        if not hits:
+            continue
+        values = [float(value(h) or 0.0) for h in hits]
+        top, low = max(values), min(values)
+        for hit, v in zip(hits, values):
+            scaled = (v - low) / (top - low) if top > low else 1.0
+            scores[hit.path] = scores.get(hit.path, 0.0) + weight * scaled
+    return scores
+
+
 def search(index: Index, query: str, *, limit: int = 10, mode: str | None = None,
            category: str | None = None, status: str | None = None, folder: str | None = None,
            since: str | None = None, until: str | None = None, include_daily: bool = False,
@@ -252,14 +273,15 @@ def search(index: Index, query: str, *, limit: int = 10, mode: str | None = None
         rankings = []
         keyword: list[Hit] = []
         vec: list[Hit] = []
-        depth = max(FUSION_DEPTH, limit) if wanted == "hybrid" else max(DEPTH, limit)
+        weighted = wanted == "hybrid" and settings.fusion == "weighted"
+        depth = max(FUSION_DEPTH, limit) if wanted == "hybrid" and not weighted else max(DEPTH, limit)
         if wanted in ("hybrid", "keyword"):
             keyword = keyword_hits(index, query, filters, settings.exclude_status, depth)
             rankings.append(keyword)
         if wanted in ("hybrid", "vector"):
             vec = vector_hits(index, vector, filters, settings.exclude_status, depth)
             rankings.append(vec)
-        scores = fuse(rankings, settings.rrf_k)
+        scores = blend(keyword, vec, settings.vector_weight) if weighted else fuse(rankings, settings.rrf_k)
         rows = index.note_rows(scores)
         for path in scores:
             if not include_daily and rows.get(path, {}).get("daily"):
