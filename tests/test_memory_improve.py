@@ -1,6 +1,7 @@
 """The weekly self-review: repeated corrections found in the journal, core drift found in the
-access record, proposals written to inbox/ and PROGRAM.md never edited. Real files, the real
-journal and undo, the scripted generator for exact extraction outcomes."""
+access record, facts explained again and never extracted found in the operations log, proposals
+written to inbox/ and PROGRAM.md never edited. Real files, the real journal and undo, the scripted
+generator for exact extraction outcomes, the real MiniLM for meaning."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ from palinode_vault.memory import access
 from palinode_vault.memory.consolidate import consolidate
 from palinode_vault.memory.corrections import find
 from palinode_vault.memory.extract import extract_text
-from palinode_vault.memory.oplog import read_log
-from palinode_vault.models import ScriptedGenerator, register_generator
+from palinode_vault.memory.oplog import read_log, unfiled_statement
+from palinode_vault.memory.session import Session, end_session
+from palinode_vault.memory.transcript import Turn
+from palinode_vault.models import Embedder, ScriptedGenerator, register_generator
 from palinode_vault.settings import Settings
 from palinode_vault.vault import Vault
 from palinode_vault.writer import undo_last
@@ -160,3 +163,75 @@ def test_access_record_is_bounded_and_skips_bad_lines(root):
     entries = access.read(root)
     assert (root / access.ACCESS_PATH).stat().st_size <= 2100
     assert entries and entries[-1]["paths"] == ["decisions/d39.md"] and len(entries) < 40
+
+
+# --- facts explained again and never extracted ------------------------------------------------------
+
+MAC_MINI = ["The Harbor app builds run on the old Mac mini under Sam's desk.",
+            "Remember that Harbor app builds happen on the old Mac mini by Sam's desk."]
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    embedder = Embedder()
+    yield embedder
+    embedder.close() if hasattr(embedder, "close") else None
+
+
+def session_end(root, sid, said, items=()):
+    """A session on the socket that ends with the real extraction pass; the model offers `items`."""
+    gen = ScriptedGenerator([{"items": list(items)}])
+    register_generator("unfiledtest", lambda **options: gen)
+    turns = [Turn("user", said), Turn("assistant", "Noted.")]
+    return end_session(vault(root, dt.date.today()), Session(sid, turns), generator="unfiledtest")
+
+
+def unfiled(root):
+    return [(e["source"], u[1]) for e in read_log(root) if (u := unfiled_statement(e))]
+
+
+@pytest.mark.parametrize("meaning", ["minilm", "shared words"])
+def test_improve_proposes_a_fact_explained_in_two_sessions_and_never_extracted(root, request, meaning):
+    today = dt.date.today()
+    embedder = request.getfixturevalue("minilm") if meaning == "minilm" else False
+    program = (root / "PROGRAM.md").read_bytes()
+    session_end(root, "monday", MAC_MINI[0] + " Tariq prefers written specs.")
+    session_end(root, "thursday", MAC_MINI[1])
+    # a type's wording first, then a plain statement naming a known project
+    assert unfiled(root) == [("session-monday", "Tariq prefers written specs."), ("session-monday", MAC_MINI[0]),
+                             ("session-thursday", MAC_MINI[1])]
+    r = consolidate(vault(root, today), generator=False, embedder=embedder)
+    path = f"inbox/program-change-{today.isoformat()}.md"
+    propose = [o for o in r.operations if o["op"] == "PROPOSE" and o["path"] == path]
+    assert propose and "Tariq" not in propose[0]["reason"]  # said once: not a repeat
+    text = (root / path).read_text()
+    day = today.isoformat()
+    assert (f'the person explained the same thing in 2 sessions this week and extraction filed nothing for it: '
+            f'"{MAC_MINI[0]}" (session-monday, {day}), "{MAC_MINI[1]}" (session-thursday, {day})') in text
+    assert ("\n+- **ProjectSnapshot: facts the person had to explain again.** Extract them even when they look minor, "
+            f'like "{MAC_MINI[0]}" (said in 2 sessions in the week to {day}, never extracted).\n') in text
+    assert text.count("SKIP session-") == 2 and "### Sometimes extract" in text  # the edit lands in "Always extract"
+    assert (root / "PROGRAM.md").read_bytes() == program  # proposed, never made
+
+
+def test_improve_ignores_a_fact_explained_once_or_twice_in_one_session(root, minilm):
+    today = dt.date.today()
+    session_end(root, "monday", MAC_MINI[0] + " " + MAC_MINI[1])
+    assert [s for s, _ in unfiled(root)] == ["session-monday", "session-monday"]
+    r = consolidate(vault(root, today), generator=False, embedder=minilm, dry_run=True)
+    assert not [o for o in r.operations if o["op"] == "PROPOSE" and "program-change" in o["path"]]
+
+
+def test_improve_ignores_a_repeated_fact_a_memory_filed_this_week_says(root, minilm):
+    today = dt.date.today()
+    session_end(root, "monday", MAC_MINI[0])
+    session_end(root, "thursday", MAC_MINI[1])
+    # on Friday the model got it: the vault has it now
+    found = {"type": "Decision", "title": "Harbor builds on the Mac mini", "text": "Harbor app builds are run on the old "
+             "Mac mini under Sam's desk.", "rationale": "", "alternatives": "", "entities": [], "due": "", "replaces": "",
+             "confidence": 0.9}
+    r = session_end(root, "friday", "We decided the Harbor app builds run on the old Mac mini under Sam's desk.", [found])
+    assert [o.op for o in r.outcomes][:1] in (["ADD"], ["UPDATE"])
+    assert [s for s, _ in unfiled(root)] == ["session-monday", "session-thursday"]
+    r = consolidate(vault(root, today), generator=False, embedder=minilm, dry_run=True)
+    assert not [o for o in r.operations if o["op"] == "PROPOSE" and "program-change" in o["path"]]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from palinode_vault.memory.extract import extract_text
-from palinode_vault.memory.oplog import read_log
+from palinode_vault.memory.oplog import read_log, unfiled_statement
 from palinode_vault.models import ScriptedGenerator, register_generator
 from palinode_vault.settings import Settings
 from palinode_vault.vault import Vault
@@ -207,6 +207,59 @@ def test_secrets_never_reach_files_or_logs(vault):
             content = path.read_text(errors="replace")
             assert secret not in content and "hunter2hunter2" not in content
     assert any(e["op"] == "WITHHELD" for e in read_log(vault.root))
+
+
+def test_extract_logs_unfiled_statements_as_skip_bounded_and_never_secrets(vault):
+    before = len(read_log(vault.root))
+    talk = ("User: We decided the staging password is hunter2hunter2. Remember this API key for the Harbor app: "
+            "sk_live_abcdefghij1234567890. We decided to send reminder SMS from a queue worker instead of the web "
+            "request. Tariq prefers written specs. We decided to drop the fax integration. Mira joined the Harbor app "
+            "team last week. Noor leads the clinic calls on Mondays. We switched to weekly invoices. We chose Postgres "
+            "for the audit log.\nAssistant: Noted.")
+    r = run(vault, {"items": [item(), item(title="Weekly invoices", text="We switched to weekly invoices."),
+                              item(title="Noor runs clinic calls", text="Noor leads the clinic calls on Mondays.",
+                                   type="PersonMemory")]}, text=talk)
+    assert r.withheld_secrets >= 2
+    new = read_log(vault.root)[before:]
+    skipped = [unfiled_statement(e) for e in new if e["op"] == "SKIP"]
+    # four statements read like memories and got no item; at most three are logged, in the order said
+    assert [text for _, text in skipped] == ["Tariq prefers written specs.", "We decided to drop the fax integration.",
+                                             "Mira joined the Harbor app team last week."]
+    assert all(why.endswith("; the model did not offer it") for why, _ in skipped)
+    for entry in new:
+        line = json.dumps(entry)
+        assert "hunter2" not in line and "sk_live_" not in line
+        if entry["op"] == "SKIP":
+            assert "password" not in line and "API key" not in line and "withheld" not in line
+            assert entry["source"] == "test" and entry["path"] is None and entry["time"].endswith("Z")
+
+
+def test_extract_skip_says_when_the_code_dropped_the_models_item(vault):
+    said = ["We decided to drop the fax integration.", "We decided to move standups to Tuesdays.",
+            "We decided to bill clinics monthly."]
+    talk = "User: " + " ".join(said) + "\nAssistant: Noted."
+    offered = [item(title=t.split(" to ", 1)[1].rstrip("."), text=t, confidence=c) for t, c in zip(said, (0.9, 0.85, 0.8))]
+    r = run(vault, {"items": offered}, text=talk)
+    assert len(r.outcomes) == 2 and "over 2 items of type Decision" in " ".join(r.dropped)  # max_items_per_type
+    assert [unfiled_statement(e) for e in read_log(vault.root) if e["op"] == "SKIP"] == [
+        ("Decision wording; the code dropped the model's item", "We decided to bill clinics monthly.")]
+
+
+def test_extract_dry_run_logs_no_skip(vault):
+    log = vault.root / "logs/operations.jsonl"
+    before = log.read_bytes()
+    r = run(vault, {"items": []}, text="User: Tariq prefers written specs. We decided to drop the fax integration.\n"
+            "Assistant: Noted.", dry_run=True)
+    assert r.outcomes == [] and log.read_bytes() == before
+    from palinode_vault.memory.session import Session, end_session
+    from palinode_vault.memory.transcript import Turn
+
+    end_session(vault, Session("dry", [Turn("user", "Tariq prefers written specs.")]), generator=scripted({"items": []}),
+                dry_run=True, now=NOW)
+    assert log.read_bytes() == before
+    run(vault, {"items": []}, text="User: Tariq prefers written specs.\nAssistant: Noted.")
+    assert [unfiled_statement(e) for e in read_log(vault.root)[-1:]] == [
+        ("PersonMemory wording; the model did not offer it", "Tariq prefers written specs.")]
 
 
 def test_extract_cli_json_shape(vault, tmp_path):

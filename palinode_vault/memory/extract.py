@@ -7,6 +7,11 @@ bounded, every string bounded). The code then enforces, whatever the model said:
 withheld (checked before and after the model), the types PROGRAM.md lists (unclear → the less
 committal type), grounding in the person's words (not the agent's, not invented), the per-pass
 and per-type caps, and the confidence threshold. Paths are decided by update.py, never by the model.
+
+A statement of the person's that looked like a memory (a type's wording, cues.py, or a plain
+statement naming a known person or project) but that no filed item covers is logged as SKIP
+with why and the statement in short (never one that held a secret; at most `MAX_UNFILED` a
+pass): what the weekly self-review needs to see facts the person had to explain again.
 """
 
 from __future__ import annotations
@@ -25,9 +30,9 @@ from palinode_vault.memory import secrets
 from palinode_vault.memory.corrections import pass_label
 from palinode_vault.memory.cues import type_by_wording
 from palinode_vault.memory.mentions import known_entities, mentioned
-from palinode_vault.memory.oplog import Operation
+from palinode_vault.memory.oplog import Operation, unfiled_reason
 from palinode_vault.memory.transcript import ASSISTANT, USER, Turn, parse_transcript, render
-from palinode_vault.memory.update import ACTION_ITEM, TYPE_KIND, Item, Outcome, Updater, similar_for, words
+from palinode_vault.memory.update import ACTION_ITEM, TYPE_KIND, Item, Outcome, Updater, similar_for, stems, words
 from palinode_vault.memory.workspace import Workspace
 from palinode_vault.program import Program, load_program
 from palinode_vault.vault import Vault
@@ -36,6 +41,7 @@ PROMPT_SECTIONS = ("Identity", "What to remember", "Extraction rules")
 MAX_PROMPT_CHARS = 5000  # about 1,200 tokens of PROGRAM.md prose
 MAX_TRANSCRIPT_CHARS = 6000  # the tail of a long conversation (the newest turns)
 CONTEXT_TOKENS = 8192
+MAX_UNFILED = 3  # SKIP lines for unfiled statements, per pass
 
 
 # --- the output schema (pydantic → JSON schema → llama.cpp grammar) ----------------------------
@@ -188,6 +194,7 @@ class Cleaned:
     items: list[Item]
     dropped: list[str] = field(default_factory=list)  # why (no content, no secret values)
     withheld: list[str] = field(default_factory=list)  # kinds of secret
+    offered: list[str] = field(default_factory=list)  # the model's candidates without secrets ("title. text")
 
 
 _TYPE_PREFIX = re.compile(r"^\s*(?:PersonMemory|ProjectSnapshot|Decision|Insight|ResearchRef|ActionItem|Person|Project|"
@@ -270,6 +277,7 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
             else:
                 out.dropped.append(f"'{c.title[:40]}': mentions a withheld secret")
             continue
+        out.offered.append(f"{c.title}. {c.text}")
         title, text = _TYPE_PREFIX.sub("", _SPEAKER.sub("", c.title)).strip(), _SPEAKER.sub("", c.text).strip()
         if not text:
             out.dropped.append("empty text")
@@ -351,6 +359,44 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
             continue
         per_type[item.type] = per_type.get(item.type, 0) + 1
         out.items.append(item)
+    return out
+
+
+def _covers(statement: str, text: str) -> bool:
+    """Whether `text` says `statement`: it holds at least half of the statement's content words."""
+    said = stems(statement)
+    return bool(said) and 2 * len(said & stems(text)) >= len(said)
+
+
+_ENTITY_TYPE = {"person": "PersonMemory", "project": "ProjectSnapshot"}
+
+
+def unfiled(turns: list[Turn], cleaned: Cleaned, program: Program, known: list[tuple[str, str, list[str]]],
+            model_said: str) -> list[Operation]:
+    """SKIP lines (without source) for the person's statements that looked like a memory and that
+    no item of this pass covers: a type's wording first, then plain statements naming a known
+    person or project, in the order said, at most MAX_UNFILED. `model_said` is why when the model
+    offered nothing that covers it. A statement that held a secret is never logged."""
+    types = memory_types(program)
+    filed = [f"{i.title}. {i.text} {i.rationale}" for i in cleaned.items]
+    cued, named = [], []
+    for x in _person_sentences(turns):
+        if secrets.secret_kinds_in(x) or secrets.find_secrets(x) or any(_covers(x, t) for t in filed):
+            continue
+        cue = type_by_wording(x, types)
+        if cue:
+            cued.append((x, cue, f"{cue} wording"))
+            continue
+        refs = [r for r, _ in mentioned(x, known)]
+        if refs and len(words(x)) >= 4:
+            type_name = _ENTITY_TYPE.get(refs[0].split("/", 1)[0], "")
+            if type_name not in types:
+                type_name = program.settings.extraction.uncertain_type
+            named.append((x, type_name, f"a statement naming {refs[0]}"))
+    out = []
+    for x, type_name, why in (cued + named)[:MAX_UNFILED]:
+        how = "the code dropped the model's item" if any(_covers(x, t) for t in cleaned.offered) else model_said
+        out.append(Operation("SKIP", type_name, None, None, "", unfiled_reason(f"{why}; {how}", x)))
     return out
 
 
@@ -464,12 +510,17 @@ def extract_turns(vault: Vault, turns: list[Turn], *, generator=None, source: st
         if raw is not None:
             raw = _clamped(raw)
     schema_valid = finish == "stop" and raw is not None and _valid(raw)
-    cleaned = clean_items(raw if finish == "stop" else None, clean_turns, program, self_profile(vault),
-                          known_entities(vault.state))
+    known = known_entities(vault.state)
+    cleaned = clean_items(raw if finish == "stop" else None, clean_turns, program, self_profile(vault), known)
     withheld_kinds.extend(cleaned.withheld)
     for kind in withheld_kinds:
         secrets.warn_withheld(kind, source)
         ws.log(Operation("WITHHELD", None, None, None, source, f"secret withheld: {kind}"))
+    model_said = ("the model did not offer it" if finish == "stop" and raw is not None
+                  else f"the model's answer was unusable: {finish}")
+    for op in unfiled(clean_turns, cleaned, program, known, model_said):
+        op.source = source
+        ws.log(op)
     similar, similarity = similar_for(vault)
     updater = Updater(vault, ws, program.settings, similar, source, now)
     for item in cleaned.items:

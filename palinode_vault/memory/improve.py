@@ -11,6 +11,12 @@ checks" lists:
 - **repeated corrections**: the person reverted, edited, archived or rejected the manager's new
   memories of one type, or its writes to one file, `correction_min` times or more in the week →
   propose a stricter rule for that type, or leaving that file to the person;
+- **facts explained again and never extracted**: the extraction pass logs as SKIP each statement
+  of the person's that looked like a memory and got no item (extract.py). Such statements from
+  `correction_min` or more different sessions of the week that say the same thing (MiniLM cosine,
+  or shared content words when no embedding model is available, at or above `update.related`,
+  grouped as the pattern pass groups), and that no memory filed this week says too → propose
+  adding that kind of fact to "Always extract", naming the statements, sessions and dates;
 - **core drift**, judged only when at least `core_sessions_min` sessions started this week (a
   session starts with a `core` call): core notes that no search found and nothing updated this
   week → propose `core: false`; non-core notes in the search results of every session, or NOOPed
@@ -34,10 +40,12 @@ from typing import Any
 
 from palinode_vault.core.entities import ref_of_path
 from palinode_vault.kinds import INBOX_FOLDER, is_memory_path
-from palinode_vault.memory import access, corrections
+from palinode_vault.memory import access, corrections, secrets
 from palinode_vault.memory.core_memory import _date
-from palinode_vault.memory.oplog import read_log
-from palinode_vault.memory.workspace import set_keys
+from palinode_vault.memory.oplog import read_log, unfiled_statement
+from palinode_vault.memory.patterns import group, plain
+from palinode_vault.memory.update import stems
+from palinode_vault.memory.workspace import body_of, set_keys
 
 _GAP = re.compile(r"type unclear \('([^']+)'\)")
 
@@ -46,10 +54,11 @@ _GAP = re.compile(r"type unclear \('([^']+)'\)")
 class Finding:
     """One reason to change PROGRAM.md."""
 
-    kind: str  # eager | gap:<Type> | type:<Type> | file:<path>
+    kind: str  # eager | gap:<Type> | type:<Type> | file:<path> | unfiled:<Type>
     reason: str
     evidence: list[str] = field(default_factory=list)
     count: int = 0
+    example: str = ""  # unfiled: the person's statement, short
 
 
 @dataclass
@@ -111,6 +120,87 @@ def correction_findings(found: list[corrections.Correction], least: int) -> list
     return out
 
 
+# --- facts explained again and never extracted -----------------------------------------------------
+
+FILED = ("ADD", "UPDATE", "INBOX", "SUPERSEDE")
+MAX_UNFILED_FINDINGS = 3  # one proposal stays readable
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def _short(text: str, chars: int = 100) -> str:
+    text = " ".join(text.split()).replace("--", "–")  # never closes the change-log comment
+    return text if len(text) <= chars else text[: chars - 1].rstrip() + "…"
+
+
+def lexical_vectors(texts: list[str]) -> Any:
+    """Unit vectors of the texts' content-word stems: their dot product is a cosine of shared words,
+    the stand-in for meaning when no embedding model is available."""
+    import numpy as np
+
+    sets = [stems(t) for t in texts]
+    vocab = {w: i for i, w in enumerate(sorted(set().union(*sets)))} if sets else {}
+    out = np.zeros((len(texts), max(1, len(vocab))), dtype=np.float32)
+    for row, words in enumerate(sets):
+        for w in words:
+            out[row, vocab[w]] = 1.0
+        if words:
+            out[row] /= np.sqrt(len(words))
+    return out
+
+
+def _filed_sentences(cons: Any, week_ops: list[dict[str, Any]]) -> list[str]:
+    """The sentences of the memories filed this week (by the log, and by this consolidation)."""
+    paths = sorted({str(o["path"]) for o in week_ops + cons.ops if o.get("op") in FILED and o.get("path")})
+    out: list[str] = []
+    for path in paths:
+        if not is_memory_path(path):
+            continue
+        try:
+            text = cons.ws.text(path)
+        except Exception:  # noqa: BLE001 - a note moved or unreadable since: nothing to compare
+            text = None
+        if not text:
+            continue
+        for line in _SENTENCE.split(plain(body_of(text))):
+            line = line.strip().lstrip("#-*+ ").strip()
+            if len(line.split()) >= 3 and len(stems(line)) >= 2:  # a name alone ("Harbor app.") says nothing
+                out.append(line)
+    return out[:2000]
+
+
+def unfiled_findings(cons: Any, week_ops: list[dict[str, Any]], least: int, threshold: float) -> list[Finding]:
+    """Statements the extraction pass logged as not extracted (SKIP, oplog.unfiled_reason) in at
+    least `least` different sessions this week that say the same thing (embedding cosine, or shared
+    words without a model, at or above `threshold`), and that no memory filed this week covers."""
+    least = max(2, least)  # explained *again*: two sessions at the very least
+    said = [(e, u[1]) for e in week_ops if (u := unfiled_statement(e)) and not secrets.secret_kinds_in(u[1])]
+    if len({str(e.get("source")) for e, _ in said}) < least:
+        return []
+    texts = [t for _, t in said]
+    filed = _filed_sentences(cons, week_ops)
+    embedder = cons.embedder_or_none()
+    vectors = embedder.embed_many(texts + filed) if embedder is not None else lexical_vectors(texts + filed)
+    sv, fv = vectors[: len(texts)], vectors[len(texts):]
+    out = []
+    for pattern in group(sv, [str(e.get("source")) for e, _ in said], threshold, least):
+        members = sorted(pattern.members, key=lambda i: (str(said[i][0].get("time")), i))
+        if len(filed) and max(float((fv @ sv[i]).max()) for i in members) >= threshold:
+            continue  # a memory filed this week says it: extraction caught it in the end
+        first: dict[str, int] = {}
+        for i in members:
+            first.setdefault(str(said[i][0].get("source")), i)
+        named = ", ".join(f'"{_short(said[i][1])}" ({source}, {str(said[i][0].get("time"))[:10]})'
+                          for source, i in first.items())
+        types = Counter(str(said[i][0].get("type") or "") for i in members if said[i][0].get("type"))
+        type_name = types.most_common(1)[0][0] if types else cons.s.extraction.uncertain_type
+        out.append(Finding("unfiled:" + type_name,
+                           f"the person explained the same thing in {len(first)} sessions this week and extraction filed "
+                           f"nothing for it: {named}",
+                           [f"logs/operations.jsonl {said[i][0].get('time')} SKIP {said[i][0].get('source')}" for i in members][:10],
+                           len(first), _short(said[members[0]][1])))
+    return out[:MAX_UNFILED_FINDINGS]
+
+
 # --- the PROGRAM.md proposal -----------------------------------------------------------------------
 
 
@@ -130,6 +220,7 @@ def proposed_text(program_text: str, found: list[Finding], today: dt.date, thres
     text = program_text
     notes: list[str] = []
     rules: list[str] = []  # new rules for the model, in "Significance threshold" (read by every extraction pass)
+    always: list[str] = []  # kinds of fact to extract, in "Always extract"
     for f in found:
         if f.kind == "eager":
             new = round(min(0.95, threshold + 0.1), 2)
@@ -151,6 +242,13 @@ def proposed_text(program_text: str, found: list[Finding], today: dt.date, thres
             rules.append(f"- `{path}`: the person keeps correcting what is written there ({f.count} times this week). "
                          "Leave it to the person: file new facts about it to `inbox/` for review.")
             notes.append(f"Leave {path} to the person: {f.reason}")
+        elif f.kind.startswith("unfiled:"):
+            name = f.kind.split(":", 1)[1]
+            always.append(f"- **{name}: facts the person had to explain again.** Extract them even when they look minor, "
+                          f"like \"{f.example}\" (said in {f.count} sessions in the week to {today.isoformat()}, never extracted).")
+            notes.append(f"Added to Always extract a {name} fact extraction kept missing: {f.reason}")
+    if always:
+        text = _add_to_section(text, "Always extract", always)
     if rules:
         text = _add_to_section(text, "Significance threshold", rules)
     comment = f"<!-- {today.isoformat()}: " + "\n     ".join(f"{n}." for n in notes) + " -->\n"
@@ -224,6 +322,10 @@ def weekly_review(cons) -> None:
     if least is not None:
         fixes = corrections.find(cons.vault.root, cons.vault.state, cons.today, window, log)
         found += correction_findings(fixes, least)
+        if any(unfiled_statement(e) for e in week_ops):
+            # "the same thing" is what the update logic calls the same memory (update.related on the
+            # dedup cosine); pattern_similarity groups themes, far looser than one fact said again
+            found += unfiled_findings(cons, week_ops, least, s.update.related)
     stamp = cons.today.isoformat()
     if found:
         path = f"{INBOX_FOLDER}/program-change-{stamp}.md"

@@ -3,12 +3,17 @@
 `{"time", "op", "type", "path", "confidence", "source", "reason"}`. Lines are appended through
 the journaled writer as part of the pass that made them, so `undo` of that pass removes them too.
 A withheld secret is logged as WITHHELD with its kind in `reason`, never its value.
+
+`SKIP` is a step that could not run, with why; the extraction pass also logs as SKIP a statement
+of the person's that looked like a memory but was not filed (`unfiled_reason`: why, and the
+statement in short, secrets never), which the weekly self-review reads back (`unfiled_statement`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -16,6 +21,8 @@ from typing import Any, Iterable
 from palinode_vault.writer import Edit, sha256_bytes
 
 LOG_PATH = "logs/operations.jsonl"
+UNFILED_CHARS = 160  # a statement is logged this short at most
+_UNFILED = re.compile(r'^not extracted \((?P<why>[^()]*)\): "(?P<text>.*)"$', re.S)
 
 
 @dataclass
@@ -67,3 +74,21 @@ def append_edit(root: Path, ops: Iterable[Operation], reason: str = "operations 
         text += b"\n"
     new = text + ("\n".join(lines) + "\n").encode("utf-8")
     return Edit(LOG_PATH, sha256_bytes(before), new, reason)
+
+
+def unfiled_reason(why: str, statement: str) -> str:
+    """The SKIP reason for a statement of the person's that no item was filed for. The caller has
+    checked `statement` for secrets; it is shortened here."""
+    why = why.replace("(", "").replace(")", "")  # the parentheses delimit it
+    text = " ".join(statement.split())
+    if len(text) > UNFILED_CHARS:
+        text = text[: UNFILED_CHARS - 1].rstrip() + "…"
+    return f'not extracted ({why}): "{text}"'
+
+
+def unfiled_statement(entry: dict[str, Any]) -> tuple[str, str] | None:
+    """(why, statement) of a log line written with `unfiled_reason`; None for any other line."""
+    if entry.get("op") != "SKIP":
+        return None
+    m = _UNFILED.match(str(entry.get("reason") or ""))
+    return (m.group("why"), m.group("text")) if m else None
