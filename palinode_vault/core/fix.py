@@ -102,9 +102,26 @@ def plan_fix(state: VaultState, note: Note, text: str, analysis: Analysis) -> Fi
         plan.add(fm.set_key(text, block, "cross_refs", expected_refs), CROSS_REFS, "cross_refs updated")
 
     span = footer_mod.footer_span(text, note, wiki.footer_links)
-    if span is not None:
+    if span is not None and not _changes_the_text_around(note, text, plan.spans, span):
         plan.add(span, FOOTER, "See also footer " + ("migrated" if note.footer and note.footer.legacy else "updated"))
     return plan
+
+
+def _body_links(note: Note) -> list[tuple[str, str, str | None]]:
+    return [(link.target, link.kind, link.display) for link in note.links if not link.in_footer]
+
+
+def _changes_the_text_around(note: Note, text: str, spans: list[Span], footer: Span) -> bool:
+    """Whether writing the footer would change which links the rest of the note holds.
+
+    It can when an inline construct crosses the footer: a code span opened before it and closed
+    after it pairs its backticks differently once the footer's lines go, and turns `[[code]]`
+    into a link. Such a footer is left as it is (lint keeps saying it is stale): rewriting it
+    would change the person's text and the next fix would change cross_refs again.
+    """
+    without = parse_note(note.path, apply_to_text(text, spans))
+    with_footer = parse_note(note.path, apply_to_text(text, [*spans, footer]))
+    return _body_links(without) != _body_links(with_footer)
 
 
 def apply_to_text(text: str, spans: list[Span]) -> str:

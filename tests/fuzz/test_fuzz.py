@@ -53,6 +53,22 @@ def test_inputs_atheris_found_stay_fixed(found):
 @pytest.mark.parametrize("found", FOUND["fixer"])
 def test_fixer_inputs_atheris_found_stay_fixed(found):
     targets.check_fixer(targets.SEEDS[0] + targets.text_from(base64.b64decode(found)))
+
+
+# found by the hypothesis property below (texts after SEEDS[0])
+FIXER_TEXTS = [
+    # a code span opened before the footer and closed after it: removing the footer re-paired
+    # the backticks, `[[code]]` became a link and the next fix changed cross_refs again
+    "[[alice-smith]]`cross_refs: [project/checkout]\n<!-- palinode:see-also -->\n## See also\n- [[x]]\n"
+    "<!-- /palinode:see-also -->\n`[[code]]`",
+]
+
+
+@pytest.mark.parametrize("text", FIXER_TEXTS)
+def test_fixer_texts_hypothesis_found_stay_fixed(text):
+    targets.check_fixer(targets.SEEDS[0] + text)
+
+
 EXAMPLES = int(os.environ.get("PALINODE_FUZZ_EXAMPLES", "150"))
 
 fragments = st.lists(st.one_of(st.sampled_from(targets.SEEDS), st.text(max_size=12),
