@@ -14,7 +14,8 @@ checks" lists:
 - **facts explained again and never extracted**: the extraction pass logs as SKIP each statement
   of the person's that looked like a memory and got no item (extract.py). Such statements from
   `correction_min` or more different sessions of the week that say the same thing (MiniLM cosine,
-  or shared content words when no embedding model is available, at or above `update.related`,
+  or shared content words when no embedding model is available, at or above
+  `self_improvement.restated`,
   grouped as the pattern pass groups), and that no memory filed this week says too → propose
   adding that kind of fact to "Always extract", naming the statements, sessions and dates;
 - **core drift**, judged only when at least `core_sessions_min` sessions started this week (a
@@ -323,9 +324,12 @@ def weekly_review(cons) -> None:
         fixes = corrections.find(cons.vault.root, cons.vault.state, cons.today, window, log)
         found += correction_findings(fixes, least)
         if any(unfiled_statement(e) for e in week_ops):
-            # "the same thing" is what the update logic calls the same memory (update.related on the
-            # dedup cosine); pattern_similarity groups themes, far looser than one fact said again
-            found += unfiled_findings(cons, week_ops, least, s.update.related)
+            # "the same thing" has its own number: pattern_similarity (0.5) groups themes, far
+            # looser than one fact said again (MiniLM: rewordings 0.81-0.95, two facts about one
+            # project 0.49, a fact against its project note's unrelated line 0.65)
+            same = cons.setting("self_improvement", "restated")
+            if same is not None:
+                found += unfiled_findings(cons, week_ops, least, float(same))
     stamp = cons.today.isoformat()
     if found:
         path = f"{INBOX_FOLDER}/program-change-{stamp}.md"
