@@ -118,7 +118,7 @@ def search_command(vault: Path, query: str, as_json: bool, limit: int, mode: str
                    status: str | None, folder: str | None, since: str | None, until: str | None,
                    include_daily: bool, include_archived: bool, no_update: bool,
                    embedding_model: str | None) -> None:
-    """Hybrid search: keywords (BM25) and meaning (vectors) fused by reciprocal rank."""
+    """Hybrid search: keywords (BM25) and meaning (vectors), blended as PROGRAM.md search.fusion says."""
     from palinode_vault.index import search
     from palinode_vault.memory import access
 
