@@ -30,6 +30,20 @@ class Update(_Strict):
     strong_duplicate: float
     same_fact: float
     related: float
+    # A PROGRAM.md older than the statement comparison has none of these: its update flow keeps
+    # the whole-note similarity and the novelty share that was built in (0.34).
+    novelty_new: float = Field(0.34, ge=0.0, le=1.0)
+    statement_notes: int | None = Field(None, ge=1)
+    statement_window: int | None = Field(None, ge=1)
+    statement_related: float | None = Field(None, ge=-1.0, le=1.0)
+    statement_same: float | None = Field(None, ge=-1.0, le=1.0)
+    statement_novelty: float | None = Field(None, ge=0.0, le=1.0)
+
+    @property
+    def by_statement(self) -> bool:
+        """Whether the settings block has every number the statement comparison needs."""
+        return None not in (self.statement_notes, self.statement_window, self.statement_related,
+                            self.statement_same, self.statement_novelty)
 
 
 class Pruning(_Strict):

@@ -6,7 +6,10 @@ the type and the slugified title, inside the memory folders only.
 
 Similarity comes through a small interface, `Similar(text, type) -> [(path, similarity)]`: the
 search index's `dedup` when it is importable and built, else a keyword/title similarity over the
-loaded notes (rapidfuzz). `similar_for(vault)` says which one it picked and why.
+loaded notes (rapidfuzz). `similar_for(vault)` says which one it picked and why. With the index,
+whether a candidate is a fact already remembered is judged statement by statement (statements.py,
+PROGRAM.md's `update.statement_*`): whole-note similarity from MiniLM cannot tell a restatement
+from a new fact about the same subject (bench/bench_update_thresholds.py).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from palinode_vault.core.entities import canonical_ref, ref_of_path, slugify, sp
 from palinode_vault.core.program import ProgramSettings
 from palinode_vault.kinds import BY_NAME, INBOX_FOLDER
 from palinode_vault.memory.oplog import Operation
+from palinode_vault.memory.statements import Judgement, StatementMatcher, matcher_for
 from palinode_vault.memory.workspace import (
     Workspace, append_to_section, body_of, frontmatter_of, now_utc, section_bounds, set_keys,
 )
@@ -142,22 +146,33 @@ def index_similar(vault: Vault, index: Any = None) -> tuple[Similar | None, str]
     if not getattr(index, "vectors_usable", False):
         return None, f"the search index has no vectors ({getattr(index, 'reason', None) or 'keyword only'})"
 
-    def similar(text: str, type_name: str | None) -> list[tuple[str, float]]:
+    return IndexSimilar(vault, index, index_mod.dedup), "index"
+
+
+class IndexSimilar:
+    """`Similar` over the index's dedup, with a StatementMatcher on the same embedder (`matcher`)
+    for the update flow's statement-by-statement comparison."""
+
+    def __init__(self, vault: Vault, index: Any, dedup: Callable[..., Any]) -> None:
+        self.vault = vault
+        self.index = index
+        self.dedup = dedup
+        self.matcher = matcher_for(index)
+
+    def __call__(self, text: str, type_name: str | None) -> list[tuple[str, float]]:
         kind = TYPE_KIND.get(type_name or "")
         try:
-            found = index_mod.dedup(index, text, category=kind, limit=8)
+            found = self.dedup(self.index, text, category=kind, limit=8)
         except Exception:  # noqa: BLE001 - one failed lookup falls back to keywords
-            return keyword_similar(vault)(text, type_name)
+            return keyword_similar(self.vault)(text, type_name)
         return [(s.path, float(s.similarity)) for s in found]
-
-    return similar, "index"
 
 
 def similar_for(vault: Vault, index: Any = None) -> tuple[Similar, str]:
     """(similarity function, description): the index when usable, else keyword similarity."""
     sim, why = index_similar(vault, index)
     if sim is not None:
-        return sim, "index dedup"
+        return sim, "index dedup + statements" if getattr(sim, "matcher", None) else "index dedup"
     return keyword_similar(vault), f"keyword similarity (rapidfuzz over loaded notes; {why})"
 
 
@@ -277,6 +292,10 @@ class Updater:
         self.now = now
         self.today = now.date()
         self.outcomes: list[Outcome] = []
+        # Statement by statement when the index's embedder is at hand and PROGRAM.md has the
+        # numbers; else the similarity alone against update.same_fact / strong_duplicate.
+        matcher = getattr(similar, "matcher", None)
+        self.matcher: StatementMatcher | None = matcher if settings.update.by_statement else None
 
     def _out(self, op: str, item: Item, path: str | None, reason: str) -> Outcome:
         if item.note:
@@ -346,17 +365,22 @@ class Updater:
             return self._add(item, "new " + ("person" if kind == "person" else "project"))
         matches = [(p, s) for p, s in self.similar(f"{item.title}\n{item.text}", item.type)
                    if self.ws.exists(p) and self._status(p) != "archived" and p.split("/", 1)[0] == BY_NAME[kind].folder]
+        judged = [(j, p, sim) for p, sim in matches[: self.s.update.statement_notes or 0]
+                  if (j := self.judge(item, p)) is not None]
+        if judged and self.matcher is not None:
+            return self._by_statement(item, kind, matches, judged)
         best = matches[0] if matches else None
+        fresh = self.s.update.novelty_new
         if best:
             path, sim = best
             existing = self.ws.text(path) or ""
             new_info = novelty(f"{item.title} {item.text} {item.rationale}", existing)
-            if sim >= self.s.update.same_fact and new_info < 0.34:
+            if sim >= self.s.update.same_fact and new_info < fresh:
                 return self._out("NOOP", item, path, f"same fact already remembered (similarity {sim:.2f})")
             if item.replaces and sim >= self.s.update.related and self._replaces(item, path):
                 return self._supersede(item, path, sim)
             if sim >= self.s.update.strong_duplicate:
-                if new_info < 0.34:
+                if new_info < fresh:
                     return self._out("NOOP", item, path, f"nothing new (similarity {sim:.2f})")
                 if item.confidence < self.s.extraction.confidence_threshold:
                     return self._inbox(item, f"below the confidence threshold; close to {path} (similarity {sim:.2f})")
@@ -366,6 +390,50 @@ class Updater:
             if old and self._replaces(item, old):
                 return self._supersede(item, old, None)
         return self._add(item, "new fact" + (f"; closest {best[0]} at {best[1]:.2f}" if best else ""))
+
+    @staticmethod
+    def statement_text(item: Item) -> str:
+        """What a candidate states, for the statement comparison: its text, and for a single-fact
+        memory its rationale (written into the note with it); the title is only a label."""
+        parts = [item.text] + ([item.rationale] if TYPE_KIND.get(item.type) not in ("person", "project") else [])
+        return " ".join(x.strip() for x in parts if x.strip())
+
+    def judge(self, item: Item, path: str) -> Judgement | None:
+        """The statement comparison of `item` with `path`, or None without a matcher. A model that
+        fails here turns the comparison off for the rest of the pass (the whole-note rule decides)."""
+        if self.matcher is None:
+            return None
+        try:
+            return self.matcher.judge(self.statement_text(item), self.ws.text(path) or "", self.s.update.statement_window)
+        except Exception:  # noqa: BLE001 - as a failed dedup falls back to keywords
+            self.matcher = None
+            return None
+
+    def _by_statement(self, item: Item, kind: str, matches: list[tuple[str, float]],
+                      judged: list[tuple[Judgement, str, float]]) -> Outcome:
+        """A decision, insight or research note: compared with the statements of the notes dedup
+        ranks first (`update.statement_notes`), the one that covers the candidate best decides."""
+        u = self.s.update
+        j, path, sim = max(judged, key=lambda x: x[0].coverage)
+        measured = f"coverage {j.coverage:.2f}, novelty {j.novelty:.2f}, similarity {sim:.2f}"
+        if item.replaces and j.same_subject(u) and self._replaces(item, path):
+            return self._supersede(item, path, sim)
+        if j.same_fact(u):
+            return self._out("NOOP", item, path, f"same fact already remembered ({measured}; closest: \"{j.near[0][:80] if j.near else ''}\")")
+        top, top_sim, top_j = next((p, s, jj) for jj, p, s in judged if p == matches[0][0])
+        # a strong duplicate of the whole note with no new words stays a NOOP, as before
+        if (top_sim >= u.strong_duplicate and not top_j.new_names
+                and novelty(f"{item.title} {item.text} {item.rationale}", self.ws.text(top) or "") < u.novelty_new):
+            return self._out("NOOP", item, top, f"nothing new (similarity {top_sim:.2f})")
+        if j.same_subject(u):
+            if item.confidence < self.s.extraction.confidence_threshold:
+                return self._inbox(item, f"below the confidence threshold; close to {path} ({measured})")
+            return self._update_single(item, path, sim, measured)
+        if item.replaces:
+            old = self._find_by_title(item.replaces, kind)
+            if old and self._replaces(item, old):
+                return self._supersede(item, old, None)
+        return self._add(item, f"new fact; closest {path} ({measured})")
 
     def _replaces(self, item: Item, path: str) -> bool:
         note_title = (self.vault.state.notes.get(path).title if path in self.vault.state.notes else path)
@@ -421,7 +489,7 @@ class Updater:
         self.ws.put(path, render_new(item, path, self.now, self.vault, True, self.source), f"inbox: {item.title[:80]}")
         return self._out("INBOX", item, path, why)
 
-    def _update_single(self, item: Item, path: str, sim: float) -> Outcome:
+    def _update_single(self, item: Item, path: str, sim: float, measured: str | None = None) -> Outcome:
         text = self.ws.text(path) or ""
         line = f"- {self.today.isoformat()}: {item.text.strip()}"
         section = "Rationale" if item.type == "Decision" else ("Key Points" if item.type == "ResearchRef" else "Updates")
@@ -429,7 +497,7 @@ class Updater:
         text = self._merge_entities(text, item)
         text = set_keys(text, {"last_updated": now_utc(self.now)})
         self.ws.put(path, text, f"update: {item.title[:80]}")
-        return self._out("UPDATE", item, path, f"same memory with new information (similarity {sim:.2f})")
+        return self._out("UPDATE", item, path, f"same memory with new information ({measured or f'similarity {sim:.2f}'})")
 
     def _merge_entities(self, text: str, item: Item) -> str:
         data = frontmatter_of(text)
@@ -445,7 +513,10 @@ class Updater:
         text = self.ws.text(path) or ""
         if frontmatter_of(text) == {} and not text.startswith("---"):
             return self._inbox(item, f"{path} has no frontmatter; a person must add it before updates")
-        if line_novelty(item.text, body_of(text)) < 0.34:
+        j = self.judge(item, path)  # also finds restatements whose words are spread over several lines
+        if j is not None and j.same_fact(self.s.update):
+            return self._out("NOOP", item, path, f"already in the note (coverage {j.coverage:.2f}, novelty {j.novelty:.2f})")
+        if (j is None or not j.new_names) and line_novelty(item.text, body_of(text)) < self.s.update.novelty_new:
             return self._out("NOOP", item, path, "already in the note")
         if item.confidence < self.s.extraction.confidence_threshold:
             return self._inbox(item, f"below the confidence threshold; about {path}")

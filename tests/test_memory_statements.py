@@ -1,0 +1,169 @@
+"""The update flow's "same fact" judgement, statement by statement, on a real index with MiniLM.
+
+The numbers are PROGRAM.md's (calibrated with bench/bench_update_thresholds.py); the candidates
+here are worded differently from the calibration pairs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from pathlib import Path
+
+import pytest
+
+from palinode_vault.core.program import ProgramError, parse_program
+from palinode_vault.index import open_index, refresh
+from palinode_vault.memory.extract import extract_text
+from palinode_vault.memory.statements import statements
+from palinode_vault.memory.update import Item, Updater, keyword_similar, similar_for
+from palinode_vault.memory.workspace import Workspace
+from palinode_vault.models import ScriptedGenerator, register_generator
+from palinode_vault.program import SHIPPED, load_program
+from palinode_vault.settings import Settings
+from palinode_vault.vault import Vault
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample-vault"
+NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        pytest.skip("llama-cpp-python is not installed (pip install 'palinode-vault[models]')")
+    from palinode_vault.models import Embedder, ModelUnavailable
+
+    try:
+        return Embedder()
+    except ModelUnavailable as exc:
+        pytest.skip(f"the default embedding model is not available: {exc}")
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory, embedder) -> Path:
+    """sample-vault with its index built once."""
+    root = tmp_path_factory.mktemp("statements") / "vault"
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".palinode"))
+    index = open_index(root, embedder=embedder)
+    refresh(index, Vault(Settings(vault=root)))
+    index.close()
+    return root
+
+
+@pytest.fixture
+def flow(tmp_path, indexed, embedder):
+    """apply(item) -> Outcome, through the real Updater, index dedup and statement matcher."""
+    root = tmp_path / "vault"
+    shutil.copytree(indexed, root)
+    vault = Vault(Settings(vault=root, now=NOW.date()))
+    vault.load()
+    index = open_index(root, embedder=embedder)
+    similar, how = similar_for(vault, index)
+    assert how == "index dedup + statements"
+    settings = load_program(root).settings
+
+    def apply(item: Item, sim=None):
+        updater = Updater(vault, Workspace(vault), settings, sim or similar, "test", NOW)
+        return updater.apply(item)
+
+    apply.vault = vault
+    yield apply
+    index.close()
+
+
+def test_a_restated_decision_is_a_noop(flow):
+    out = flow(Item("Decision", "Bookings in Postgres", "Harbor's bookings live in Postgres, not in Firebase.", 0.9))
+    assert out.op == "NOOP"
+    assert out.path in ("decisions/postgres-over-firebase.md", "decisions/managed-postgres-hosting.md")
+    assert "coverage" in out.reason and "novelty" in out.reason
+
+
+def test_a_restated_insight_is_a_noop_though_whole_note_similarity_is_low(flow):
+    item = Item("Insight", "Texts beat email", "Patients read the text messages and ignore the emails.", 0.9)
+    assert flow(item).op == "NOOP"
+    # with the whole-note similarity alone (the keyword fallback here) it would be filed again
+    assert flow(Item("Insight", "Texts beat email", item.text, 0.9), keyword_similar(flow.vault)).op == "ADD"
+
+
+def test_a_new_fact_about_the_same_decision_is_an_update(flow):
+    out = flow(Item("Decision", "Release freeze in late December",
+                    "No release goes out between 20 December and 6 January; the two-week train starts again after.", 0.9))
+    assert (out.op, out.path) == ("UPDATE", "decisions/biweekly-release-train.md")
+    assert "coverage" in out.reason
+
+
+def test_one_new_name_in_a_restated_sentence_is_new_information(flow):
+    # the words are all the note's but one, and MiniLM barely moves for it: the name decides
+    out = flow(Item("Decision", "SMS sender ID in Spain", "Our SMS provider can now show the clinic's name as sender in Spain too.", 0.9))
+    assert (out.op, out.path) == ("UPDATE", "decisions/sms-provider-choice.md")
+
+
+def test_an_unrelated_decision_is_an_add(flow):
+    out = flow(Item("Decision", "Crash reports in Sentry",
+                    "The clinic app sends its crash reports to a Sentry server we host ourselves.", 0.9))
+    assert out.op == "ADD" and out.path == "decisions/crash-reports-in-sentry.md"
+
+
+def test_a_person_fact_spread_over_two_lines_is_a_noop(flow):
+    text = "Tariq wants the acceptance criteria before he estimates, and gives his estimates as ranges."
+    out = flow(Item("PersonMemory", "Tariq Benali", text, 0.9, [("person/tariq-benali", "Tariq")]))
+    assert (out.op, out.path) == ("NOOP", "people/tariq-benali.md")
+    # no single line holds the words: the closest-line check alone would add it again
+    old = flow(Item("PersonMemory", "Tariq Benali", text, 0.9, [("person/tariq-benali", "Tariq")]), keyword_similar(flow.vault))
+    assert old.op == "UPDATE"
+
+
+def test_a_new_person_fact_is_an_update(flow):
+    out = flow(Item("PersonMemory", "Tariq Benali", "Tariq will give a talk about idempotent SMS sending in February.",
+                    0.9, [("person/tariq-benali", "Tariq")]))
+    assert (out.op, out.path) == ("UPDATE", "people/tariq-benali.md")
+
+
+def test_extraction_files_no_second_copy_of_a_remembered_decision(indexed, tmp_path):
+    root = tmp_path / "vault"
+    shutil.copytree(indexed, root)
+    vault = Vault(Settings(vault=root, now=NOW.date()))
+    vault.load()
+    text = "Harbor stores bookings and patients in Postgres instead of Firebase."
+    gen = ScriptedGenerator([{"items": [{"type": "Decision", "title": "Postgres not Firebase", "text": text,
+                                         "rationale": "", "alternatives": "", "entities": [], "due": "",
+                                         "replaces": "", "confidence": 0.9}]}])
+    register_generator("statements-test", lambda **options: gen)
+    r = extract_text(vault, f"User: As I said before: {text}\nAssistant: Right.", generator="statements-test",
+                     source="test", now=NOW, dry_run=True)
+    assert r.similarity == "index dedup + statements"
+    assert [o.op for o in r.outcomes] == ["NOOP"]
+
+
+def test_statements_are_sentences_and_list_items_without_frontmatter_footer_or_code():
+    text = (SAMPLE / "decisions" / "sms-provider-choice.md").read_text(encoding="utf-8")
+    got = statements(text)
+    assert got[0] == "Send reminders through an EU SMS provider with a Portuguese sender ID"
+    assert "In the pilot, patients ignored texts from an unknown number and replied to the ones that showed the clinic's name." in got
+    assert "The cheapest global provider: no alphanumeric sender ID in Portugal at the time." in got
+    assert not any("tariq-benali" in s or "id:" in s or "See also" in s for s in got)  # footer and frontmatter
+    research = statements((SAMPLE / "research" / "2026-11-16-sqlite-sync-options.md").read_text(encoding="utf-8"))
+    assert not any('"device"' in s for s in research)  # fenced code
+
+
+def test_the_loader_reads_the_statement_keys():
+    u = parse_program(SHIPPED.read_text(encoding="utf-8")).update
+    assert u.strong_duplicate == 0.90  # dedup's strong mark keeps its meaning (issue #4)
+    assert (u.statement_notes, u.statement_window) == (3, 5)
+    assert (u.statement_related, u.statement_same, u.statement_novelty, u.novelty_new) == (0.50, 0.90, 0.34, 0.34)
+    assert u.by_statement
+
+
+def test_an_older_program_without_the_statement_keys_keeps_the_whole_note_rule():
+    text = SHIPPED.read_text(encoding="utf-8")
+    lines = [line for line in text.split("\n") if not line.lstrip().startswith(("statement_", "novelty_new:"))]
+    u = parse_program("\n".join(lines)).update
+    assert not u.by_statement and u.novelty_new == 0.34
+
+
+def test_a_statement_number_out_of_range_names_the_key():
+    text = SHIPPED.read_text(encoding="utf-8").replace("statement_related: 0.50", "statement_related: 2")
+    with pytest.raises(ProgramError, match="update.statement_related"):
+        parse_program(text, "PROGRAM.md")
