@@ -15,7 +15,7 @@ from pathlib import Path
 from palinode_vault.core.note import Note
 
 # Bump when Note's shape or the parser's output changes, so old rows are ignored.
-PARSER_VERSION = 7
+PARSER_VERSION = 8
 
 
 def dumps(note: Note) -> bytes:

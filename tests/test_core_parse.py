@@ -319,3 +319,13 @@ def test_found_cases_agree_with_markdown_it(text):
     assert [(link.start, link.end) for link in note.links] == [(r.start, r.end) for r in scan.links]
     assert note.headings == scan.headings
     assert sorted(note.code) == sorted(scan.code)
+
+
+def test_a_frontmatter_link_folded_over_two_lines_points_at_its_text():
+    """YAML reads a plain value that goes on over several lines as one line; the link's offsets
+    must still cover the file's text of it (found by atheris in the 300 s run)."""
+    text = "---\nid: person-x\nrelated: see [[alice\n  smith]] and [[bob]]\n---\nbody\n"
+    note = parse_note("people/x.md", text)
+    folded, plain = note.links
+    assert (folded.target, folded.line, text[folded.start:folded.end]) == ("alice smith", 3, "[[alice\n  smith]]")
+    assert (plain.target, plain.line, text[plain.start:plain.end]) == ("bob", 4, "[[bob]]")

@@ -173,17 +173,29 @@ def _property_links(text: str, block: fm.Block, data: dict[str, Any], starts) ->
             if not isinstance(item, str) or "[[" not in item:
                 continue
             for m in re.finditer(r"\[\[([^\[\]\n]+?)\]\]", item):
-                raw = m.group(0)
-                at = region.find(raw, cursor)
-                if at == -1:
-                    at = max(region.find(raw), 0)
-                else:
-                    cursor = at + len(raw)
-                offset = block.content_start + at
-                line, col = line_col(starts, offset)
+                found = _find_in_source(region, m.group(0), cursor)
+                if found is None:
+                    continue  # escapes in a quoted value: no span of the file reads as this link
+                at, end = found
+                cursor = end
+                line, col = line_col(starts, block.content_start + at)
                 target, sub, shown = split_inner(m.group(1))
-                links.append(Link("property", target, sub, shown, offset, offset + len(raw), line, col, prop=key))
+                links.append(Link("property", target, sub, shown, block.content_start + at,
+                                  block.content_start + end, line, col, prop=key))
     return links
+
+
+def _find_in_source(region: str, raw: str, cursor: int) -> tuple[int, int] | None:
+    """Where the frontmatter's text holds a link YAML parsed as `raw`: verbatim, else folded
+    (a plain value that goes on over several lines reads as one line: `[[a\\n  b]]` is `[[a b]]`)."""
+    at = region.find(raw, cursor)
+    if at == -1:
+        at = region.find(raw)
+    if at != -1:
+        return at, at + len(raw)
+    folded = re.compile(r"\s+".join(re.escape(part) for part in raw.split()))
+    m = folded.search(region, cursor) or folded.search(region)
+    return (m.start(), m.end()) if m else None
 
 
 def title_of(path: str, data: dict[str, Any] | None, headings: list[tuple[int, str, int]]) -> str:

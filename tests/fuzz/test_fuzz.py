@@ -36,6 +36,9 @@ FOUND = {
         "DQwAAAAAAAAACltbYVx8Yl1dIHwgW1thXHxifCB8IFtbAAAAAAAAAABhXHxiFV1dkSB8IFsNCltbYVx8AAAAAAAAAD9iFV1dIHwgYyB8Yw==",
         # a tab-indented nested list: markdown-it expands the tab in the content
         "LSBpdGVtAISEhISEhISEhISEhISEhISEhISEhISEhIQACtbSIFtbdGVlc3RlZF1dCgAAAAAAAAAACQAgIC0gW1tuZXN0ZWRdXQpkXV0KICAtIFtbbmVzdGVkXV0K",
+        # (the 300 s run, 2 December) a frontmatter link in a plain value folded over two lines:
+        # YAML reads "[[a b]]", the file holds "[[a\n  b]]", and the link pointed at the key
+        "LS0tCmkAAGQ6IHBlcnNv2ztbW1ugpKSkW1tbIC0g//8gdGVtCiAgLSX/XV2cW1tbol1dW1s7W1tbW1uiXV1bW1tbW1tbWyX/XV2cW1tbol1saebG5ubm5l0KLS0tCg==",
     ],
     "fixer": [
         # a label link whose shown text opens a %% comment: cross_refs were computed from the
