@@ -304,3 +304,24 @@ def test_the_persons_preferences_go_to_their_profile_and_repeats_are_noops(vault
             text="User: I prefer voice notes to long emails.\nAssistant: Noted.")
     assert [(o.op, o.type, o.path) for o in r.outcomes] == [("UPDATE", "PersonMemory", "people/noor-haddad.md")]
     assert "I prefer voice notes to long emails." in (vault.root / "people/noor-haddad.md").read_text()
+
+
+def test_small_talk_openers_and_loops_never_become_memory_words(vault):
+    """"Morning!" or "Quick one for the files" opening a message is not a memory's title or text,
+    and a small model's loop is said once."""
+    from palinode_vault.memory.extract import collapse_repeats, strip_openers
+
+    assert strip_openers("Hi! Quick one for the files: Fysio Oost signs this month.") == "Fysio Oost signs this month."
+    assert strip_openers("Heads up") == "" and strip_openers("Hiring is slow") == "Hiring is slow"
+    assert collapse_repeats("We're happy. We're happy. we're happy. Done.") == "We're happy. Done."
+    talk = ("User: Morning! Quick one for the files. We decided to move standups to Tuesdays because Mondays "
+            "are full of clinic calls.\nAssistant: Hi back! Noted.")
+    r = run(vault, {"items": [
+        item(title="Morning", text="Morning. We decided to move standups to Tuesdays because Mondays are full of clinic calls."),
+        item(title="Hi back", type="Insight", text="Hi back. Hi back. Hi back."),
+    ]}, text=talk, dry_run=True)
+    [filed] = r.outcomes
+    assert (filed.op, filed.path) == ("ADD", "decisions/we-decided-to-move-standups-to-tuesdays-because.md")
+    diff = "".join(r.diffs.values())
+    assert "Morning" not in diff and "Hi back" not in diff
+    assert any("small talk" in d for d in r.dropped)

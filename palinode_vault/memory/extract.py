@@ -148,6 +148,32 @@ _EPHEMERAL = re.compile(
     r"what (?:day|time) is it)\b[^\n]{0,40}$")
 _TROUBLE = re.compile(r"(?i)(traceback \(most recent call last\)|^\s*at [\w.$]+\(|stack trace|exit code \d|"
                       r"segmentation fault|\berr(?:or)?:|npm err!|^\s*\$ )", re.M)
+# Small talk that opens a message ("Morning!", "Quick one for the files.", "Heads up:", "Hi back,"):
+# never a memory's words or title, though the sentence it opens may be one.
+_OPENER = re.compile(
+    r"(?i)^\s*(?:(?:good )?(?:morning|afternoon|evening)|hi+|hello|hey|hiya|thanks?(?: you)?|ok(?:ay)?|so|right|"
+    r"quick (?:one|question|note|thing)(?: for (?:the|my) (?:files|notes|records))?|heads[- ]up|fyi|btw|by the way|"
+    r"one more thing|bear with me)\b(?: back| all| there| again)?(?:[\s,.!:;-]+|$)")
+
+
+def strip_openers(text: str) -> str:
+    """`text` without the small talk it opens with (several in a row, as in "Hi! Quick one:")."""
+    while True:
+        shorter = _OPENER.sub("", text, count=1)
+        if shorter == text:
+            return text
+        text = shorter
+
+
+def collapse_repeats(text: str) -> str:
+    """A small model's loop ("We're happy to have you here." again and again) said once."""
+    out: list[str] = []
+    for sentence in re.split(r"(?<=[.!?])\s+", text.strip()):
+        if sentence and sentence.lower() not in (x.lower() for x in out):
+            out.append(sentence)
+    return " ".join(out)
+
+
 _COMMITMENT = re.compile(r"(?i)\b(i will|i'll|we will|we'll|i promise|i can have|by (?:monday|tuesday|wednesday|thursday|friday|tomorrow))\b")
 
 
@@ -209,7 +235,7 @@ def _person_sentences(turns: list[Turn]) -> list[str]:
         if turn.role != USER:
             continue
         for sentence in re.split(r"(?<=[.!?])\s+|\n+", turn.content):
-            x = sentence.strip()
+            x = strip_openers(sentence.strip())
             if (x and not x.endswith("?") and not _EPHEMERAL.match(x) and not _TROUBLE.search(x) and len(words(x)) >= 3
                     and not secrets.secret_kinds_in(x)):  # a sentence that held a secret is never a memory's text
                 out.append(x)
@@ -278,9 +304,11 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
                 out.dropped.append(f"'{c.title[:40]}': mentions a withheld secret")
             continue
         out.offered.append(f"{c.title}. {c.text}")
-        title, text = _TYPE_PREFIX.sub("", _SPEAKER.sub("", c.title)).strip(), _SPEAKER.sub("", c.text).strip()
-        if not text:
-            out.dropped.append("empty text")
+        title = strip_openers(_TYPE_PREFIX.sub("", _SPEAKER.sub("", c.title)).strip())
+        said = _SPEAKER.sub("", c.text).strip()
+        text = strip_openers(collapse_repeats(said))
+        if len(words(text)) < 2:
+            out.dropped.append(f"'{title[:40]}': small talk only" if said else "empty text")
             continue
         if not slugify(title) or slugify(title) in _TYPE_WORDS or slugify(title).replace("-", "") in _TYPE_WORDS:
             title = _title_from(text)  # the model's title is a placeholder ("PERSONMemory"): the text names it
