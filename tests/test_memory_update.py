@@ -325,3 +325,14 @@ def test_small_talk_openers_and_loops_never_become_memory_words(vault):
     diff = "".join(r.diffs.values())
     assert "Morning" not in diff and "Hi back" not in diff
     assert any("small talk" in d for d in r.dropped)
+
+
+def test_a_word_capitalised_only_at_a_sentence_start_is_not_a_new_person(vault):
+    talk = ("User: Ugh. Bad news: the offline beta slips to 12 January because the lawyer is late. "
+            "Pieter called about it too, and I met Pieter at the Rotterdam meetup.\nAssistant: Sorry to hear it.")
+    r = run(vault, {"items": [
+        item(type="PersonMemory", title="Ugh", text="Ugh. The offline beta slips to 12 January because the lawyer is late."),
+        item(type="PersonMemory", title="Pieter", text="I met Pieter at the Rotterdam meetup."),
+    ]}, text=talk, dry_run=True)
+    paths = [o.path for o in r.outcomes]
+    assert "people/ugh.md" not in paths and "people/pieter.md" in paths

@@ -203,16 +203,30 @@ _TYPE_WORDS = frozenset({"person", "agent", "user", "assistant", "personmemory",
 
 
 def _names_a_thing(title: str, type_name: str, entities: list[tuple[str, str]], said: str) -> bool:
-    """A PersonMemory/ProjectSnapshot title must be a name said in the conversation (or an entity's)."""
+    """A PersonMemory/ProjectSnapshot title must be a name said in the conversation (or an entity's).
+
+    A one-word person name must also be said capitalised inside a sentence: any word is
+    capitalised at a sentence's start ("Ugh. Bad news on the beta." is not about someone called Ugh).
+    """
     kind = "person" if type_name == "PersonMemory" else "project"
     title_words = set(slugify(title).split("-"))
     if any(r.startswith(kind + "/") and (slugify(n) == slugify(title) or set(slugify(n).split("-")) <= title_words)
            for r, n in entities):
         return True
     parts = title.split()
-    if not 1 <= len(parts) <= 4 or slugify(title) in _TYPE_WORDS or title.lower() not in said:
+    if not 1 <= len(parts) <= 4 or slugify(title) in _TYPE_WORDS or title.lower() not in said.lower():
         return False
-    return kind == "project" or all(p[:1].isupper() for p in parts)
+    if kind == "project":
+        return True
+    return all(p[:1].isupper() for p in parts) and (len(parts) > 1 or _said_inside_a_sentence(title, said))
+
+
+def _said_inside_a_sentence(name: str, text: str) -> bool:
+    for m in re.finditer(r"(?<!\w)" + re.escape(name) + r"(?!\w)", text):
+        before = text[: m.start()].rstrip(" \t\"'“‘(")
+        if before and before[-1] not in ".!?:\n":
+            return True
+    return False
 
 
 @dataclass
@@ -277,7 +291,8 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
     person_text = "\n".join(t.content for t in turns if t.role == USER)
     agent_text = "\n".join(t.content for t in turns if t.role == ASSISTANT)
     person_words, agent_words = words(person_text), words(agent_text)
-    lower_all = (person_text + "\n" + agent_text).lower()
+    all_text = person_text + "\n" + agent_text
+    lower_all = all_text.lower()
     out = Cleaned([])
     same = program.settings.update.same_fact
     person_sentences = _person_sentences(turns)
@@ -359,7 +374,7 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
             item.type = said
         named = mentioned(f"{item.title}. {item.text}", known or [])
         item.entities += [(ref, shown) for ref, shown in named if ref not in [r for r, _ in item.entities]]
-        if item.type in ("PersonMemory", "ProjectSnapshot") and not _names_a_thing(item.title, item.type, item.entities, lower_all):
+        if item.type in ("PersonMemory", "ProjectSnapshot") and not _names_a_thing(item.title, item.type, item.entities, all_text):
             kind = "person" if item.type == "PersonMemory" else "project"
             about = next(((r, n) for r, n in named if r.startswith(kind + "/")), None)
             new_person = _NEW_PERSON.match(item.text) if kind == "person" else None
@@ -370,7 +385,7 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
             elif kind == "person" and self_person and said == "PersonMemory" and _FIRST_PERSON.search(item.text):
                 item.title = self_person[1]  # the person's own preference: their profile
                 item.entities = [self_person] + [e for e in item.entities if e[0] != self_person[0]]
-        if item.type in ("PersonMemory", "ProjectSnapshot") and not _names_a_thing(item.title, item.type, item.entities, lower_all):
+        if item.type in ("PersonMemory", "ProjectSnapshot") and not _names_a_thing(item.title, item.type, item.entities, all_text):
             what = "person" if item.type == "PersonMemory" else "project"
             item.note = (item.note + "; " if item.note else "") + f"'{item.title[:30]}' does not name a {what}, filed as {ex.uncertain_type}"
             item.type = ex.uncertain_type
