@@ -124,3 +124,34 @@ def run_cli(monkeypatch):
             gc.enable()  # one-shot vault commands turn the cyclic collector off for their process
 
     return run
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The default embedding model (MiniLM GGUF) on llama.cpp, loaded once for the session."""
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        pytest.skip("llama-cpp-python is not installed (pip install 'palinode-vault[models]')")
+    from palinode_vault.models import Embedder, ModelUnavailable
+
+    try:
+        return Embedder()
+    except ModelUnavailable as exc:
+        pytest.skip(f"the default embedding model is not available: {exc}")
+
+
+@pytest.fixture(scope="session")
+def indexed_sample(tmp_path_factory, embedder) -> Path:
+    """sample-vault with its search index built once (copy it before writing)."""
+    from palinode_vault.index import open_index, refresh
+    from palinode_vault.settings import Settings
+    from palinode_vault.vault import Vault
+
+    root = tmp_path_factory.mktemp("indexed") / "vault"
+    shutil.copytree(SAMPLE_VAULT, root, ignore=shutil.ignore_patterns(".palinode"))
+    index = open_index(root, embedder=embedder)
+    report = refresh(index, Vault(Settings(vault=root)))
+    assert report.mode == "hybrid" and report.pending == 0
+    index.close()
+    return root

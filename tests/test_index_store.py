@@ -53,36 +53,10 @@ class CountingEmbedder:
         return self.inner.embed_many(texts, batch_size=batch_size)
 
 
-@pytest.fixture(scope="session")
-def embedder():
-    try:
-        import llama_cpp  # noqa: F401
-    except ImportError:
-        pytest.skip("llama-cpp-python is not installed (pip install 'palinode-vault[models]')")
-    from palinode_vault.models import Embedder, ModelUnavailable
-
-    try:
-        return Embedder()
-    except ModelUnavailable as exc:
-        pytest.skip(f"the default embedding model is not available: {exc}")
-
-
-@pytest.fixture(scope="session")
-def indexed_template(tmp_path_factory, embedder) -> Path:
-    """sample-vault with its index built once."""
-    root = tmp_path_factory.mktemp("indexed") / "vault"
-    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".palinode"))
-    index = open_index(root, embedder=embedder)
-    report = refresh(index, Vault(Settings(vault=root)))
-    assert report.mode == "hybrid" and report.pending == 0
-    index.close()
-    return root
-
-
 @pytest.fixture
-def vault(tmp_path, indexed_template) -> Path:
+def vault(tmp_path, indexed_sample) -> Path:
     root = tmp_path / "vault"
-    shutil.copytree(indexed_template, root)
+    shutil.copytree(indexed_sample, root)
     return root
 
 

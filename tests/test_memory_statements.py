@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from palinode_vault.core.program import ProgramError, parse_program
-from palinode_vault.index import open_index, refresh
+from palinode_vault.index import open_index
 from palinode_vault.memory.extract import extract_text
 from palinode_vault.memory.statements import statements
 from palinode_vault.memory.update import Item, Updater, keyword_similar, similar_for
@@ -27,36 +27,11 @@ SAMPLE = Path(__file__).resolve().parent.parent / "sample-vault"
 NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
 
 
-@pytest.fixture(scope="module")
-def embedder():
-    try:
-        import llama_cpp  # noqa: F401
-    except ImportError:
-        pytest.skip("llama-cpp-python is not installed (pip install 'palinode-vault[models]')")
-    from palinode_vault.models import Embedder, ModelUnavailable
-
-    try:
-        return Embedder()
-    except ModelUnavailable as exc:
-        pytest.skip(f"the default embedding model is not available: {exc}")
-
-
-@pytest.fixture(scope="module")
-def indexed(tmp_path_factory, embedder) -> Path:
-    """sample-vault with its index built once."""
-    root = tmp_path_factory.mktemp("statements") / "vault"
-    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".palinode"))
-    index = open_index(root, embedder=embedder)
-    refresh(index, Vault(Settings(vault=root)))
-    index.close()
-    return root
-
-
 @pytest.fixture
-def flow(tmp_path, indexed, embedder):
+def flow(tmp_path, indexed_sample, embedder):
     """apply(item) -> Outcome, through the real Updater, index dedup and statement matcher."""
     root = tmp_path / "vault"
-    shutil.copytree(indexed, root)
+    shutil.copytree(indexed_sample, root)
     vault = Vault(Settings(vault=root, now=NOW.date()))
     vault.load()
     index = open_index(root, embedder=embedder)
@@ -121,9 +96,9 @@ def test_a_new_person_fact_is_an_update(flow):
     assert (out.op, out.path) == ("UPDATE", "people/tariq-benali.md")
 
 
-def test_extraction_files_no_second_copy_of_a_remembered_decision(indexed, tmp_path):
+def test_extraction_files_no_second_copy_of_a_remembered_decision(indexed_sample, tmp_path):
     root = tmp_path / "vault"
-    shutil.copytree(indexed, root)
+    shutil.copytree(indexed_sample, root)
     vault = Vault(Settings(vault=root, now=NOW.date()))
     vault.load()
     text = "Harbor stores bookings and patients in Postgres instead of Firebase."

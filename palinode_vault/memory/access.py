@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from palinode_vault.memory.oplog import json_lines
+
 ACCESS_PATH = ".palinode/access.jsonl"
 MAX_BYTES = 2_000_000
 #: A CLI search joins the CLI session `core` started at most this long ago.
@@ -85,15 +87,7 @@ def read(root: Path) -> list[dict[str, Any]]:
         raw = target.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return []
-    out = []
-    for line in raw.splitlines():
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict) and isinstance(entry.get("paths"), list):
-            out.append(entry)
-    return out
+    return [entry for entry in json_lines(raw) if isinstance(entry.get("paths"), list)]
 
 
 @dataclass
@@ -153,15 +147,7 @@ def _tail(target: Path, size: int = 65536) -> list[dict[str, Any]]:
             raw = handle.read().decode("utf-8", errors="replace")
     except OSError:
         return []
-    out = []
-    for line in raw.splitlines()[1:] if len(raw) >= size else raw.splitlines():
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict):
-            out.append(entry)
-    return out
+    return json_lines(raw.split("\n", 1)[-1] if len(raw) >= size else raw)  # a cut first line is dropped
 
 
 def connection_session(state: dict[str, Any], conn_id: int, start: bool = False) -> str:

@@ -46,13 +46,10 @@ def utc_now() -> str:
     return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def read_log(root: Path) -> list[dict[str, Any]]:
-    """Every readable line of the log (bad lines are skipped)."""
-    path = root / LOG_PATH
-    if not path.is_file():
-        return []
+def json_lines(text: str) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON-lines text; other lines (cut, hand-edited) are skipped."""
     out = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in text.splitlines():
         try:
             obj = json.loads(line)
         except ValueError:
@@ -60,6 +57,14 @@ def read_log(root: Path) -> list[dict[str, Any]]:
         if isinstance(obj, dict):
             out.append(obj)
     return out
+
+
+def read_log(root: Path) -> list[dict[str, Any]]:
+    """Every readable line of the log (bad lines are skipped)."""
+    path = root / LOG_PATH
+    if not path.is_file():
+        return []
+    return json_lines(path.read_text(encoding="utf-8", errors="replace"))
 
 
 def append_edit(root: Path, ops: Iterable[Operation], reason: str = "operations log") -> Edit | None:
