@@ -393,3 +393,20 @@ def test_in_memory_scan_matches_sqlite_vec(vault, embedder, monkeypatch):
     refresh(index, load(vault))
     assert hybrid.nearest_chunks(index, embedder.embed("kite surfing"), 1)[0][0] == "insights/kites.md"
     index.close()
+
+
+def test_blas_runs_on_one_thread_unless_the_person_chose(tmp_path):
+    """OpenBLAS's spinning threads took llama.cpp's core (hybrid search 31 ms -> 14 ms with one):
+    importing the package sets one BLAS thread before numpy loads, and keeps a person's choice."""
+    import os
+    import subprocess
+    import sys
+
+    probe = ("import palinode_vault, numpy, os; "
+             "print(os.environ['OPENBLAS_NUM_THREADS'], os.environ['OMP_NUM_THREADS'])")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    default = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    assert default.stdout.split() == ["1", "1"]
+    chosen = subprocess.run([sys.executable, "-c", probe], env={**env, "OPENBLAS_NUM_THREADS": "2"},
+                            capture_output=True, text=True, check=True)
+    assert chosen.stdout.split() == ["2", "1"]
