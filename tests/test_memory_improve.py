@@ -235,3 +235,21 @@ def test_improve_ignores_a_repeated_fact_a_memory_filed_this_week_says(root, min
     assert [s for s, _ in unfiled(root)] == ["session-monday", "session-thursday"]
     r = consolidate(vault(root, today), generator=False, embedder=minilm, dry_run=True)
     assert not [o for o in r.operations if o["op"] == "PROPOSE" and "program-change" in o["path"]]
+
+
+def test_said_again_is_judged_by_programs_restated_number(root, minilm):
+    """`self_improvement.restated` decides when two statements say the same thing: at 0.99 the
+    two rewordings are different facts; a PROGRAM.md without the key skips the check and says so."""
+    today = dt.date.today()
+    session_end(root, "monday", MAC_MINI[0])
+    session_end(root, "thursday", MAC_MINI[1])
+    text = (root / "PROGRAM.md").read_text()
+    line = "  restated: 0.75 "
+    assert line in text
+    (root / "PROGRAM.md").write_text(text.replace(line, "  restated: 0.99 ", 1))
+    strict = consolidate(vault(root, today), generator=False, embedder=minilm, dry_run=True)
+    assert not [o for o in strict.operations if o["op"] == "PROPOSE" and "program-change" in o["path"]]
+    (root / "PROGRAM.md").write_text("".join(l for l in text.splitlines(keepends=True) if not l.startswith(line)))
+    older = consolidate(vault(root, today), generator=False, embedder=minilm, dry_run=True)
+    assert not [o for o in older.operations if o["op"] == "PROPOSE" and "program-change" in o["path"]]
+    assert any(o["op"] == "SKIP" and "self_improvement.restated" in o["reason"] for o in older.operations)
