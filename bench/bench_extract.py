@@ -2,11 +2,12 @@
 
 For each model (the default smollm2, and any GGUF given with --model): schema-valid output (must
 be 100%), secrets leaked (must be 0), precision and recall of filed items, NOOP rate on repeated
-facts, seconds per pass. Every pass is a dry run on a fresh copy of the sample vault; what would
+facts, seconds per pass; and apart from those, the items sent to inbox/ for review (how many, how
+many are right, how many come from conversations that deserve nothing, recall counting them). Every pass is a dry run on a fresh copy of the sample vault; what would
 be written (diffs, operation reasons) is what is checked for secrets and matched to labels.
 
     python bench/bench_extract.py [--model smollm2] [--model gemma3-270m] [--model /path/x.gguf]
-                                  [--cases cases.json|heldout.json] [--limit N] [--json]
+                                  [--cases cases.json|heldout.json] [--limit N] [--program FILE] [--json]
 
 `cases.json` covers PROGRAM.md's cases, several of them close paraphrases of its own examples;
 `heldout.json` is a smaller set written separately in other words, to see how far the rules carry.
@@ -46,7 +47,19 @@ def indexed_template(tmp: Path) -> Path:
     return template
 
 
-def run_model(spec: str, cases: list[dict], with_index: bool = True) -> dict:
+def _match(outcome, diffs: dict[str, str], expected: list[dict]) -> int | None:
+    """The index of the expected memory `outcome` is: its type agrees (an ActionItem is an UPDATE
+    of a person/project file, or a follow-up waiting in inbox/) and one keyword is in its diff."""
+    diff = diffs.get(outcome.path or "", "").lower()
+    for i, exp in enumerate(expected):
+        type_ok = exp["type"] == outcome.type or exp["type"] == "ActionItem" and (
+            outcome.op == "UPDATE" or outcome.op == "INBOX" and "follow-up:" in diff)
+        if type_ok and any(k.lower() in diff for k in exp["keywords"]):
+            return i
+    return None
+
+
+def run_model(spec: str, cases: list[dict], with_index: bool = True, program: Path | None = None) -> dict:
     from palinode_vault.memory.extract import extract_text, load_generator
     from palinode_vault.settings import Settings
     from palinode_vault.vault import Vault
@@ -54,6 +67,7 @@ def run_model(spec: str, cases: list[dict], with_index: bool = True) -> dict:
     gen = load_generator(spec)
     now = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
     valid = leaked = filed_total = filed_ok = expected_total = expected_found = 0
+    review_total = review_ok = review_on_never = found_with_review = 0
     repeats = repeats_noop = 0
     model_passes = retried = 0
     seconds: list[float] = []
@@ -65,6 +79,8 @@ def run_model(spec: str, cases: list[dict], with_index: bool = True) -> dict:
             vault_dir = Path(tmp) / case["id"]
             shutil.copytree(source, vault_dir, ignore=shutil.ignore_patterns("journal", "undone", "sidecar.json")
                             if with_index else shutil.ignore_patterns(".palinode"))
+            if program is not None:  # the vault's own PROGRAM.md wins over the shipped one
+                shutil.copyfile(program, vault_dir / "PROGRAM.md")
             v = Vault(Settings(vault=vault_dir, now=now.date()))
             v.load()
             r = extract_text(v, case["transcript"], generator=gen, source=case["id"], dry_run=True, now=now)
@@ -79,22 +95,26 @@ def run_model(spec: str, cases: list[dict], with_index: bool = True) -> dict:
             filed = [o for o in r.outcomes if o.op in FILED]
             matched_expected = set()
             for o in filed:
-                diff = r.diffs.get(o.path or "", "").lower()
-                hit = None
-                for i, exp in enumerate(case["expected"]):
-                    type_ok = exp["type"] == o.type or (exp["type"] == "ActionItem" and o.op == "UPDATE") or (
-                        exp["type"] == "ProjectSnapshot" and o.type == "Insight" and False)
-                    if type_ok and any(k.lower() in diff for k in exp["keywords"]):
-                        hit = i
-                        break
+                hit = _match(o, r.diffs, case["expected"])
                 filed_total += 1
                 if hit is not None:
                     filed_ok += 1
                     matched_expected.add(hit)
+            # inbox/ items wait for the person: counted apart, and on "never" cases they are work
+            # the person must dismiss
+            matched_with_review = set(matched_expected)
+            for o in (o for o in r.outcomes if o.op == "INBOX"):
+                hit = _match(o, r.diffs, case["expected"])
+                review_total += 1
+                review_on_never += int(not case["expected"])
+                if hit is not None:
+                    review_ok += 1
+                    matched_with_review.add(hit)
             # a case lists alternatives (e.g. ProjectSnapshot or Insight): one match satisfies it
             if case["expected"]:
                 expected_total += 1
                 expected_found += int(bool(matched_expected))
+                found_with_review += int(bool(matched_with_review))
             if case.get("repeat"):
                 repeats += 1
                 repeats_noop += int(not filed)
@@ -110,6 +130,10 @@ def run_model(spec: str, cases: list[dict], with_index: bool = True) -> dict:
         "precision": (filed_ok / filed_total) if filed_total else None,
         "recall": expected_found / expected_total if expected_total else None,
         "noop_rate_on_repeats": repeats_noop / repeats if repeats else None,
+        "review": review_total,
+        "review_precision": (review_ok / review_total) if review_total else None,
+        "review_on_never_cases": review_on_never,
+        "recall_with_review": found_with_review / expected_total if expected_total else None,
         "model_passes": model_passes,
         "retried": retried,
         "seconds_per_pass_mean": statistics.mean(seconds),
@@ -125,12 +149,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", default="cases.json", help="a file in bench/extraction-eval/ (cases.json, heldout.json)")
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--no-index", action="store_true", help="no search index: the keyword-similarity fallback")
+    parser.add_argument("--program", type=Path, help="a PROGRAM.md to use instead of the shipped one (to try an edit)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     cases = json.loads((HERE / "extraction-eval" / args.cases).read_text())[: args.limit]
     models = args.model or ["smollm2"]
     print("command: python " + " ".join([sys.argv[0]] + (argv if argv is not None else sys.argv[1:])))
-    results = [run_model(m, cases, not args.no_index) for m in models]
+    results = [run_model(m, cases, not args.no_index, args.program) for m in models]
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
@@ -141,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{res['model']}: cases={res['cases']} schema_valid={res['schema_valid']:.0%} "
               f"secrets_leaked={res['secrets_leaked']} filed={res['filed']} precision={fmt(res['precision'])} "
               f"recall={fmt(res['recall'])} noop_rate_on_repeats={fmt(res['noop_rate_on_repeats'])} "
+              f"review={res['review']} review_precision={fmt(res['review_precision'])} "
+              f"review_on_never={res['review_on_never_cases']} recall_with_review={fmt(res['recall_with_review'])} "
               f"model_calls={res['model_passes']} retried={res['retried']} seconds_per_pass mean={res['seconds_per_pass_mean']:.2f} max={res['seconds_per_pass_max']:.2f} "
               f"similarity={'/'.join(res['similarity'])}")
     return 0 if all(r["schema_valid"] == 1.0 and r["secrets_leaked"] == 0 for r in results) else 1

@@ -51,28 +51,32 @@ def run(vault, *outputs, text=TALK, **kw):
 
 def test_add_decision_with_entities_and_links(vault):
     r = run(vault, {"items": [item(entities=[{"kind": "person", "name": "Mira"}])]})
-    assert [o.to_json()["op"] for o in r.outcomes] == ["ADD"]
+    # the model did not offer "Tariq prefers written specs.": it waits for review (review_unoffered)
+    assert [(o.to_json()["op"], o.path) for o in r.outcomes][1:] == [("INBOX", "inbox/tariq-prefers-written-specs.md")]
+    assert [o.to_json()["op"] for o in r.outcomes][:1] == ["ADD"]
     path = "decisions/queue-worker-for-reminder-sms.md"
     assert r.outcomes[0].path == path and path in r.written
     text = (vault.root / path).read_text()
     assert "id: decision-queue-worker-for-reminder-sms" in text and "status: active" in text
     assert "person/mira-okonkwo" in text and "[[mira-okonkwo]]" in text  # alias resolved; footer link
     log = read_log(vault.root)
-    assert log[-1]["op"] == "ADD" and log[-1]["path"] == path and log[-1]["source"] == "test"
+    assert [(e["op"], e["path"], e["source"]) for e in log[-2:]] == [
+        ("ADD", path, "test"), ("INBOX", "inbox/tariq-prefers-written-specs.md", "test")]
 
 
 def test_repeat_is_noop(vault):
     run(vault, {"items": [item()]})
     r = run(vault, {"items": [item()]})
-    assert [o.op for o in r.outcomes] == ["NOOP"]
+    assert [(o.op, o.path) for o in r.outcomes] == [("NOOP", "decisions/queue-worker-for-reminder-sms.md"),
+                                                     ("NOOP", "inbox/tariq-prefers-written-specs.md")]
     assert r.written == ["logs/operations.jsonl"]
 
 
 def test_low_confidence_goes_to_inbox_with_review(vault):
     r = run(vault, {"items": [item(confidence=0.4)]})
-    assert [o.op for o in r.outcomes] == ["INBOX"]
-    text = (vault.root / r.outcomes[0].path).read_text()
-    assert r.outcomes[0].path.startswith("inbox/") and "status: review" in text and "confidence: 0.40" in text
+    assert [(o.op, o.confidence) for o in r.outcomes] == [("INBOX", 0.5), ("INBOX", 0.4)]  # 0.5: Tariq, unoffered
+    text = (vault.root / r.outcomes[1].path).read_text()
+    assert r.outcomes[1].path.startswith("inbox/") and "status: review" in text and "confidence: 0.40" in text
 
 
 def test_caps_per_pass_and_per_type(vault):
@@ -103,14 +107,19 @@ def test_the_wording_decides_a_plain_type(vault):
     # the same text offered again under another type is one item
     r = run(vault, {"items": [item(type="Insight", title="Tariq and specs", text="Tariq prefers written specs."),
                               item(type="Decision", title="Specs for Tariq", text="Tariq prefers written specs.")]})
-    assert [(o.op, o.type, o.path) for o in r.outcomes] == [("UPDATE", "PersonMemory", "people/tariq-benali.md")]
+    assert [(o.op, o.type, o.path) for o in r.outcomes] == [
+        ("UPDATE", "PersonMemory", "people/tariq-benali.md"),
+        ("INBOX", "Decision", "inbox/we-decided-to-send-reminder-sms-from-a.md")]  # the decision nobody offered now
     assert any("the same text again" in d for d in r.dropped)
     assert "Tariq prefers written specs." in (vault.root / "people/tariq-benali.md").read_text()
 
 
 def test_ungrounded_and_agent_text_dropped(vault):
     r = run(vault, {"items": [item(title="Moon base", text="We will build a moon base on Mars with lasers.")]})
-    assert r.outcomes == [] and any("not grounded" in d for d in r.dropped)
+    assert any("not grounded" in d for d in r.dropped)
+    # what is left is the person's own plainly worded statements, waiting for review
+    assert [(o.op, o.confidence) for o in r.outcomes] == [("INBOX", 0.5), ("INBOX", 0.5)]
+    assert all("the model did not offer it" in o.reason and "moon" not in o.path for o in r.outcomes)
 
 
 def test_nothing_worth_keeping_skips_the_model(vault):
@@ -225,7 +234,11 @@ def test_extract_logs_unfiled_statements_as_skip_bounded_and_never_secrets(vault
     # four statements read like memories and got no item; at most three are logged, in the order said
     assert [text for _, text in skipped] == ["Tariq prefers written specs.", "We decided to drop the fax integration.",
                                              "Mira joined the Harbor app team last week."]
-    assert all(why.endswith("; the model did not offer it") for why, _ in skipped)
+    # the caps leave room for one of them to wait for review: Tariq's (2 Decisions and Noor already this pass)
+    assert [why for why, _ in skipped] == ["PersonMemory wording; the model did not offer it; its words go to review",
+                                           "Decision wording; the model did not offer it",
+                                           "PersonMemory wording; the model did not offer it"]
+    assert [(o.op, o.confidence) for o in r.outcomes if "did not offer" in o.reason] == [("INBOX", 0.5)]
     for entry in new:
         line = json.dumps(entry)
         assert "hunter2" not in line and "sk_live_" not in line
@@ -250,7 +263,8 @@ def test_extract_dry_run_logs_no_skip(vault):
     before = log.read_bytes()
     r = run(vault, {"items": []}, text="User: Tariq prefers written specs. We decided to drop the fax integration.\n"
             "Assistant: Noted.", dry_run=True)
-    assert r.outcomes == [] and log.read_bytes() == before
+    assert [o.op for o in r.outcomes] == ["INBOX", "INBOX"] and log.read_bytes() == before  # planned, not written
+    assert not (vault.root / r.outcomes[0].path).exists()
     from palinode_vault.memory.session import Session, end_session
     from palinode_vault.memory.transcript import Turn
 
@@ -258,8 +272,8 @@ def test_extract_dry_run_logs_no_skip(vault):
                 dry_run=True, now=NOW)
     assert log.read_bytes() == before
     run(vault, {"items": []}, text="User: Tariq prefers written specs.\nAssistant: Noted.")
-    assert [unfiled_statement(e) for e in read_log(vault.root)[-1:]] == [
-        ("PersonMemory wording; the model did not offer it", "Tariq prefers written specs.")]
+    assert [unfiled_statement(e) for e in read_log(vault.root) if e["op"] == "SKIP"][-1:] == [
+        ("PersonMemory wording; the model did not offer it; its words go to review", "Tariq prefers written specs.")]
 
 
 def test_extract_cli_json_shape(vault, tmp_path):
@@ -336,3 +350,62 @@ def test_a_word_capitalised_only_at_a_sentence_start_is_not_a_new_person(vault):
     ]}, text=talk, dry_run=True)
     paths = [o.path for o in r.outcomes]
     assert "people/ugh.md" not in paths and "people/pieter.md" in paths
+
+
+FAX = ("User: Morning! We decided to drop the fax integration, because no clinic has sent a fax since March.\n"
+       "Assistant: Noted.")
+
+
+def test_a_plain_statement_the_model_did_not_offer_waits_in_inbox_in_the_persons_words(vault):
+    """PROGRAM.md `review_unoffered`: the model offered nothing, the person said a decision plainly:
+    it waits in inbox/ for review (not filed), and is still logged as not extracted."""
+    r = run(vault, {"items": []}, text=FAX)
+    assert [(o.op, o.type, o.confidence) for o in r.outcomes] == [("INBOX", "Decision", 0.5)]
+    o = r.outcomes[0]
+    assert o.path.startswith("inbox/") and "the model did not offer it" in o.reason
+    text = (vault.root / o.path).read_text()
+    assert "status: review" in text and "confidence: 0.50" in text
+    assert "We decided to drop the fax integration, because no clinic has sent a fax since March." in text
+    assert "Morning" not in text  # the opener is small talk, not the memory
+    assert [unfiled_statement(e) for e in read_log(vault.root) if e["op"] == "SKIP"] == [
+        ("Decision wording; the model did not offer it; its words go to review",
+         "We decided to drop the fax integration, because no clinic has sent a fax since March.")]
+    # said again before the person reviewed it: no second copy in the inbox
+    again = run(vault, {"items": []}, text=FAX)
+    assert [(x.op, x.path) for x in again.outcomes] == [("NOOP", o.path)]
+    assert "already waiting for review" in again.outcomes[0].reason
+    assert sorted(p.name for p in (vault.root / "inbox").iterdir()) == sorted(
+        [p.name for p in (SAMPLE / "inbox").iterdir()] + [o.path.split("/")[-1]])
+
+
+def test_unoffered_statements_obey_the_caps_and_the_models_items_come_first(vault):
+    said = ["We decided to drop the fax integration.", "We decided to move standups to Tuesdays.",
+            "We decided to bill clinics monthly."]
+    talk = "User: " + " ".join(said) + "\nAssistant: Noted."
+    r = run(vault, {"items": [item(title="Drop the fax integration", text=said[0])]}, text=talk)
+    assert [(o.op, o.confidence) for o in r.outcomes] == [("ADD", 0.9), ("INBOX", 0.5)]  # 2 Decisions a pass
+    assert "over 2 items of type Decision" in " ".join(r.dropped)
+    assert "standups" in (vault.root / r.outcomes[1].path).read_text()
+
+
+def test_an_unoffered_statement_the_vault_already_holds_is_a_noop(vault):
+    assert "Prefers feedback as comments in Figma" in (vault.root / "people/jonas-lindqvist.md").read_text()
+    r = run(vault, {"items": []}, text="User: Jonas prefers feedback as comments in Figma.\nAssistant: Noted.")
+    assert [(o.op, o.path) for o in r.outcomes] == [("NOOP", "people/jonas-lindqvist.md")]
+    assert not [p for p in (vault.root / "inbox").iterdir() if "jonas" in p.name or "figma" in p.name]
+
+
+def test_review_of_unoffered_statements_follows_program_md(vault):
+    program = (SAMPLE.parent / "PROGRAM.md").read_text()
+    line = "  review_unoffered: 0.5 "
+    assert line in program
+    (vault.root / "PROGRAM.md").write_text(program.replace(line, "  review_unoffered: 0.7 ", 1))
+    filed = run(vault, {"items": []}, text=FAX)  # at or above the threshold: filed without review
+    assert [(o.op, o.type, o.path) for o in filed.outcomes] == [("ADD", "Decision", "decisions/we-decided-to-drop-the-fax-integration.md")]
+    for older in (program.replace(line, "  review_unoffered: 0 ", 1),
+                  "".join(x for x in program.splitlines(keepends=True) if not x.startswith(line))):
+        (vault.root / "PROGRAM.md").write_text(older)  # off, or a PROGRAM.md from before the key
+        r = run(vault, {"items": []}, text="User: We decided to bill clinics monthly.\nAssistant: Noted.")
+        assert r.outcomes == []
+        assert unfiled_statement(read_log(vault.root)[-1]) == ("Decision wording; the model did not offer it",
+                                                              "We decided to bill clinics monthly.")

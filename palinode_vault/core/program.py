@@ -24,6 +24,8 @@ class Extraction(_Strict):
     max_items_per_type: int
     confidence_threshold: float
     uncertain_type: str
+    # A PROGRAM.md older than review of unoffered statements has no key: they are only logged (SKIP).
+    review_unoffered: float | None = Field(None, ge=0.0, le=1.0)
 
 
 class Update(_Strict):

@@ -365,6 +365,7 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
         seen.add(key)
         items.append(Item(type_name, title, text, float(c.confidence), entities, c.rationale.strip(),
                           c.alternatives.strip(), c.due.strip(), c.replaces.strip(), note))
+    items += unoffered(plain_sentences, items, types, ex.review_unoffered or 0.0)
     judged: list[Item] = []
     for item in items:
         own = item.text if item.note.startswith("text: the person's own") else _own_sentence(item.text, person_sentences)
@@ -405,6 +406,26 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
     return out
 
 
+UNOFFERED = "text: the person's own sentence; the model did not offer it"
+
+
+def unoffered(plain: list[str], items: list[Item], types: list[str], confidence: float) -> list[Item]:
+    """Items for the person's plainly worded statements (`plain`: a type's wording, cues.py) that
+    no item of the model's covers, at PROGRAM.md's `review_unoffered` confidence (below the
+    threshold: they wait in inbox/ for review). A small model misses most of what a person says
+    in passing; a statement that says plainly what it is should not be lost for that."""
+    if confidence <= 0:
+        return []
+    said = [f"{i.title}. {i.text} {i.rationale}" for i in items]
+    out = []
+    for x in plain:
+        cue = type_by_wording(x, types)
+        if cue and not any(_covers(x, t) for t in said):
+            out.append(Item(cue, _title_from(x), x, confidence, note=UNOFFERED))
+            said.append(x)
+    return out
+
+
 def _covers(statement: str, text: str) -> bool:
     """Whether `text` says `statement`: it holds at least half of the statement's content words."""
     said = stems(statement)
@@ -421,7 +442,8 @@ def unfiled(turns: list[Turn], cleaned: Cleaned, program: Program, known: list[t
     person or project, in the order said, at most MAX_UNFILED. `model_said` is why when the model
     offered nothing that covers it. A statement that held a secret is never logged."""
     types = memory_types(program)
-    filed = [f"{i.title}. {i.text} {i.rationale}" for i in cleaned.items]
+    filed = [f"{i.title}. {i.text} {i.rationale}" for i in cleaned.items if not i.note.startswith(UNOFFERED)]
+    for_review = [i.text for i in cleaned.items if i.note.startswith(UNOFFERED)]
     cued, named = [], []
     for x in _person_sentences(turns):
         if secrets.secret_kinds_in(x) or secrets.find_secrets(x) or any(_covers(x, t) for t in filed):
@@ -439,6 +461,8 @@ def unfiled(turns: list[Turn], cleaned: Cleaned, program: Program, known: list[t
     out = []
     for x, type_name, why in (cued + named)[:MAX_UNFILED]:
         how = "the code dropped the model's item" if any(_covers(x, t) for t in cleaned.offered) else model_said
+        if x in for_review:
+            how += "; its words go to review"
         out.append(Operation("SKIP", type_name, None, None, "", unfiled_reason(f"{why}; {how}", x)))
     return out
 

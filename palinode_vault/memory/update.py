@@ -468,6 +468,9 @@ class Updater:
 
     def _add(self, item: Item, why: str) -> Outcome:
         inbox = item.confidence < self.s.extraction.confidence_threshold
+        waiting = self._waiting_in_inbox(item) if inbox else None
+        if waiting:
+            return self._out("NOOP", item, waiting, "already waiting for review in the same words")
         type_name = item.type if item.type in TYPE_KIND else "Insight"
         path = memory_path(type_name, item.title, self.today, inbox=inbox)
         n = 2
@@ -479,7 +482,22 @@ class Updater:
             return self._out("INBOX", item, path, f"confidence {item.confidence:.2f} below {self.s.extraction.confidence_threshold}; {why}")
         return self._out("ADD", item, path, why)
 
+    def _waiting_in_inbox(self, item: Item) -> str | None:
+        """An `inbox/` note under review that already holds the item's text: the person said it
+        again before reviewing it, and a second copy ("-2") would only add to their review."""
+        paths = {p for p in self.vault.state.notes if p.startswith(INBOX_FOLDER + "/")}
+        paths |= {p for p in self.ws.pending if p.startswith(INBOX_FOLDER + "/")}
+        for path in sorted(paths):
+            text = self.ws.text(path)
+            if text and self._status(path) == "review" and \
+                    fuzz.token_set_ratio(item.text.lower(), body_of(text).lower()) / 100 >= self.s.update.same_fact:
+                return path
+        return None
+
     def _inbox(self, item: Item, why: str) -> Outcome:
+        waiting = self._waiting_in_inbox(item)
+        if waiting:
+            return self._out("NOOP", item, waiting, f"already waiting for review in the same words ({why})")
         path = memory_path(item.type if item.type in TYPE_KIND else "Insight", item.title, self.today, inbox=True)
         n = 2
         while self.ws.exists(path):
