@@ -109,7 +109,7 @@ def test_the_wording_decides_a_plain_type(vault):
                               item(type="Decision", title="Specs for Tariq", text="Tariq prefers written specs.")]})
     assert [(o.op, o.type, o.path) for o in r.outcomes] == [
         ("UPDATE", "PersonMemory", "people/tariq-benali.md"),
-        ("INBOX", "Decision", "inbox/we-decided-to-send-reminder-sms-from-a.md")]  # the decision nobody offered now
+        ("INBOX", "Decision", "inbox/send-reminder-sms-from-a-queue-worker-instead.md")]  # the decision nobody offered now
     assert any("the same text again" in d for d in r.dropped)
     assert "Tariq prefers written specs." in (vault.root / "people/tariq-benali.md").read_text()
 
@@ -335,7 +335,7 @@ def test_small_talk_openers_and_loops_never_become_memory_words(vault):
         item(title="Hi back", type="Insight", text="Hi back. Hi back. Hi back."),
     ]}, text=talk, dry_run=True)
     [filed] = r.outcomes
-    assert (filed.op, filed.path) == ("ADD", "decisions/we-decided-to-move-standups-to-tuesdays-because.md")
+    assert (filed.op, filed.path) == ("ADD", "decisions/move-standups-to-tuesdays-because-mondays-are-full.md")
     diff = "".join(r.diffs.values())
     assert "Morning" not in diff and "Hi back" not in diff
     assert any("small talk" in d for d in r.dropped)
@@ -401,7 +401,7 @@ def test_review_of_unoffered_statements_follows_program_md(vault):
     assert line in program
     (vault.root / "PROGRAM.md").write_text(program.replace(line, "  review_unoffered: 0.7 ", 1))
     filed = run(vault, {"items": []}, text=FAX)  # at or above the threshold: filed without review
-    assert [(o.op, o.type, o.path) for o in filed.outcomes] == [("ADD", "Decision", "decisions/we-decided-to-drop-the-fax-integration.md")]
+    assert [(o.op, o.type, o.path) for o in filed.outcomes] == [("ADD", "Decision", "decisions/drop-the-fax-integration.md")]
     for older in (program.replace(line, "  review_unoffered: 0 ", 1),
                   "".join(x for x in program.splitlines(keepends=True) if not x.startswith(line))):
         (vault.root / "PROGRAM.md").write_text(older)  # off, or a PROGRAM.md from before the key

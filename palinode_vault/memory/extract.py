@@ -266,10 +266,24 @@ def _own_sentence(proposed: str, sentences: list[str]) -> str | None:
     return sentences[scored[0][1]]
 
 
+# How a person announces a statement ("We decided to", "I learned that", "Lesson:"): the wording
+# that tells its type (cues.py), not what it is about, so not its title.
+_LEAD_IN = re.compile(
+    r"(?i)^(?:(?:so|and|but|also|anyway|ok(?:ay)?),?\s+)?(?:"
+    r"(?:we|i)(?:'ve| have)?\s+(?:finally\s+|just\s+)?(?:decided|agreed|settled|chose|opted)(?:\s+(?:to|that|on|for))?"
+    r"|(?:we|i)\s+(?:learned|learnt|realised|realized|found out)(?:\s+that)?"
+    r"|(?:the\s+)?lesson(?:\s+learned)?(?:\s+is)?(?:\s+that)?\s*:?|(?:it\s+)?turns\s+out(?:\s+that)?"
+    r"|from now on,?|for the record,?|note to self:?)\s+")
+
+
 def _title_from(text: str) -> str:
-    """A short title from a memory's own words: its first clause, at most eight words."""
-    clause = re.split(r"[.;:!?,]\s", text.strip() + " ", 1)[0]
-    return " ".join(clause.split()[:8]).strip(" .,;:")
+    """A short title from a memory's own words: its first clause without the lead-in that
+    announces it, at most eight words, capitalised."""
+    text = text.strip()
+    text = _LEAD_IN.sub("", text, count=1) or text
+    clause = re.split(r"[.;:!?,]\s", text + " ", 1)[0]
+    title = " ".join(clause.split()[:8]).strip(" .,;:")
+    return title[:1].upper() + title[1:]
 
 
 _NEW_PERSON = re.compile(r"^([A-Z][\w'’-]+ [A-Z][\w'’-]+) (?:joined|is (?:our|the|a|an) )")

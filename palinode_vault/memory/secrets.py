@@ -75,6 +75,8 @@ def find_secrets(text: str) -> list[SecretHit]:
             value = text[start:end]
             if kind == "password" and (_NOT_A_VALUE.match(value) or _MARK_RE.match(value) or value.startswith("[withheld")):
                 continue
+            if kind == "password" and m.group(0)[:3].lower() == "pin" and not re.search(r"\d", value):
+                continue  # "pin down the scope", "pin it": a PIN is digits
             if kind in ("API key",) and group and not re.search(r"\d", value):
                 continue  # "token is rotated weekly" names no value
             hits.append(SecretHit(kind, start, end))

@@ -1,0 +1,37 @@
+"""The secret rules on their own: what is a secret value and what only looks like one."""
+
+from __future__ import annotations
+
+import pytest
+
+from palinode_vault.memory.secrets import asks_to_remember_secret, find_secrets, redact
+
+
+@pytest.mark.parametrize("text,value", [
+    ("The staging password is hunter2hunter2.", "hunter2hunter2"),
+    ("password: Gaivota!Harbor-2026#", "Gaivota!Harbor-2026#"),
+    ("The door PIN is 4821.", "4821"),
+    ("pin 4821 for the alarm", "4821"),
+    ("use postgres://harbor:Tr1ton-Quay-88@db.internal/app", "postgres://harbor:Tr1ton-Quay-88@db.internal/app"),
+    ("key sk_live_abcdefghij1234567890 for payments", "sk_live_abcdefghij1234567890"),
+])
+def test_a_secret_value_is_found_and_redacted(text, value):
+    hits = find_secrets(text)
+    # the whole value, and at most a sentence's full stop after it (a value may end in one: safer withheld)
+    assert [text[h.start:h.end].removesuffix(".") for h in hits] == [value]
+    assert value not in redact(text)[0]
+
+
+@pytest.mark.parametrize("text", [
+    "Do you want to pin down the scope now?",  # a verb, not a PIN (found in heldout4's first run)
+    "Let's pin this thread for later.",
+    "The password is required on every login.",
+    "The token is rotated weekly.",
+])
+def test_words_that_only_look_like_secrets_are_left_alone(text):
+    assert find_secrets(text) == [] and redact(text) == (text, [])
+
+
+def test_a_request_to_keep_a_credential_is_noticed_without_a_value():
+    assert asks_to_remember_secret("Can you remember this password for me?")
+    assert not asks_to_remember_secret("Remember that Ruth pays a year up front.")
