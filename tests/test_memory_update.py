@@ -52,7 +52,7 @@ def run(vault, *outputs, text=TALK, **kw):
 def test_add_decision_with_entities_and_links(vault):
     r = run(vault, {"items": [item(entities=[{"kind": "person", "name": "Mira"}])]})
     # the model did not offer "Tariq prefers written specs.": it waits for review (review_unoffered)
-    assert [(o.to_json()["op"], o.path) for o in r.outcomes][1:] == [("INBOX", "inbox/tariq-prefers-written-specs.md")]
+    assert [(o.to_json()["op"], o.path) for o in r.outcomes][1:] == [("INBOX", "inbox/tariq-benali.md")]
     assert [o.to_json()["op"] for o in r.outcomes][:1] == ["ADD"]
     path = "decisions/queue-worker-for-reminder-sms.md"
     assert r.outcomes[0].path == path and path in r.written
@@ -61,14 +61,14 @@ def test_add_decision_with_entities_and_links(vault):
     assert "person/mira-okonkwo" in text and "[[mira-okonkwo]]" in text  # alias resolved; footer link
     log = read_log(vault.root)
     assert [(e["op"], e["path"], e["source"]) for e in log[-2:]] == [
-        ("ADD", path, "test"), ("INBOX", "inbox/tariq-prefers-written-specs.md", "test")]
+        ("ADD", path, "test"), ("INBOX", "inbox/tariq-benali.md", "test")]
 
 
 def test_repeat_is_noop(vault):
     run(vault, {"items": [item()]})
     r = run(vault, {"items": [item()]})
     assert [(o.op, o.path) for o in r.outcomes] == [("NOOP", "decisions/queue-worker-for-reminder-sms.md"),
-                                                     ("NOOP", "inbox/tariq-prefers-written-specs.md")]
+                                                     ("NOOP", "inbox/tariq-benali.md")]
     assert r.written == ["logs/operations.jsonl"]
 
 
@@ -409,3 +409,26 @@ def test_review_of_unoffered_statements_follows_program_md(vault):
         assert r.outcomes == []
         assert unfiled_statement(read_log(vault.root)[-1]) == ("Decision wording; the model did not offer it",
                                                               "We decided to bill clinics monthly.")
+
+
+def test_an_unoffered_project_or_person_statement_is_about_what_it_names_or_is_an_insight(vault):
+    r = run(vault, {"items": []}, text="User: Ugh. The beta slipped to 12 January, the lawyer is late.\n"
+                                       "Assistant: Sorry to hear it.")
+    assert [(o.op, o.type) for o in r.outcomes] == [("INBOX", "Insight")]  # "The beta" is no project's name
+    assert "does not name a project" in r.outcomes[0].reason
+    r = run(vault, {"items": []}, text="User: Offline mode slipped to 12 January, the lawyer is late.\n"
+                                       "Assistant: Sorry to hear it.")
+    assert [(o.op, o.type, o.path) for o in r.outcomes] == [("INBOX", "ProjectSnapshot", "inbox/offline-mode.md")]
+    assert "about projects/offline-mode.md" in r.outcomes[0].reason
+
+
+def test_the_models_prompt_does_not_carry_the_codes_review_rule(vault):
+    """SmolLM2 copies numbers from its instructions: with the review rule's 0.5 in the prompt it gave
+    every item confidence 0.5 and filed nothing (heldout4's first run). The rule sits outside the
+    sections the model reads."""
+    from palinode_vault.memory.extract import system_prompt
+    from palinode_vault.program import load_program
+
+    prompt = system_prompt(load_program(vault.root))
+    assert "did not offer" not in prompt and "review_unoffered" not in prompt and "0.5" not in prompt.replace("0.55", "")
+    assert "0.6" in prompt  # the confidence threshold the model should know stays

@@ -273,6 +273,7 @@ _LEAD_IN = re.compile(
     r"(?:we|i)(?:'ve| have)?\s+(?:finally\s+|just\s+)?(?:decided|agreed|settled|chose|opted)(?:\s+(?:to|that|on|for))?"
     r"|(?:we|i)\s+(?:learned|learnt|realised|realized|found out)(?:\s+that)?"
     r"|(?:the\s+)?lesson(?:\s+learned)?(?:\s+is)?(?:\s+that)?\s*:?|(?:it\s+)?turns\s+out(?:\s+that)?"
+    r"|(?:decided|decision|agreed|settled)\s*:"
     r"|from now on,?|for the record,?|note to self:?)\s+")
 
 
@@ -389,18 +390,23 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
             item.type = said
         named = mentioned(f"{item.title}. {item.text}", known or [])
         item.entities += [(ref, shown) for ref, shown in named if ref not in [r for r, _ in item.entities]]
-        if item.type in ("PersonMemory", "ProjectSnapshot") and not _names_a_thing(item.title, item.type, item.entities, all_text):
+        # An unoffered statement's title is its first clause, never a name: it is about the person
+        # or project it names, or it is no PersonMemory/ProjectSnapshot.
+        by_clause = item.note.startswith(UNOFFERED)
+        if item.type in ("PersonMemory", "ProjectSnapshot") and (
+                by_clause or not _names_a_thing(item.title, item.type, item.entities, all_text)):
             kind = "person" if item.type == "PersonMemory" else "project"
             about = next(((r, n) for r, n in named if r.startswith(kind + "/")), None)
             new_person = _NEW_PERSON.match(item.text) if kind == "person" else None
             if about:
-                item.title = next(d for r, d, _ in known or [] if r == about[0])
+                item.title, by_clause = next(d for r, d, _ in known or [] if r == about[0]), False
             elif new_person:
-                item.title = new_person.group(1)
+                item.title, by_clause = new_person.group(1), False
             elif kind == "person" and self_person and said == "PersonMemory" and _FIRST_PERSON.search(item.text):
-                item.title = self_person[1]  # the person's own preference: their profile
+                item.title, by_clause = self_person[1], False  # the person's own preference: their profile
                 item.entities = [self_person] + [e for e in item.entities if e[0] != self_person[0]]
-        if item.type in ("PersonMemory", "ProjectSnapshot") and not _names_a_thing(item.title, item.type, item.entities, all_text):
+        if item.type in ("PersonMemory", "ProjectSnapshot") and (
+                by_clause or not _names_a_thing(item.title, item.type, item.entities, all_text)):
             what = "person" if item.type == "PersonMemory" else "project"
             item.note = (item.note + "; " if item.note else "") + f"'{item.title[:30]}' does not name a {what}, filed as {ex.uncertain_type}"
             item.type = ex.uncertain_type
