@@ -7,7 +7,8 @@ many are right, how many come from conversations that deserve nothing, recall co
 be written (diffs, operation reasons) is what is checked for secrets and matched to labels.
 
     python bench/bench_extract.py [--model smollm2] [--model gemma3-270m] [--model /path/x.gguf]
-                                  [--cases cases.json|heldout.json] [--limit N] [--program FILE] [--json]
+                                  [--cases cases.json|heldout.json] [--limit N] [--program FILE]
+                                  [--cache DIR] [--json]
 
 `cases.json` covers PROGRAM.md's cases, several of them close paraphrases of its own examples;
 `heldout.json` is a smaller set written separately in other words, to see how far the rules carry.
@@ -16,6 +17,7 @@ be written (diffs, operation reasons) is what is checked for secrets and matched
 from __future__ import annotations
 
 import argparse
+import hashlib
 import datetime as dt
 import json
 import shutil
@@ -47,6 +49,32 @@ def indexed_template(tmp: Path) -> Path:
     return template
 
 
+class CachedAnswers:
+    """The model's answers kept on disk, by prompt: the code's rules after the model can be
+    re-measured on the very same answers in seconds (decoding is greedy, so a prompt has one
+    answer). A prompt not in the cache goes to the model and is added."""
+
+    def __init__(self, generator, directory: Path, spec: str):
+        self.generator, self.dir = generator, directory / hashlib.sha256(spec.encode()).hexdigest()[:12]
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.hits = self.misses = 0
+
+    def generate_json(self, system: str, user: str, schema: dict, max_tokens: int = 512):
+        key = hashlib.sha256(json.dumps([system, user, schema, max_tokens], sort_keys=True).encode()).hexdigest()
+        path = self.dir / f"{key}.json"
+        if path.is_file():
+            self.hits += 1
+            answer, finish = json.loads(path.read_text())
+            return answer, finish
+        self.misses += 1
+        answer, finish = self.generator.generate_json(system, user, schema, max_tokens)
+        path.write_text(json.dumps([answer, finish]))
+        return answer, finish
+
+    def close(self) -> None:
+        self.generator.close()
+
+
 def _match(outcome, diffs: dict[str, str], expected: list[dict]) -> int | None:
     """The index of the expected memory `outcome` is: its type agrees (an ActionItem is an UPDATE
     of a person/project file, or a follow-up waiting in inbox/) and one keyword is in its diff."""
@@ -59,12 +87,15 @@ def _match(outcome, diffs: dict[str, str], expected: list[dict]) -> int | None:
     return None
 
 
-def run_model(spec: str, cases: list[dict], with_index: bool = True, program: Path | None = None) -> dict:
+def run_model(spec: str, cases: list[dict], with_index: bool = True, program: Path | None = None,
+              cache: Path | None = None) -> dict:
     from palinode_vault.memory.extract import extract_text, load_generator
     from palinode_vault.settings import Settings
     from palinode_vault.vault import Vault
 
     gen = load_generator(spec)
+    if cache is not None:
+        gen = CachedAnswers(gen, cache, spec)
     now = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
     valid = leaked = filed_total = filed_ok = expected_total = expected_found = 0
     review_total = review_ok = review_on_never = found_with_review = 0
@@ -139,6 +170,7 @@ def run_model(spec: str, cases: list[dict], with_index: bool = True, program: Pa
         "seconds_per_pass_mean": statistics.mean(seconds),
         "seconds_per_pass_max": max(seconds),
         "similarity": sorted(similarity),
+        "cached_answers": f"{gen.hits} reused, {gen.misses} new" if cache is not None else "off",
         "rows": rows,
     }
 
@@ -146,16 +178,18 @@ def run_model(spec: str, cases: list[dict], with_index: bool = True, program: Pa
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", action="append", help="smollm2 (default) or a GGUF path; repeatable")
-    parser.add_argument("--cases", default="cases.json", help="a file in bench/extraction-eval/ (cases.json, heldout.json)")
+    parser.add_argument("--cases", default="cases.json", help="files in bench/extraction-eval/, comma-separated (cases.json, heldout.json)")
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--no-index", action="store_true", help="no search index: the keyword-similarity fallback")
     parser.add_argument("--program", type=Path, help="a PROGRAM.md to use instead of the shipped one (to try an edit)")
+    parser.add_argument("--cache", type=Path, help="keep the model's answers here and reuse them (seconds per pass then "
+                        "measure the rules, not the model)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    cases = json.loads((HERE / "extraction-eval" / args.cases).read_text())[: args.limit]
+    cases = [c for name in args.cases.split(",") for c in json.loads((HERE / "extraction-eval" / name).read_text())][: args.limit]
     models = args.model or ["smollm2"]
     print("command: python " + " ".join([sys.argv[0]] + (argv if argv is not None else sys.argv[1:])))
-    results = [run_model(m, cases, not args.no_index, args.program) for m in models]
+    results = [run_model(m, cases, not args.no_index, args.program, args.cache) for m in models]
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
@@ -169,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
               f"review={res['review']} review_precision={fmt(res['review_precision'])} "
               f"review_on_never={res['review_on_never_cases']} recall_with_review={fmt(res['recall_with_review'])} "
               f"model_calls={res['model_passes']} retried={res['retried']} seconds_per_pass mean={res['seconds_per_pass_mean']:.2f} max={res['seconds_per_pass_max']:.2f} "
-              f"similarity={'/'.join(res['similarity'])}")
+              f"similarity={'/'.join(res['similarity'])} cached_answers={res['cached_answers']}")
     return 0 if all(r["schema_valid"] == 1.0 and r["secrets_leaked"] == 0 for r in results) else 1
 
 

@@ -12,8 +12,14 @@ from palinode_vault.memory.secrets import asks_to_remember_secret, find_secrets,
     ("password: Gaivota!Harbor-2026#", "Gaivota!Harbor-2026#"),
     ("The door PIN is 4821.", "4821"),
     ("pin 4821 for the alarm", "4821"),
+    ("the wifi password h4rb0r-guest, don't share it", "h4rb0r-guest"),
+    ("My GitHub recovery codes are 4f2a-9c1b 77de-03aa.", "4f2a-9c1b 77de-03aa"),
     ("use postgres://harbor:Tr1ton-Quay-88@db.internal/app", "postgres://harbor:Tr1ton-Quay-88@db.internal/app"),
     ("key sk_live_abcdefghij1234567890 for payments", "sk_live_abcdefghij1234567890"),
+    # found by heldout4: another provider's live key, pasted bare at the end of a message
+    ("Tariq sent me the new SMS key. can you check it? qsms_live_7fK2pX9vLmQ4tR8wZ1nB6cY3dH5j",
+     "qsms_live_7fK2pX9vLmQ4tR8wZ1nB6cY3dH5j"),
+    ("here is the new token, paste it in staging: 9fKx2LmQ7pRt4WvZ8nBc1YdH6j", "9fKx2LmQ7pRt4WvZ8nBc1YdH6j"),
 ])
 def test_a_secret_value_is_found_and_redacted(text, value):
     hits = find_secrets(text)
@@ -27,6 +33,16 @@ def test_a_secret_value_is_found_and_redacted(text, value):
     "Let's pin this thread for later.",
     "The password is required on every login.",
     "The token is rotated weekly.",
+    # a document's id in a URL is an address; a long name with no secret words near it is a name
+    "The key numbers are in https://docs.google.com/document/d/1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms/edit",
+    "The build HarborClinicReminderService2025v2 passed.",
+    # prose about passwords (the Obsidian help corpus says all of these)
+    "Publish offers password protection for your site.",
+    "Enter your password when prompted.",
+    "Keep the encryption password separate from your account password anyway.",
+    "Choose a password for your vault. This creates an encrypted vault. The vault password is separate.",
+    "Please download your recovery codes. Copy the codes to paste elsewhere.",
+    "- **Copy recovery codes**: Copy the codes to paste elsewhere.",
 ])
 def test_words_that_only_look_like_secrets_are_left_alone(text):
     assert find_secrets(text) == [] and redact(text) == (text, [])

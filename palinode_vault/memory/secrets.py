@@ -33,6 +33,7 @@ _RULES: list[tuple[str, re.Pattern[str], int]] = [
     ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})\b"), 0),
     ("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"), 0),
     ("API key", re.compile(r"\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{10,}\b"), 0),
+    ("API key", re.compile(r"\b[A-Za-z]{2,12}_(?:live|test|prod|sandbox)_[A-Za-z0-9]{12,}\b"), 0),
     ("API key", re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}\b"), 0),
     ("API key", re.compile(r"\bAIza[0-9A-Za-z_-]{30,}\b"), 0),
     ("API key", re.compile(r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}\b"), 0),
@@ -46,17 +47,29 @@ _RULES: list[tuple[str, re.Pattern[str], int]] = [
     ("password", re.compile(
         r"(?i)\b(?:password|passwd|passphrase|pass ?code|pwd|pin(?: code)?|wifi key)\b"
         r"(?:\s+(?:for|to|of|on)\s+[\w .@-]{1,40}?)?"
-        r"(?:\s*(?:is|was|=|:|->|it's|it is|is now)\s*|\s+)[\"'`]?([^\s\"'`,;]{4,})"), 1),
+        r"\s*(?:\b(?:is|was|it's|it is|is now)\b|=|:|->)\s*[\"'`]?([^\s\"'`,;]{4,})"), 1),
+    # "password hunter2" with no "is": only a value that looks made up (a digit or a symbol in it);
+    # "password protection", "password when prompted" are prose
+    ("password", re.compile(
+        r"(?i)\b(?:password|passwd|passphrase|pass ?code|pwd|pin(?: code)?|wifi key)\s+[\"'`]?"
+        r"((?=[^\s\"'`,;]*[\d!@#$%^&*_+=~|])[^\s\"'`,;()<>\[\]]{4,})"), 1),
     ("recovery code", re.compile(
-        r"(?i)\b(?:recovery|backup|2fa|mfa|seed)\s+(?:codes?|phrase|words?)\b[^\n]{0,20}?(?:is|are|:|=)\s*([A-Za-z0-9 -]{6,}?)(?=[.\n]|$)"), 1),
+        r"(?i)\b(?:recovery|backup|2fa|mfa|seed)\s+(?:codes?|phrase|words?)\b[^\n]{0,20}?(?:\b(?:is|are)\b|:|=)\s*((?=[A-Za-z -]*\d)[A-Za-z0-9 -]{6,}?)(?=[.\n]|$)"), 1),
 ]
+
+# A long random-looking token (digits, capitals and small letters mixed) pasted bare, with no "key
+# is" before it: a secret when the words just before it speak of a key, token or secret. Not inside
+# a URL or path (a document's id there is an address, not a credential).
+_BARE_TOKEN = re.compile(r"(?<![\w/=?&#.:@-])(?=[\w-]*\d[\w-]*\d)(?=[\w-]*[A-Z])(?=[\w-]*[a-z])[A-Za-z0-9_-]{24,}(?![\w/])")
+_TOKEN_WORDS = re.compile(r"(?i)\b(?:api ?keys?|keys?|tokens?|secrets?|passwords?|credentials?)\b")
 
 # A value after "password is" that is plainly not a secret ("password is required").
 _NOT_A_VALUE = re.compile(
     r"(?i)^(?:required|wrong|incorrect|correct|expired|reset|changed|stored|saved|set|in|on|at|the|a|an|my|your|our|their|his|her|"
     r"manager|policy|rotation|rules?|field|prompt|protected|strong|weak|long|short|missing|empty|different|same|now|still|"
     r"only|never|always|also|not|being|was|is|for|to|of|and|or|with|that|this|it|we|you|i|please|so|because|but|should|"
-    r"must|will|can|could|would|rotated|shared|hashed|encrypted|changes?|managers?|resets?|vault|1password|bitwarden|keychain)\W*$")
+    r"must|will|can|could|would|rotated|shared|hashed|encrypted|changes?|managers?|resets?|vault|1password|bitwarden|keychain|"
+    r"separate|unique|optional|case-sensitive|visible|hidden|forgotten|lost|known|needed|used|sent|generated|shown|displayed)\W*$")
 
 # "remember this password", "save my API key": a request to keep a credential.
 _REMEMBER = re.compile(
@@ -80,6 +93,9 @@ def find_secrets(text: str) -> list[SecretHit]:
             if kind in ("API key",) and group and not re.search(r"\d", value):
                 continue  # "token is rotated weekly" names no value
             hits.append(SecretHit(kind, start, end))
+    for m in _BARE_TOKEN.finditer(text):
+        if _TOKEN_WORDS.search(text, max(0, m.start() - 200), m.start()):
+            hits.append(SecretHit("API key", m.start(), m.end()))
     hits.sort(key=lambda h: (h.start, -(h.end - h.start)))
     merged: list[SecretHit] = []
     for hit in hits:
