@@ -20,7 +20,13 @@ TYPES = ["PersonMemory", "ProjectSnapshot", "Decision", "Insight", "ResearchRef"
     ("The kiosk rollout slipped to March because the screens are late.", "ProjectSnapshot"),
     ("Kofi Mensah joined as our bookkeeper.", "PersonMemory"),
     ("I prefer voice notes to long emails.", "PersonMemory"),
+    ("I need to send Mira the conflict log format by Friday.", "ActionItem"),
+    ("Reminder SMS are now sent from a serverless function, not the queue worker.", "Decision"),
+    ("We no longer print invoices.", "Decision"),
+    ("The offline mode beta moved to January with five clinics.", "ProjectSnapshot"),
+    ("The launch got pushed back a week.", "ProjectSnapshot"),
     ("The weather in Lisbon was lovely.", None),
+    ("Mira moved to Berlin last year.", None),
     ("We looked at three libraries.", None),
 ])
 def test_wording_says_the_type(text, expected):

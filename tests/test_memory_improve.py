@@ -32,7 +32,11 @@ SAMPLE = REPO / "sample-vault"
 @pytest.fixture
 def root(tmp_path):
     shutil.copytree(SAMPLE, tmp_path / "v", ignore=shutil.ignore_patterns(".palinode"))
-    (tmp_path / "v" / "PROGRAM.md").write_bytes((REPO / "PROGRAM.md").read_bytes())  # the vault's own copy
+    # The vault's own copy. The scripted items here stand for a model whose confidence means
+    # something (unmarked_confidence: 1): the review judges what was filed and corrected.
+    program = (REPO / "PROGRAM.md").read_text()
+    assert "  unmarked_confidence: 0.5 " in program
+    (tmp_path / "v" / "PROGRAM.md").write_text(program.replace("  unmarked_confidence: 0.5 ", "  unmarked_confidence: 1   ", 1))
     return tmp_path / "v"
 
 

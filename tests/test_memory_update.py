@@ -349,7 +349,11 @@ def test_a_word_capitalised_only_at_a_sentence_start_is_not_a_new_person(vault):
         item(type="PersonMemory", title="Pieter", text="I met Pieter at the Rotterdam meetup."),
     ]}, text=talk, dry_run=True)
     paths = [o.path for o in r.outcomes]
-    assert "people/ugh.md" not in paths and "people/pieter.md" in paths
+    # Pieter is a person (met at a meetup: no wording says it is worth keeping, so it waits for
+    # review under PROGRAM.md's unmarked_confidence); "Ugh" names nobody
+    assert "inbox/pieter.md" in paths and not [p for p in paths if "ugh" in p]
+    assert [(o.op, o.type, o.path) for o in r.outcomes if "pieter" not in o.path] == [
+        ("ADD", "Insight", "insights/the-offline-beta-slips-to-12-january-because.md")]  # no project is named
 
 
 FAX = ("User: Morning! We decided to drop the fax integration, because no clinic has sent a fax since March.\n"
@@ -432,3 +436,23 @@ def test_the_models_prompt_does_not_carry_the_codes_review_rule(vault):
     prompt = system_prompt(load_program(vault.root))
     assert "did not offer" not in prompt and "review_unoffered" not in prompt and "0.5" not in prompt.replace("0.55", "")
     assert "0.6" in prompt  # the confidence threshold the model should know stays
+
+
+def test_a_models_item_no_wording_supports_waits_for_review(vault):
+    """PROGRAM.md `unmarked_confidence`: SmolLM2 copies the threshold it reads as its confidence, so
+    an item whose words say no type plainly gets at most 0.5 and waits in inbox/; with 1 the
+    model's confidence stands."""
+    talk = "User: The SMS provider times out under load on Mondays.\nAssistant: Noted."
+    offered = {"items": [item(type="Insight", title="SMS provider under load", text="The SMS provider times out under load.",
+                              confidence=0.9)]}
+    r = run(vault, offered, text=talk)
+    assert [(o.op, o.type, o.confidence) for o in r.outcomes] == [("INBOX", "Insight", 0.5)]
+    assert "confidence 0.90 -> 0.50: no wording says what it is" in r.outcomes[0].reason
+    # the same kind of item said plainly is filed at the model's confidence
+    r = run(vault, {"items": [item(type="Insight", title="Provider lesson", text="We learned the SMS provider times out under load.")]},
+            text="User: We learned the SMS provider times out under load.\nAssistant: Noted.")
+    assert [(o.op, o.confidence) for o in r.outcomes] == [("ADD", 0.9)]
+    program = (SAMPLE.parent / "PROGRAM.md").read_text()
+    (vault.root / "PROGRAM.md").write_text(program.replace("  unmarked_confidence: 0.5 ", "  unmarked_confidence: 1   ", 1))
+    r = run(vault, offered, text=talk.replace("Mondays", "Fridays"))
+    assert [(o.op, o.confidence) for o in r.outcomes] == [("ADD", 0.9)]

@@ -26,6 +26,8 @@ class Extraction(_Strict):
     uncertain_type: str
     # A PROGRAM.md older than review of unoffered statements has no key: they are only logged (SKIP).
     review_unoffered: float | None = Field(None, ge=0.0, le=1.0)
+    # Without the key the model's own confidence stands for every item.
+    unmarked_confidence: float | None = Field(None, ge=0.0, le=1.0)
 
 
 class Update(_Strict):

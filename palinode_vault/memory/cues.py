@@ -20,20 +20,22 @@ _DAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|to
 
 CUES: list[tuple[str, re.Pattern[str]]] = [
     ("ActionItem", re.compile(
-        r"\b(?:will|'ll|is going to|are going to|promised to|has to|needs to)\s+(?:\w+\s+){0,2}?"
+        r"\b(?:will|'ll|is going to|are going to|promised to|has to|have to|needs to|need to|must)\s+(?:\w+\s+){0,2}?"
         r"(?:send|call|email|write|share|review|check|deliver|finish|book|prepare|draft|update|fix|ask|bring|submit)\b"
         rf".*\b(?:by|before|on|until|next)\s+{_DAY}\b"
         r"|\bdue (?:on|by|in)\b|\bremind (?:me|us) to\b|\bfollow(?:-| )up (?:with|on)\b|\bdeadline\b", re.I)),
     ("Decision", re.compile(
         r"\b(?:decided|decision|we(?:'ll| will)|we(?:'re| are) (?:going (?:to|with)|cutting|dropping|moving|switching)"
         r"|going with|settled on|agreed (?:to|that|on)|chose|opted for|instead of|rather than|from now on"
-        r"|(?:our|the) (?:\w+ )?rule\b|is the setting|will (?:own|lead|take over)|switch(?:ed|ing)? (?:to|from))\b", re.I)),
+        r"|(?:our|the) (?:\w+ )?rule\b|is the setting|will (?:own|lead|take over)|switch(?:ed|ing)? (?:to|from)"
+        r"|no longer|not any ?more|now\b[^.;]{0,60}, not)\b", re.I)),
     ("Insight", re.compile(
         r"\b(?:lesson|learn(?:ed|t)|taught|turns? out|realis(?:ed|e)|realiz(?:ed|e)|mistake|never again|should have"
         r"|next time|we should|made (?:\w+ ){0,3}(?:worse|better|less|more)\b)", re.I)),
     ("ProjectSnapshot", re.compile(
-        r"\b(?:is (?:now )?live|went live|goes live|launched|shipped|released|rolled out|rollout|slipped|delayed"
-        r"|postponed|blocked|unblocked|milestone|as of today|now runs)\b", re.I)),
+        r"\b(?:is (?:now )?live|went live|goes live|launched|shipped|released|rolled out|rollout|slip(?:s|ped|ping)|delayed"
+        r"|postponed|blocked|unblocked|milestone|as of today|now runs|mov(?:ed|es) (?:to|back to) (?:\d|january|february|march"
+        r"|april|may|june|july|august|september|october|november|december|next|the (?:first|second|third|last|end))|pushed (?:back|out))\b", re.I)),
     ("PersonMemory", re.compile(
         r"^(?!(?:This|That|These|Those|It|Its|There|Here|The|A|An|He|She|We|They|You|What|Which|Who|Our|My|Your|Their)\b)"
         r"(?:[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?) (?:joined|is (?:our|the|a|an)|leads|runs|manages|owns|prefers|likes"

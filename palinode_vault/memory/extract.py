@@ -153,7 +153,7 @@ _TROUBLE = re.compile(r"(?i)(traceback \(most recent call last\)|^\s*at [\w.$]+\
 _OPENER = re.compile(
     r"(?i)^\s*(?:(?:good )?(?:morning|afternoon|evening)|hi+|hello|hey|hiya|thanks?(?: you)?|ok(?:ay)?|so|right|"
     r"quick (?:one|question|note|thing)(?: for (?:the|my) (?:files|notes|records))?|heads[- ]up|fyi|btw|by the way|"
-    r"one more thing|bear with me)\b(?: back| all| there| again)?(?:[\s,.!:;-]+|$)")
+    r"one more thing|bear with me|ugh+|argh+|phew|oh|ah|yikes|wow|hmm+|meh|sigh)\b(?: back| all| there| again)?(?:[\s,.!:;-]+|$)")
 
 
 def strip_openers(text: str) -> str:
@@ -205,8 +205,9 @@ _TYPE_WORDS = frozenset({"person", "agent", "user", "assistant", "personmemory",
 def _names_a_thing(title: str, type_name: str, entities: list[tuple[str, str]], said: str) -> bool:
     """A PersonMemory/ProjectSnapshot title must be a name said in the conversation (or an entity's).
 
-    A one-word person name must also be said capitalised inside a sentence: any word is
-    capitalised at a sentence's start ("Ugh. Bad news on the beta." is not about someone called Ugh).
+    A one-word name must also be said inside a sentence, and a person's capitalised: any word is
+    capitalised at a sentence's start ("Ugh. Bad news on the beta." is about nobody called Ugh,
+    and about no project called Ugh).
     """
     kind = "person" if type_name == "PersonMemory" else "project"
     title_words = set(slugify(title).split("-"))
@@ -216,8 +217,8 @@ def _names_a_thing(title: str, type_name: str, entities: list[tuple[str, str]], 
     parts = title.split()
     if not 1 <= len(parts) <= 4 or slugify(title) in _TYPE_WORDS or title.lower() not in said.lower():
         return False
-    if kind == "project":
-        return True
+    if kind == "project":  # said in lower case often ("the offline beta"); one word must be said inside a sentence
+        return len(parts) > 1 or _said_inside_a_sentence(title, said)
     return all(p[:1].isupper() for p in parts) and (len(parts) > 1 or _said_inside_a_sentence(title, said))
 
 
@@ -287,6 +288,12 @@ def _title_from(text: str) -> str:
     return title[:1].upper() + title[1:]
 
 
+# The model telling what the conversation was about ("The conversation is about…", "The user wants…"):
+# a summary of the chat, not a fact of the person's.
+_NARRATION = re.compile(
+    r"(?i)^\s*(?:(?:the|this|our|that)\s+(?:conversation|chat|discussion|exchange|dialogue|talk|session)\b"
+    r"|(?:the\s+)?(?:user|person|agent|assistant)\s+(?:says|said|asks|asked|is asking|wants|wanted|mentions|mentioned|"
+    r"talks|talked|is talking|shares|shared|explains|explained)\b)")
 _NEW_PERSON = re.compile(r"^([A-Z][\w'’-]+ [A-Z][\w'’-]+) (?:joined|is (?:our|the|a|an) )")
 _FIRST_PERSON = re.compile(r"(?i)(?:^|[^\w'])(?:i|i'm|i've|i'd|my|me)(?![\w'])")
 
@@ -350,7 +357,15 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
             continue
         on_person, on_agent = _grounding(f"{title} {text}", person_words, agent_words)
         snapped = ""
-        if on_person < 0.5:
+        if _NARRATION.match(text) or _NARRATION.match(title):
+            # the model told what the conversation was about: the person's statement it points
+            # at is the memory, if there is one
+            own = _own_sentence(f"{title} {text}", plain_sentences)
+            if not own:
+                out.dropped.append(f"'{title[:40]}': tells what the conversation was about, states no fact")
+                continue
+            text, title, snapped = own, _title_from(own), "text: the person's own sentence"
+        elif on_person < 0.5:
             own = _own_sentence(f"{title} {text}", plain_sentences)
             if on_agent >= 0.5 and _COMMITMENT.search(agent_text):
                 pass  # the agent promised something: that may be remembered
@@ -388,6 +403,11 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
         if said and said != item.type:
             item.note = (item.note + "; " if item.note else "") + f"type {item.type[:20]} -> {said} by its wording"
             item.type = said
+        cap = ex.unmarked_confidence
+        if not said and cap is not None and item.confidence > cap:
+            item.note = (item.note + "; " if item.note else "") + \
+                f"confidence {item.confidence:.2f} -> {cap:.2f}: no wording says what it is"
+            item.confidence = cap
         named = mentioned(f"{item.title}. {item.text}", known or [])
         item.entities += [(ref, shown) for ref, shown in named if ref not in [r for r, _ in item.entities]]
         # An unoffered statement's title is its first clause, never a name: it is about the person
@@ -409,7 +429,7 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
                 by_clause or not _names_a_thing(item.title, item.type, item.entities, all_text)):
             what = "person" if item.type == "PersonMemory" else "project"
             item.note = (item.note + "; " if item.note else "") + f"'{item.title[:30]}' does not name a {what}, filed as {ex.uncertain_type}"
-            item.type = ex.uncertain_type
+            item.type, item.title = ex.uncertain_type, _title_from(item.text) or item.title  # "Ugh" named nothing
         judged.append(item)
     items = judged
     items.sort(key=lambda i: -i.confidence)
