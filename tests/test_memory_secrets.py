@@ -20,6 +20,9 @@ from palinode_vault.memory.secrets import asks_to_remember_secret, find_secrets,
     ("Tariq sent me the new SMS key. can you check it? qsms_live_7fK2pX9vLmQ4tR8wZ1nB6cY3dH5j",
      "qsms_live_7fK2pX9vLmQ4tR8wZ1nB6cY3dH5j"),
     ("here is the new token, paste it in staging: 9fKx2LmQ7pRt4WvZ8nBc1YdH6j", "9fKx2LmQ7pRt4WvZ8nBc1YdH6j"),
+    # found by heldout5: a random token with no word for it before, and a passcode said after a question
+    ("why the 401? i'm sending 8f3KzP2wQ9xT7mLa4VbN1cRdY6hJ0sUe in the header", "8f3KzP2wQ9xT7mLa4VbN1cRdY6hJ0sUe"),
+    ("can you remember the passcode for the lab ipads for me? it's 480913. dev changes it monthly", "480913"),
 ])
 def test_a_secret_value_is_found_and_redacted(text, value):
     hits = find_secrets(text)

@@ -456,3 +456,14 @@ def test_a_models_item_no_wording_supports_waits_for_review(vault):
     (vault.root / "PROGRAM.md").write_text(program.replace("  unmarked_confidence: 0.5 ", "  unmarked_confidence: 1   ", 1))
     r = run(vault, offered, text=talk.replace("Mondays", "Fridays"))
     assert [(o.op, o.confidence) for o in r.outcomes] == [("ADD", 0.9)]
+
+
+def test_a_note_that_already_holds_a_secret_looking_value_can_still_be_updated(vault):
+    """The last check refuses a write that *adds* a secret; what the person wrote before is theirs."""
+    path = vault.root / "people/tariq-benali.md"
+    path.write_text(path.read_text() + "\nLab wifi password: h4rb0r-guest-22\n")
+    r = run(vault, {"items": [item(type="PersonMemory", title="Tariq Benali", text="Tariq prefers written specs over calls.")]},
+            text="User: Tariq prefers written specs over calls.\nAssistant: Noted.")
+    assert [(o.op, o.path) for o in r.outcomes] == [("UPDATE", "people/tariq-benali.md")]
+    after = path.read_text()
+    assert "Lab wifi password: h4rb0r-guest-22" in after and "Tariq prefers written specs over calls." in after

@@ -652,11 +652,16 @@ def _valid(raw: dict) -> bool:
         return False
 
 
+def _secret_values(text: str) -> set[str]:
+    return {text[h.start:h.end] for h in secrets.find_secrets(text)}
+
+
 def _assert_no_secrets(ws: Workspace) -> None:
-    """Last line of defence: nothing staged for writing may carry a secret value."""
+    """Last line of defence: nothing staged for writing may add a secret value. What a note held
+    before this pass (the person's own text, or an id that only looks like a key) is theirs."""
     for path in ws.changed():
-        text = ws.pending[path].text or ""
-        if secrets.find_secrets(text):
+        pending = ws.pending[path]
+        if _secret_values(pending.text or "") - _secret_values(pending.old_text or ""):
             raise RuntimeError(f"refusing to write {path}: it would contain a secret (a bug; nothing was written)")
     for op in ws.ops:
         if secrets.find_secrets(op.reason or ""):

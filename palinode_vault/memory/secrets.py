@@ -57,11 +57,24 @@ _RULES: list[tuple[str, re.Pattern[str], int]] = [
         r"(?i)\b(?:recovery|backup|2fa|mfa|seed)\s+(?:codes?|phrase|words?)\b[^\n]{0,20}?(?:\b(?:is|are)\b|:|=)\s*((?=[A-Za-z -]*\d)[A-Za-z0-9 -]{6,}?)(?=[.\n]|$)"), 1),
 ]
 
-# A long random-looking token (digits, capitals and small letters mixed) pasted bare, with no "key
-# is" before it: a secret when the words just before it speak of a key, token or secret. Not inside
-# a URL or path (a document's id there is an address, not a credential).
-_BARE_TOKEN = re.compile(r"(?<![\w/=?&#.:@-])(?=[\w-]*\d[\w-]*\d)(?=[\w-]*[A-Z])(?=[\w-]*[a-z])[A-Za-z0-9_-]{24,}(?![\w/])")
-_TOKEN_WORDS = re.compile(r"(?i)\b(?:api ?keys?|keys?|tokens?|secrets?|passwords?|credentials?)\b")
+# A long token with digits, capitals and small letters mixed, pasted bare (no "key is" before it):
+# a secret when it looks random (the character kind changes at least every third character and no
+# run of small letters is a word: "8f3KzP2wQ9xT7mLa" but not "ClinicReminderService2025v2"), or
+# when the words near it speak of a key, token or secret. Never inside a URL or path (a document's
+# id there is an address, not a credential).
+_BARE_TOKEN = re.compile(r"(?<![\w/=?&#.:@-])(?=[\w-]*\d[\w-]*\d)(?=[\w-]*[A-Z])(?=[\w-]*[a-z])[A-Za-z0-9_-]{20,}(?![\w/])")
+_TOKEN_WORDS = re.compile(r"(?i)\b(?:api ?keys?|keys?|tokens?|secrets?|passwords?|credentials?|bearer|authorization)\b")
+# A short code said after a request to keep it ("remember the passcode for the iPads? it's 480913"):
+# a value with a digit right after "it's" / "is" / ":", within a sentence or two of a credential word.
+_SAID_CODE = re.compile(r"(?i)(?:\bit'?s|\bit is|\bis|:|=)\s*[\"'`]?((?=[^\s\"'`,;]*\d)[^\s\"'`,;.?!]{4,})")
+_CREDENTIAL_WORDS = re.compile(r"(?i)\b(?:password|passwd|passphrase|pass ?code|passcodes?|pin|pins|pin code|unlock code)\b")
+
+
+def _looks_random(token: str) -> bool:
+    kinds = ["d" if c.isdigit() else "u" if c.isupper() else "l" if c.islower() else "o" for c in token]
+    changes = sum(a != b for a, b in zip(kinds, kinds[1:]))
+    longest_lower = max((len(run) for run in re.findall(r"[a-z]+", token)), default=0)
+    return changes * 3 >= len(token) and longest_lower <= 4
 
 # A value after "password is" that is plainly not a secret ("password is required").
 _NOT_A_VALUE = re.compile(
@@ -94,8 +107,11 @@ def find_secrets(text: str) -> list[SecretHit]:
                 continue  # "token is rotated weekly" names no value
             hits.append(SecretHit(kind, start, end))
     for m in _BARE_TOKEN.finditer(text):
-        if _TOKEN_WORDS.search(text, max(0, m.start() - 200), m.start()):
+        if _looks_random(m.group(0)) or (len(m.group(0)) >= 24 and _TOKEN_WORDS.search(text, max(0, m.start() - 200), m.end() + 200)):
             hits.append(SecretHit("API key", m.start(), m.end()))
+    for m in _SAID_CODE.finditer(text):
+        if _CREDENTIAL_WORDS.search(text, max(0, m.start() - 100), m.start()):
+            hits.append(SecretHit("password", m.start(1), m.end(1)))
     hits.sort(key=lambda h: (h.start, -(h.end - h.start)))
     merged: list[SecretHit] = []
     for hit in hits:
