@@ -467,3 +467,13 @@ def test_a_note_that_already_holds_a_secret_looking_value_can_still_be_updated(v
     assert [(o.op, o.path) for o in r.outcomes] == [("UPDATE", "people/tariq-benali.md")]
     after = path.read_text()
     assert "Lab wifi password: h4rb0r-guest-22" in after and "Tariq prefers written specs over calls." in after
+
+
+def test_a_statement_that_held_an_unlabelled_token_never_goes_to_review_with_it(vault):
+    token = "8f3KzP2wQ9xT7mLa4VbN1cRdY6hJ0sUe"
+    r = run(vault, {"items": []}, text=f"User: We decided the staging header carries {token} from now on.\nAssistant: Noted.")
+    assert r.withheld_secrets == 1
+    for path in vault.root.rglob("*"):
+        if path.is_file() and path.suffix in (".md", ".jsonl"):
+            assert token not in path.read_text(errors="replace"), path
+    assert any(e["op"] == "WITHHELD" for e in read_log(vault.root))
