@@ -134,4 +134,69 @@ def core(vault: Path, as_json: bool, now) -> None:
         click.echo(f"left out: {f['path']} ({f['chars']} chars): {f['reason']}", err=True)
 
 
+@main.group()
+def inbox() -> None:
+    """The memories waiting in inbox/ for your review: list, approve, reject."""
+
+
+@inbox.command("list")
+@vault_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def inbox_list(vault: Path, as_json: bool) -> None:
+    """The inbox notes waiting for review, oldest first."""
+    from palinode_vault.memory.review import waiting
+
+    items = waiting(open_vault(vault, quiet=as_json))
+    if as_json:
+        click.echo(json.dumps({"items": items}, indent=2))
+        return
+    for x in items:
+        conf = f"{x['confidence']:.2f}" if isinstance(x["confidence"], (int, float)) else "-"
+        click.echo(f"{x['path']}  {x['type']}  ({conf}, since {x['since'] or '?'})  {x['title']}")
+    if not items:
+        click.echo("nothing waits for review")
+
+
+def _review(vault: Path, note: str, as_json: bool, action: str) -> None:
+    from palinode_vault.memory import review
+
+    v = open_vault(vault, quiet=as_json)
+    _program_or_fail(v.root)
+    path = Path(note)
+    if path.is_absolute() or path.exists():  # a file path: the note's path inside the vault
+        try:
+            note = path.resolve().relative_to(v.root.resolve()).as_posix()
+        except ValueError as exc:
+            raise click.ClickException(f"{note} is not inside the vault {v.root}") from exc
+    try:
+        result = (review.approve if action == "approve" else review.reject)(v, note)
+    except review.ReviewError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2))
+        return
+    click.echo(f"{'approved' if action == 'approve' else 'rejected'}: {note} -> {result.path}; "
+               "palinode-vault undo reverts it")
+    if result.conflicts:
+        click.echo(f"not written (changed on disk meanwhile): {', '.join(result.conflicts)}", err=True)
+
+
+@inbox.command("approve")
+@vault_option
+@click.argument("note")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def inbox_approve(vault: Path, note: str, as_json: bool) -> None:
+    """Keep NOTE (inbox/x.md): it moves into its folder, or merges into the person's or project's note."""
+    _review(vault, note, as_json, "approve")
+
+
+@inbox.command("reject")
+@vault_option
+@click.argument("note")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def inbox_reject(vault: Path, note: str, as_json: bool) -> None:
+    """Do not keep NOTE (inbox/x.md): it is archived in archive/inbox/, never deleted."""
+    _review(vault, note, as_json, "reject")
+
+
 _ = dt  # dates arrive through now_option

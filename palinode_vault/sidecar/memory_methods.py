@@ -1,4 +1,5 @@
-"""The memory manager's JSON-RPC methods: extract, session.turn, session.end, consolidate, core.
+"""The memory manager's JSON-RPC methods: extract, session.turn, session.end, consolidate, core, and
+the review of inbox/ (inbox.list, inbox.approve, inbox.reject).
 
 Registered by `methods.register` through `register_memory(dispatcher, sidecar)`. Vault work runs
 under the sidecar's lock in a worker thread; every file written is remembered as the sidecar's
@@ -49,6 +50,10 @@ class ConsolidateParams(_Params):
 
 class NoParams(_Params):
     pass
+
+
+class InboxParams(_Params):
+    path: str = Field(min_length=1, max_length=1000)
 
 
 def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
@@ -127,6 +132,24 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
         await asyncio.to_thread(access.record, sidecar.root, "core", session, [f["path"] for f in result.files])
         return {"files": result.files, "chars": result.chars}
 
+    async def inbox_list(params: NoParams, conn: Connection) -> dict:
+        from palinode_vault.memory.review import waiting
+
+        return {"items": await sidecar.run(waiting, sidecar.vault)}
+
+    def reviewer(action: str):
+        async def handler(params: InboxParams, conn: Connection) -> dict:
+            from palinode_vault.memory import review
+
+            try:
+                result = await sidecar.run(getattr(review, action), sidecar.vault, params.path)
+            except review.ReviewError as exc:
+                raise PalinodeError(-32602, str(exc)) from exc
+            await after_write(result.written, f"inbox.{action}")
+            return result.to_json()
+
+        return handler
+
     def when_ready(handler):
         async def wrapped(params, conn):
             await sidecar.ready.wait()
@@ -139,6 +162,9 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
     dispatcher.register("session.end", when_ready(session_end), EndParams)
     dispatcher.register("consolidate", when_ready(consolidate), ConsolidateParams)
     dispatcher.register("core", when_ready(core), NoParams)
+    dispatcher.register("inbox.list", when_ready(inbox_list), NoParams)
+    dispatcher.register("inbox.approve", when_ready(reviewer("approve")), InboxParams)
+    dispatcher.register("inbox.reject", when_ready(reviewer("reject")), InboxParams)
     sidecar.memory_generator = generator
 
 

@@ -1,0 +1,148 @@
+"""The person's review of `inbox/` (PROGRAM.md "Confidence"): approve or reject a waiting memory.
+
+Approving moves the note into its type's folder and ends its review: a Decision or a
+ProjectSnapshot becomes `status: active`, any other type loses `status: review`. A PersonMemory or
+ProjectSnapshot about a person or project the vault already has a note for is merged into that
+note instead (the update logic adds what is new to the right section), and the inbox note is
+archived as approved. Rejecting archives the note in `archive/inbox/` with `status: archived` and
+`archived_reason: rejected`; nothing is ever deleted. Each is one journaled run that `undo`
+reverts, and one line of `logs/operations.jsonl` (APPROVE or REJECT).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from palinode_vault.core.frontmatter import find_block, key_spans
+from palinode_vault.kinds import INBOX_FOLDER
+from palinode_vault.memory.oplog import Operation
+from palinode_vault.memory.statements import plain
+from palinode_vault.memory.update import TYPE_KIND, Item, Updater, memory_path, similar_for
+from palinode_vault.memory.workspace import Workspace, body_of, frontmatter_of, now_utc, section_bounds, set_keys
+from palinode_vault.program import load_program
+from palinode_vault.vault import Vault
+
+ARCHIVE = f"archive/{INBOX_FOLDER}"
+# where a person's or project's own words sit in an inbox note (update.render_new)
+_STATEMENT_SECTION = {"PersonMemory": "Context", "ProjectSnapshot": "What This Is"}
+
+
+class ReviewError(ValueError):
+    """The path is not an inbox note waiting for review; the message says which and why."""
+
+
+@dataclass
+class Reviewed:
+    path: str  # where the note is now (or the note it was merged into)
+    written: list[str] = field(default_factory=list)
+    run: str | None = None
+    conflicts: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "written": self.written, "run": self.run}
+
+
+def waiting(vault: Vault) -> list[dict[str, Any]]:
+    """The inbox notes waiting for review, oldest first."""
+    if not vault.loaded:
+        vault.load()
+    out = []
+    for path, note in vault.state.notes.items():
+        data = note.frontmatter or {}
+        if path.startswith(INBOX_FOLDER + "/") and path.count("/") == 1 and str(data.get("status")) == "review":
+            since = str(data.get("last_updated") or data.get("created") or "")[:10]
+            out.append({"path": path, "title": note.title, "type": str(data.get("type") or "Insight"),
+                        "confidence": data.get("confidence"), "since": since})
+    return sorted(out, key=lambda x: (x["since"], x["path"]))
+
+
+def _waiting_note(ws: Workspace, path: str) -> tuple[str, dict[str, Any]]:
+    if not path.startswith(INBOX_FOLDER + "/") or path.count("/") != 1 or not path.endswith(".md"):
+        raise ReviewError(f"{path} is not a note in {INBOX_FOLDER}/")
+    text = ws.text(path)
+    if text is None:
+        raise ReviewError(f"{path} does not exist")
+    data = frontmatter_of(text)
+    if str(data.get("status")) != "review":
+        raise ReviewError(f"{path} is not waiting for review (its status is {data.get('status')!r}, not 'review')")
+    return text, data
+
+
+def _without_key(text: str, key: str) -> str:
+    block = find_block(text)
+    span = key_spans(text, block).get(key) if block else None
+    return text if span is None else text[: span.start] + text[span.end:]
+
+
+def _archive(ws: Workspace, path: str, text: str, reason: str, why: str) -> str:
+    dst = f"{ARCHIVE}/{path.split('/', 1)[1]}"
+    n = 2
+    while ws.exists(dst):
+        dst, n = f"{ARCHIVE}/{path.split('/', 1)[1][:-3]}-{n}.md", n + 1
+    ws.move(path, dst, why, text=set_keys(text, {"status": "archived", "archived_reason": reason}))
+    return dst
+
+
+def _statement(text: str, type_name: str) -> str:
+    """The words an inbox PersonMemory/ProjectSnapshot holds: its first section's text, links as
+    their text (the update links the names again where they belong)."""
+    bounds = section_bounds(text, _STATEMENT_SECTION[type_name])
+    words = text[bounds[0]:bounds[1]] if bounds else body_of(text)
+    words = re.sub(r"^#+ .*$", "", words, flags=re.M)
+    return " ".join(plain(words).split())
+
+
+def approve(vault: Vault, path: str, now: dt.datetime | None = None) -> Reviewed:
+    """Accept the inbox note `path` as a memory (see the module docstring)."""
+    now = now or dt.datetime.now(dt.timezone.utc)
+    if not vault.loaded:
+        vault.load()
+    ws = Workspace(vault, extra_folders=frozenset({"archive"}))
+    text, data = _waiting_note(ws, path)
+    type_name = str(data.get("type") or "Insight")
+    type_name = type_name if type_name in TYPE_KIND else "Insight"
+    kind = TYPE_KIND[type_name]
+    stamp = now_utc(now)
+    if kind in ("person", "project"):
+        program = load_program(vault.root)
+        updater = Updater(vault, ws, program.settings, similar_for(vault)[0], "review", now)
+        name = str(data.get("name") or vault.state.notes[path].title)
+        refs = [(str(r), "") for r in data.get("entities") or []]
+        target = updater.find_entity_file(kind, name, refs)
+        if target is not None and target != path:
+            outcome = updater.apply(Item(type_name, name, _statement(text, type_name), 1.0, refs))
+            dst = _archive(ws, path, text, "approved", f"approved: merged into {target}")
+            ws.log(Operation("APPROVE", type_name, target, None, "review",
+                             f"{path} approved: {outcome.op} of {target}; the inbox note is archived as {dst}"))
+            return _commit(ws, target, f"approve {path}")
+    folder_path = memory_path(type_name, path.split("/", 1)[1][:-3], now.date())
+    dst, n = folder_path, 2
+    while ws.exists(dst):
+        dst, n = f"{folder_path[:-3]}-{n}.md", n + 1
+    if type_name in ("Decision", "ProjectSnapshot"):
+        new = set_keys(text, {"status": "active", "last_updated": stamp})
+    else:
+        new = set_keys(_without_key(text, "status"), {"last_updated": stamp})
+    ws.move(path, dst, f"approved from {path}", text=new)
+    ws.log(Operation("APPROVE", type_name, dst, data.get("confidence"), "review", f"{path} approved by the person"))
+    return _commit(ws, dst, f"approve {path}")
+
+
+def reject(vault: Vault, path: str, now: dt.datetime | None = None) -> Reviewed:
+    """Archive the inbox note `path`: the person does not want it remembered."""
+    if not vault.loaded:
+        vault.load()
+    ws = Workspace(vault, extra_folders=frozenset({"archive"}))
+    text, data = _waiting_note(ws, path)
+    dst = _archive(ws, path, set_keys(text, {"last_updated": now_utc(now)}), "rejected", "rejected by the person")
+    ws.log(Operation("REJECT", str(data.get("type") or ""), dst, data.get("confidence"), "review",
+                     f"{path} rejected by the person; archived, never deleted"))
+    return _commit(ws, dst, f"reject {path}")
+
+
+def _commit(ws: Workspace, path: str, label: str) -> Reviewed:
+    written, conflicts, run = ws.commit(label)
+    return Reviewed(path, written, run, conflicts)

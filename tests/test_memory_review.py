@@ -1,0 +1,154 @@
+"""The person's review of inbox/: approve moves a memory into its folder (or merges it into the
+person's or project's note), reject archives it; both journaled, logged and undoable. Real files,
+the real writer and undo, the real CLI and a real sidecar over its socket."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from palinode_vault.cli import main
+from palinode_vault.memory import review
+from palinode_vault.memory.extract import extract_text
+from palinode_vault.memory.oplog import read_log
+from palinode_vault.models import ScriptedGenerator, register_generator
+from palinode_vault.settings import Settings
+from palinode_vault.vault import Vault
+from palinode_vault.writer import undo_last
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample-vault"
+NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
+
+
+@pytest.fixture
+def root(tmp_path):
+    shutil.copytree(SAMPLE, tmp_path / "v", ignore=shutil.ignore_patterns(".palinode"))
+    return tmp_path / "v"
+
+
+def vault(root: Path) -> Vault:
+    v = Vault(Settings(vault=root, now=NOW.date()))
+    v.load()
+    return v
+
+
+def said(root: Path, text: str) -> str:
+    """The inbox note a plainly worded statement the model did not offer becomes."""
+    gen = ScriptedGenerator([{"items": []}])
+    register_generator("reviewtest", lambda **options: gen)
+    r = extract_text(vault(root), f"User: {text}\nAssistant: Noted.", generator="reviewtest", source="t", now=NOW)
+    assert [o.op for o in r.outcomes] == ["INBOX"], r.outcomes
+    return r.outcomes[0].path
+
+
+def test_approve_moves_the_note_into_its_folder_and_ends_the_review(root):
+    before = (root / "inbox/async-standups.md").read_text()
+    r = review.approve(vault(root), "inbox/async-standups.md", NOW)
+    assert r.path == "insights/async-standups.md" and not (root / "inbox/async-standups.md").exists()
+    after = (root / r.path).read_text()
+    assert "status:" not in after and "last_updated: 2026-12-01T12:00:00Z" in after
+    # the rest of the note is as the person left it
+    kept = [x for x in before.splitlines() if not x.startswith(("status:", "last_updated:"))]
+    assert all(x in after.splitlines() for x in kept)
+    assert read_log(root)[-1]["op"] == "APPROVE" and read_log(root)[-1]["path"] == r.path
+    assert [w["path"] for w in review.waiting(vault(root))] == ["inbox/group-bookings-request.md"]
+    undo_last(root)
+    assert (root / "inbox/async-standups.md").read_text() == before and not (root / r.path).exists()
+
+
+def test_an_approved_decision_becomes_active(root):
+    path = said(root, "We decided to drop the fax integration, because no clinic has sent a fax since March.")
+    r = review.approve(vault(root), path, NOW)
+    assert r.path == "decisions/drop-the-fax-integration.md"
+    text = (root / r.path).read_text()
+    assert "status: active" in text and "status: review" not in text and "id: decision-drop-the-fax-integration" in text
+
+
+def test_an_approved_fact_about_a_known_person_is_merged_into_their_note(root):
+    path = said(root, "Tariq prefers written specs.")
+    assert path == "inbox/tariq-benali.md"
+    r = review.approve(vault(root), path, NOW)
+    assert r.path == "people/tariq-benali.md"
+    assert "Tariq prefers written specs." in (root / "people/tariq-benali.md").read_text()
+    archived = (root / "archive/inbox/tariq-benali.md").read_text()
+    assert "status: archived" in archived and "archived_reason: approved" in archived
+    assert not (root / path).exists() and not (root / "people/tariq-benali-2.md").exists()
+    entry = read_log(root)[-1]
+    assert entry["op"] == "APPROVE" and entry["path"] == "people/tariq-benali.md" and "UPDATE" in entry["reason"]
+
+
+def test_reject_archives_and_never_deletes(root):
+    before = (root / "inbox/group-bookings-request.md").read_bytes()
+    r = review.reject(vault(root), "inbox/group-bookings-request.md", NOW)
+    assert r.path == "archive/inbox/group-bookings-request.md"
+    text = (root / r.path).read_text()
+    assert "status: archived" in text and "archived_reason: rejected" in text and "group rehab sessions" in text
+    assert read_log(root)[-1]["op"] == "REJECT"
+    undo_last(root)
+    assert (root / "inbox/group-bookings-request.md").read_bytes() == before
+
+
+@pytest.mark.parametrize("path, why", [
+    ("decisions/postgres-over-firebase.md", "is not a note in inbox/"),
+    ("inbox/../PROGRAM.md", "is not a note in inbox/"),
+    ("inbox/nothing-here.md", "does not exist"),
+])
+def test_only_an_inbox_note_waiting_for_review_can_be_reviewed(root, path, why):
+    def files():  # the vault's notes and logs (the cache under .palinode/ is not the vault's content)
+        return {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and ".palinode" not in p.parts}
+
+    before = files()
+    for action in (review.approve, review.reject):
+        with pytest.raises(review.ReviewError, match=why):
+            action(vault(root), path, NOW)
+    assert files() == before
+
+
+def test_a_note_no_longer_under_review_is_refused(root):
+    note = root / "inbox/async-standups.md"
+    note.write_text(note.read_text().replace("status: review", "status: archived"))
+    with pytest.raises(review.ReviewError, match="not waiting for review"):
+        review.approve(vault(root), "inbox/async-standups.md", NOW)
+
+
+def test_the_cli_lists_approves_and_rejects(root):
+    runner = CliRunner()
+    listed = runner.invoke(main, ["inbox", "list", "--vault", str(root), "--json"])
+    assert listed.exit_code == 0, listed.output
+    assert [x["path"] for x in json.loads(listed.output)["items"]] == ["inbox/async-standups.md", "inbox/group-bookings-request.md"]
+    ok = runner.invoke(main, ["inbox", "approve", "--vault", str(root), str(root / "inbox/async-standups.md"), "--json"])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.output)["path"] == "insights/async-standups.md"
+    no = runner.invoke(main, ["inbox", "reject", "--vault", str(root), "inbox/group-bookings-request.md"])
+    assert no.exit_code == 0 and "archive/inbox/group-bookings-request.md" in no.output
+    bad = runner.invoke(main, ["inbox", "approve", "--vault", str(root), "inbox/async-standups.md"])
+    assert bad.exit_code != 0 and "inbox/async-standups.md does not exist" in bad.output
+
+
+@pytest.mark.timeout(120)
+def test_the_socket_lists_approves_and_rejects(root):
+    from sidecar_helpers import SidecarClient, run, running_sidecar
+
+    async def body():
+        async with running_sidecar(root, quiet=0.3, auto_fix=False):
+            async with await SidecarClient.open(root) as client:
+                items = (await client.call("inbox.list"))["items"]
+                assert [x["path"] for x in items] == ["inbox/async-standups.md", "inbox/group-bookings-request.md"]
+                approved = await client.call("inbox.approve", {"path": "inbox/async-standups.md"})
+                assert approved["path"] == "insights/async-standups.md" and approved["run"]
+                assert "insights/async-standups.md" in approved["written"]
+                rejected = await client.call("inbox.reject", {"path": "inbox/group-bookings-request.md"})
+                assert rejected["path"] == "archive/inbox/group-bookings-request.md"
+                with pytest.raises(Exception, match="not a note in inbox/"):
+                    await client.call("inbox.approve", {"path": "people/tariq-benali.md"})
+                assert (await client.call("inbox.list"))["items"] == []
+
+    run(body())
+    assert (root / "insights/async-standups.md").is_file() and (root / "archive/inbox/group-bookings-request.md").is_file()
+    _ = asyncio  # the helpers run the event loop
