@@ -152,3 +152,15 @@ def test_the_socket_lists_approves_and_rejects(root):
     run(body())
     assert (root / "insights/async-standups.md").is_file() and (root / "archive/inbox/group-bookings-request.md").is_file()
     _ = asyncio  # the helpers run the event loop
+
+
+def test_the_weekly_review_counts_a_rejection_as_a_correction_and_an_approval_not(root):
+    from palinode_vault.memory.corrections import find
+
+    keep = said(root, "We decided to drop the fax integration, because no clinic has sent a fax since March.")
+    drop = said(root, "We decided to move standups to Tuesdays, because Mondays are full.")
+    review.approve(vault(root), keep)
+    review.reject(vault(root), drop)
+    today = dt.date.today()  # the journal's times are the wall clock
+    found = find(root, vault(root).state, today, 7, read_log(root))
+    assert [(c.kind, c.path, c.type) for c in found] == [("rejected", drop, "Decision")]

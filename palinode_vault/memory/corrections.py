@@ -12,9 +12,10 @@ break in a file's chain of hashes. From that, for the runs of the last `window_d
   or the file on disk is not them.
 - **archived**: a memory the pass created now carries `status: archived`, and no manager
   operation archived it.
-- **rejected**: a memory the pass created is gone, and no journaled write removed it. An inbox
-  item the person approved (moved into its folder: a note with the same `id` exists and is not
-  archived) is not a correction.
+- **rejected**: a memory the pass created is gone, and no journaled write removed it, or the
+  person rejected it with `inbox reject` (review.py: a journaled run labelled `reject {path}`). An
+  inbox item the person approved (moved into its folder by hand, or with `inbox approve`) is not a
+  correction.
 
 Files the pass only updated (a person or project note) are not counted as edited: the person
 writes in those notes too, and the journal does not keep the bytes the pass left to tell whose
@@ -44,6 +45,11 @@ def pass_label(kind: str, detail: str) -> str:
     """The journal label of a memory pass (the one place the labels are made)."""
     assert kind in PASS_LABELS
     return f"{kind} {detail}"[:80]
+
+
+def review_label(action: str, path: str) -> str:
+    """The journal label of the person's review of an inbox note (`approve` or `reject`)."""
+    return f"{action} {path}"
 
 
 def is_pass(label: str) -> bool:
@@ -132,6 +138,7 @@ def find(root: Path, state: Any, today: dt.date, window_days: int, manager_ops: 
     out: list[Correction] = []
     by_manager = {(str(o.get("op")), str(o.get("path"))) for o in manager_ops}
     active = [r for r in runs if not r.undone]
+    rejected = {r.label.split(" ", 1)[1] for r in active if r.label.startswith(review_label("reject", ""))}
     for run in runs:
         if not is_pass(run.label) or not _in_window(run.time, today, window_days):
             continue
@@ -149,6 +156,9 @@ def find(root: Path, state: Any, today: dt.date, window_days: int, manager_ops: 
             path = entry["path"]
             if entry.get("before") is not None or entry.get("after_hash") is None or not is_memory_path(path):
                 continue  # only the memories this pass created
+            if path in rejected:  # the person said no with `inbox reject` (a journaled move)
+                out.append(Correction("rejected", path, _type_of(path, _read(root / "archive" / path)), run.id, run.time))
+                continue
             found = _after(root, path, entry["after_hash"], later)
             if found is None:
                 continue

@@ -18,6 +18,7 @@ from typing import Any
 
 from palinode_vault.core.frontmatter import find_block, key_spans
 from palinode_vault.kinds import INBOX_FOLDER
+from palinode_vault.memory.corrections import review_label
 from palinode_vault.memory.oplog import Operation
 from palinode_vault.memory.statements import plain
 from palinode_vault.memory.update import TYPE_KIND, Item, Updater, memory_path, similar_for
@@ -117,7 +118,7 @@ def approve(vault: Vault, path: str, now: dt.datetime | None = None) -> Reviewed
             dst = _archive(ws, path, text, "approved", f"approved: merged into {target}")
             ws.log(Operation("APPROVE", type_name, target, None, "review",
                              f"{path} approved: {outcome.op} of {target}; the inbox note is archived as {dst}"))
-            return _commit(ws, target, f"approve {path}")
+            return _commit(ws, target, review_label("approve", path))
     folder_path = memory_path(type_name, path.split("/", 1)[1][:-3], now.date())
     dst, n = folder_path, 2
     while ws.exists(dst):
@@ -128,7 +129,7 @@ def approve(vault: Vault, path: str, now: dt.datetime | None = None) -> Reviewed
         new = set_keys(_without_key(text, "status"), {"last_updated": stamp})
     ws.move(path, dst, f"approved from {path}", text=new)
     ws.log(Operation("APPROVE", type_name, dst, data.get("confidence"), "review", f"{path} approved by the person"))
-    return _commit(ws, dst, f"approve {path}")
+    return _commit(ws, dst, review_label("approve", path))
 
 
 def reject(vault: Vault, path: str, now: dt.datetime | None = None) -> Reviewed:
@@ -140,7 +141,7 @@ def reject(vault: Vault, path: str, now: dt.datetime | None = None) -> Reviewed:
     dst = _archive(ws, path, set_keys(text, {"last_updated": now_utc(now)}), "rejected", "rejected by the person")
     ws.log(Operation("REJECT", str(data.get("type") or ""), dst, data.get("confidence"), "review",
                      f"{path} rejected by the person; archived, never deleted"))
-    return _commit(ws, dst, f"reject {path}")
+    return _commit(ws, dst, review_label("reject", path))
 
 
 def _commit(ws: Workspace, path: str, label: str) -> Reviewed:
