@@ -164,3 +164,14 @@ def test_the_weekly_review_counts_a_rejection_as_a_correction_and_an_approval_no
     today = dt.date.today()  # the journal's times are the wall clock
     found = find(root, vault(root).state, today, 7, read_log(root))
     assert [(c.kind, c.path, c.type) for c in found] == [("rejected", drop, "Decision")]
+
+
+def test_an_approved_note_whose_name_is_taken_gets_the_next_name_and_a_matching_id(root):
+    path = said(root, "We decided to drop the fax integration, because no clinic has sent a fax since March.")
+    taken = root / "decisions/drop-the-fax-integration.md"
+    taken.write_text("---\nid: decision-drop-the-fax-integration\ncategory: decision\ntype: Decision\nstatus: active\n---\n"
+                     "# Decision: Drop the fax integration\n\nAn older note by the person.\n")
+    before = taken.read_bytes()
+    r = review.approve(vault(root), path, NOW)
+    assert r.path == "decisions/drop-the-fax-integration-2.md" and taken.read_bytes() == before
+    assert "id: decision-drop-the-fax-integration-2" in (root / r.path).read_text()

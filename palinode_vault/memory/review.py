@@ -123,10 +123,12 @@ def approve(vault: Vault, path: str, now: dt.datetime | None = None) -> Reviewed
     dst, n = folder_path, 2
     while ws.exists(dst):
         dst, n = f"{folder_path[:-3]}-{n}.md", n + 1
+    slug = re.sub(r"^\d{4}-\d{2}-\d{2}-", "", dst.rsplit("/", 1)[1][:-3]) if kind == "research" else dst.rsplit("/", 1)[1][:-3]
+    keys = {"id": f"{kind}-{slug}", "last_updated": stamp}  # the id follows the name (x-2 when x is taken)
     if type_name in ("Decision", "ProjectSnapshot"):
-        new = set_keys(text, {"status": "active", "last_updated": stamp})
+        new = set_keys(text, {**keys, "status": "active"})
     else:
-        new = set_keys(_without_key(text, "status"), {"last_updated": stamp})
+        new = set_keys(_without_key(text, "status"), keys)
     ws.move(path, dst, f"approved from {path}", text=new)
     ws.log(Operation("APPROVE", type_name, dst, data.get("confidence"), "review", f"{path} approved by the person"))
     return _commit(ws, dst, review_label("approve", path))
