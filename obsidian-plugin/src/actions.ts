@@ -211,6 +211,53 @@ export function undoLastFix(rpc: Rpc, ui: PalinodeUI): Promise<string[] | null> 
   });
 }
 
+/** The folder where memories the manager is unsure of wait for the person's review. */
+export const INBOX_FOLDER = "inbox";
+
+/** True for a note directly in inbox/: the only notes the sidecar approves or rejects. */
+export function isInboxNote(path: string): boolean {
+  const prefix = `${INBOX_FOLDER}/`;
+  return path.startsWith(prefix) && path.endsWith(".md") && !path.slice(prefix.length).includes("/");
+}
+
+function notInInbox(ui: PalinodeUI, path: string, verb: string): null {
+  ui.notice(`Palinode: ${path} is not in ${INBOX_FOLDER}/; only notes waiting for review in ${INBOX_FOLDER}/ can be ${verb}.`);
+  return null;
+}
+
+/**
+ * Approve an inbox note: the sidecar moves it into its type's folder and ends its review (or merges
+ * it into the person's or project's existing note). Says where it went and opens it there.
+ * Returns the note's new path, or null when refused or failed.
+ */
+export function approveInboxNote(rpc: Rpc, ui: PalinodeUI, path: string): Promise<string | null> {
+  if (!isInboxNote(path)) return Promise.resolve(notInInbox(ui, path, "approved"));
+  return guarded(ui, `approving ${path}`, async () => {
+    const r = await rpc("inbox.approve", { path });
+    const merged = r.written.some((p) => p.startsWith(`archive/${INBOX_FOLDER}/`));
+    ui.notice(
+      merged
+        ? `Palinode: approved: merged into ${r.path} (the inbox note is archived). "Undo the last fix" reverts it.`
+        : `Palinode: approved: moved to ${r.path}. "Undo the last fix" reverts it.`,
+    );
+    ui.openPath(r.path);
+    return r.path;
+  });
+}
+
+/**
+ * Reject an inbox note: the sidecar archives it under archive/inbox/ (never deletes it).
+ * Returns the archived path, or null when refused or failed.
+ */
+export function rejectInboxNote(rpc: Rpc, ui: PalinodeUI, path: string): Promise<string | null> {
+  if (!isInboxNote(path)) return Promise.resolve(notInInbox(ui, path, "rejected"));
+  return guarded(ui, `rejecting ${path}`, async () => {
+    const r = await rpc("inbox.reject", { path });
+    ui.notice(`Palinode: rejected: archived to ${r.path}. "Undo the last fix" reverts it.`);
+    return r.path;
+  });
+}
+
 /** Rows for the search modal. */
 export function searchRows(r: { results: { path: string; score: number; title: string; snippet: string }[] }): PickRow[] {
   return r.results.map((x) => ({

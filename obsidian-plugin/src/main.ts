@@ -4,10 +4,12 @@
  */
 import { FileSystemAdapter, MarkdownView, Plugin, TFile, requestUrl, type Editor, type WorkspaceLeaf } from "obsidian";
 import {
+  approveInboxNote,
   extractMemories,
   findDuplicates,
   fixNote,
   lintVault,
+  rejectInboxNote,
   repairLink,
   runConsolidation,
   showRelated,
@@ -76,6 +78,20 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
 
   openPath(path: string): void {
     void this.app.workspace.openLinkText(path, "", false);
+  }
+
+  /**
+   * Opens a note the sidecar has just written, once Obsidian's vault has picked it up: opening a
+   * path Obsidian does not know yet would create an empty note there. Gives up quietly after
+   * `timeoutMs` (the notice already said where the note is).
+   */
+  async openWhenPresent(path: string, timeoutMs = 3000): Promise<void> {
+    const start = Date.now();
+    while (!(this.app.vault.getAbstractFileByPath(path) instanceof TFile)) {
+      if (Date.now() - start > timeoutMs) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    this.openPath(path);
   }
 
   openLink(linktext: string, sourcePath: string): void {
@@ -211,6 +227,14 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
     });
     this.addCommand({ id: "consolidate", name: "Run consolidation", callback: () => void runConsolidation(rpc, ui) });
     this.addCommand({ id: "search-memory", name: "Search memory", callback: () => new SearchModal(this.app, rpc, (p) => this.openPath(p)).open() });
+    // The moved note is opened once Obsidian has seen it (see openWhenPresent).
+    const reviewUI: PalinodeUI = { ...ui, openPath: (p) => void this.openWhenPresent(p) };
+    this.addCommand({
+      id: "approve-inbox-note",
+      name: "Approve this inbox note",
+      callback: this.withNote((p) => approveInboxNote(rpc, reviewUI, p)),
+    });
+    this.addCommand({ id: "reject-inbox-note", name: "Reject this inbox note", callback: this.withNote((p) => rejectInboxNote(rpc, ui, p)) });
     this.addCommand({ id: "undo-last-fix", name: "Undo the last fix", callback: () => void undoLastFix(rpc, ui) });
     this.addCommand({ id: "open-view", name: "Open the Palinode view", callback: () => void this.revealView(PALINODE_VIEW) });
     this.addCommand({ id: "open-graph", name: "Open the graph view", callback: () => void this.revealView(GRAPH_VIEW) });

@@ -133,6 +133,32 @@ export interface ConsolidateResult {
   written: string[];
 }
 
+/** One inbox note waiting for the person's review (`status: review`). */
+export interface InboxItem {
+  path: string;
+  title: string;
+  type: string;
+  confidence: number | null;
+  /** The date it has waited since (YYYY-MM-DD), or "" when the note has none. */
+  since: string;
+}
+
+export interface InboxListResult {
+  items: InboxItem[];
+}
+
+/** An approved or rejected inbox note: where it is now, what was written, and the journal run (undo reverts it). */
+export interface InboxReviewResult {
+  path: string;
+  written: string[];
+  run: string | null;
+}
+
+/** Approval moves the note into its type's folder (or merges it into an existing person/project note). */
+export type InboxApproveResult = InboxReviewResult;
+/** Rejection archives the note under archive/inbox/; nothing is deleted. */
+export type InboxRejectResult = InboxReviewResult;
+
 export interface SidecarSettings {
   quiet_seconds: number;
   auto_fixes: { footer: boolean; cross_refs: boolean };
@@ -174,6 +200,9 @@ export interface Methods {
   related: [{ path: string }, { results: { path: string; similarity: number }[] }];
   extract: [{ text: string; source?: string; dry_run?: boolean }, ExtractResult];
   consolidate: [{ dry_run?: boolean; now?: string }, ConsolidateResult];
+  "inbox.list": [Record<string, never>, InboxListResult];
+  "inbox.approve": [{ path: string }, InboxApproveResult];
+  "inbox.reject": [{ path: string }, InboxRejectResult];
   core: [Record<string, never>, { files: { path: string; title: string }[]; chars: number }];
   "settings.get": [Record<string, never>, SidecarSettings];
   "settings.set": [{ quiet_seconds?: number; auto_fixes?: Partial<SidecarSettings["auto_fixes"]> }, SidecarSettings];

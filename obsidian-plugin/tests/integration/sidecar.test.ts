@@ -2,12 +2,12 @@
  * The plugin's client and view logic against the real sidecar (`palinode-vault serve`) on a temp
  * copy of tests/fixtures/vault. Skips, saying why, while the serve command does not exist.
  */
-import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { fixNote, repairLink, undoLastFix, type PalinodeUI } from "../../src/actions";
+import { approveInboxNote, fixNote, rejectInboxNote, repairLink, undoLastFix, type PalinodeUI } from "../../src/actions";
 import { applyEdit, type EditableVault } from "../../src/apply-edit";
 import { SidecarClient, discoverSidecar, type SocketConstructor } from "../../src/client";
 import type { ApplyEditResult } from "../../src/protocol";
@@ -207,6 +207,82 @@ describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"
     await until(() => wrong.state === "refused", 10_000, "refused");
     expect(wrong.statusMessage).toContain("refused");
     wrong.stop();
+  });
+
+  it("approves an inbox note into its folder and rejects another into archive/inbox/", async () => {
+    const inboxNote = (id: string, type: string, status: string, title: string) =>
+      [
+        "---",
+        `id: ${id}`,
+        `category: ${type.toLowerCase()}`,
+        `type: ${type}`,
+        `status: ${status}`,
+        "confidence: 0.5",
+        "entities: [project/checkout-redesign, person/alice-smith]",
+        "recurrence_count: 1",
+        "evidence_refs: [daily/2026-11-26]",
+        "last_updated: 2026-11-26T16:00:00Z",
+        "---",
+        `# ${type}: ${title}`,
+        "",
+        "[[alice-smith|Alice]] floated this once for [[checkout-redesign]]; not clear it is settled.",
+        "",
+      ].join("\n");
+    mkdirSync(join(sidecar.vault, "inbox"), { recursive: true });
+    writeFileSync(join(sidecar.vault, "inbox/weekly-release-train.md"), inboxNote("decision-weekly-release-train", "Decision", "review", "Ship the checkout redesign weekly"));
+    writeFileSync(join(sidecar.vault, "inbox/dark-mode-first.md"), inboxNote("insight-dark-mode-first", "Insight", "review", "Customers might want dark mode first"));
+    writeFileSync(join(sidecar.vault, "inbox/already-settled.md"), inboxNote("insight-already-settled", "Insight", "active", "Already settled"));
+    const waiting = async () => (await rpc("inbox.list", {})).items.map((i) => i.path);
+    let listed = await waiting();
+    for (const start = Date.now(); listed.length < 2 && Date.now() - start < 20_000; listed = await waiting()) {
+      await new Promise((r) => setTimeout(r, 200)); // the sidecar picks the new files up from disk
+    }
+    expect(listed.sort()).toEqual(["inbox/dark-mode-first.md", "inbox/weekly-release-train.md"]);
+
+    const log: string[] = [];
+    const ui: PalinodeUI = {
+      notice: (m) => void log.push(m),
+      confirmDiff: async () => true,
+      confirmRows: async () => true,
+      pickNote: async () => null,
+      openPath: (p) => void log.push(`open ${p}`),
+    };
+
+    // approve: moved into decisions/, no longer waiting for review, the notice says where, it is opened
+    const approved = await approveInboxNote(rpc, ui, "inbox/weekly-release-train.md");
+    expect(approved).toMatch(/^decisions\/.*\.md$/);
+    expect(log).toEqual([`Palinode: approved: moved to ${approved}. "Undo the last fix" reverts it.`, `open ${approved}`]);
+    expect(existsSync(join(sidecar.vault, "inbox/weekly-release-train.md"))).toBe(false);
+    const decision = readFileSync(join(sidecar.vault, approved!), "utf8");
+    const front = decision.split("---")[1];
+    expect(front).toMatch(/^status: active$/m);
+    expect(front).not.toMatch(/status: review/);
+    expect(front).toMatch(/^type: Decision$/m);
+    expect(decision).toContain("# Decision: Ship the checkout redesign weekly");
+
+    // reject: archived under archive/inbox/, never deleted
+    log.length = 0;
+    const rejected = await rejectInboxNote(rpc, ui, "inbox/dark-mode-first.md");
+    expect(rejected).toBe("archive/inbox/dark-mode-first.md");
+    expect(log).toEqual([`Palinode: rejected: archived to archive/inbox/dark-mode-first.md. "Undo the last fix" reverts it.`]);
+    expect(existsSync(join(sidecar.vault, "inbox/dark-mode-first.md"))).toBe(false);
+    const archived = readFileSync(join(sidecar.vault, rejected!), "utf8");
+    expect(archived.split("---")[1]).not.toMatch(/status: review/);
+    expect(archived).toContain("# Insight: Customers might want dark mode first");
+
+    // a note not waiting for review, and one outside inbox/: refused, saying why
+    log.length = 0;
+    expect(await approveInboxNote(rpc, ui, "inbox/already-settled.md")).toBeNull();
+    expect(log[0]).toMatch(/^Palinode: approving inbox\/already-settled\.md failed: .*inbox\/already-settled\.md.*review/);
+    expect(await rejectInboxNote(rpc, ui, "people/alice-smith.md")).toBeNull();
+    expect(log[1]).toBe("Palinode: people/alice-smith.md is not in inbox/; only notes waiting for review in inbox/ can be rejected.");
+    expect(existsSync(join(sidecar.vault, "people/alice-smith.md"))).toBe(true);
+
+    // both were journaled: "Undo the last fix" brings the rejected note back to inbox/
+    const restored = await undoLastFix(rpc, ui);
+    expect(restored).toContain("inbox/dark-mode-first.md");
+    expect(readFileSync(join(sidecar.vault, "inbox/dark-mode-first.md"), "utf8")).toMatch(/^status: review$/m);
+    expect(existsSync(join(sidecar.vault, rejected!))).toBe(false);
   });
 
   it("says how to start the sidecar once it has stopped", async () => {

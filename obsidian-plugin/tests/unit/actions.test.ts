@@ -1,11 +1,14 @@
 import { describe, expect, it } from "vitest";
 import {
+  approveInboxNote,
   countsText,
   describeError,
   extractMemories,
   findDuplicates,
   fixNote,
+  isInboxNote,
   lintVault,
+  rejectInboxNote,
   repairLink,
   runConsolidation,
   searchRows,
@@ -133,6 +136,66 @@ describe("commands", () => {
     expect(log).toEqual(["notice: Palinode: restored a.md."]);
   });
 
+  it("approve calls inbox.approve with the path, says where the note went, and opens it", async () => {
+    const { rpc, calls } = scriptedRpc({
+      "inbox.approve": () => ({ path: "decisions/x.md", written: ["inbox/x.md", "decisions/x.md"], run: "r7" }),
+    });
+    const { ui, log } = scriptedUI();
+    expect(await approveInboxNote(rpc, ui, "inbox/x.md")).toBe("decisions/x.md");
+    expect(calls).toEqual([{ method: "inbox.approve", params: { path: "inbox/x.md" } }]);
+    expect(log).toEqual(['notice: Palinode: approved: moved to decisions/x.md. "Undo the last fix" reverts it.', "open: decisions/x.md"]);
+  });
+
+  it("approve says so when the note was merged into an existing one", async () => {
+    const { rpc } = scriptedRpc({
+      "inbox.approve": () => ({ path: "people/tariq.md", written: ["archive/inbox/tariq.md", "inbox/tariq.md", "people/tariq.md"], run: "r8" }),
+    });
+    const { ui, log } = scriptedUI();
+    expect(await approveInboxNote(rpc, ui, "inbox/tariq.md")).toBe("people/tariq.md");
+    expect(log[0]).toBe('notice: Palinode: approved: merged into people/tariq.md (the inbox note is archived). "Undo the last fix" reverts it.');
+  });
+
+  it("reject calls inbox.reject with the path and says where it was archived", async () => {
+    const { rpc, calls } = scriptedRpc({
+      "inbox.reject": () => ({ path: "archive/inbox/x.md", written: ["archive/inbox/x.md", "inbox/x.md"], run: "r9" }),
+    });
+    const { ui, log } = scriptedUI();
+    expect(await rejectInboxNote(rpc, ui, "inbox/x.md")).toBe("archive/inbox/x.md");
+    expect(calls).toEqual([{ method: "inbox.reject", params: { path: "inbox/x.md" } }]);
+    expect(log).toEqual(['notice: Palinode: rejected: archived to archive/inbox/x.md. "Undo the last fix" reverts it.']);
+  });
+
+  it("refuses a note outside inbox/ without asking the sidecar", async () => {
+    const { rpc, calls } = scriptedRpc({ "inbox.approve": () => ({}), "inbox.reject": () => ({}) });
+    const { ui, log } = scriptedUI();
+    expect(await approveInboxNote(rpc, ui, "decisions/x.md")).toBeNull();
+    expect(await rejectInboxNote(rpc, ui, "inbox/old/x.md")).toBeNull();
+    expect(calls).toEqual([]);
+    expect(log).toEqual([
+      "notice: Palinode: decisions/x.md is not in inbox/; only notes waiting for review in inbox/ can be approved.",
+      "notice: Palinode: inbox/old/x.md is not in inbox/; only notes waiting for review in inbox/ can be rejected.",
+    ]);
+  });
+
+  it("shows the sidecar's reason when it refuses an approval or rejection", async () => {
+    const why = "inbox/x.md is not waiting for review (its status is 'active', not 'review')";
+    const { rpc } = scriptedRpc({
+      "inbox.approve": () => {
+        throw new RpcError(-32602, why);
+      },
+      "inbox.reject": () => {
+        throw new RpcError(-32602, "inbox/y.md does not exist");
+      },
+    });
+    const { ui, log } = scriptedUI();
+    expect(await approveInboxNote(rpc, ui, "inbox/x.md")).toBeNull();
+    expect(await rejectInboxNote(rpc, ui, "inbox/y.md")).toBeNull();
+    expect(log).toEqual([
+      `notice: Palinode: approving inbox/x.md failed: ${why}`,
+      "notice: Palinode: rejecting inbox/y.md failed: inbox/y.md does not exist",
+    ]);
+  });
+
   it("turns every failure into one readable notice", async () => {
     const { ui, log } = scriptedUI();
     const notConnected = (async () => {
@@ -155,6 +218,13 @@ describe("helpers", () => {
     expect(describeError(new RpcError(-32012, "conflict"), "fixing a.md")).toBe("Palinode: the note changed while fixing a.md; try again.");
     expect(describeError(new RpcError(-32013, "no model: run x"), "search")).toBe("Palinode: search failed: no model: run x");
     expect(describeError(new RpcError(-32014, "indexing"))).toBe("Palinode is busy (indexing); try again in a moment.");
+  });
+  it("knows an inbox note: directly in inbox/, markdown", () => {
+    expect(isInboxNote("inbox/x.md")).toBe(true);
+    expect(isInboxNote("inbox/sub/x.md")).toBe(false);
+    expect(isInboxNote("archive/inbox/x.md")).toBe(false);
+    expect(isInboxNote("inbox.md")).toBe(false);
+    expect(isInboxNote("inbox/x.png")).toBe(false);
   });
   it("formats counts and search rows", () => {
     expect(countsText({ b: 0, a: 2 })).toBe("a 2");

@@ -41,6 +41,8 @@ describe("PalinodePlugin wiring", () => {
       "extract-memories",
       "consolidate",
       "search-memory",
+      "approve-inbox-note",
+      "reject-inbox-note",
       "undo-last-fix",
       "open-view",
       "open-graph",
@@ -95,5 +97,39 @@ describe("PalinodePlugin wiring", () => {
     notices.length = 0;
     plugin.commands.find((c: any) => c.id === "fix-note").callback();
     expect(notices).toEqual(["Palinode: open a note first."]);
+  });
+
+  it("approves and rejects the active inbox note through the sidecar, and opens the approved note", async () => {
+    const { app, plugin, sidecar } = await loaded();
+    sidecar.on("inbox.approve", (p) => ({ path: "decisions/x.md", written: [p.path, "decisions/x.md"], run: "r1" }));
+    sidecar.on("inbox.reject", (p) => ({ path: `archive/${p.path}`, written: [p.path, `archive/${p.path}`], run: "r2" }));
+    await until(() => plugin.client.state === "connected", 3000, "connected");
+    const command = (id: string) => plugin.commands.find((c: any) => c.id === id);
+    expect(command("approve-inbox-note").name).toBe("Approve this inbox note");
+    expect(command("reject-inbox-note").name).toBe("Reject this inbox note");
+    notices.length = 0;
+
+    app.workspace.activeFile = new TFile("inbox/x.md");
+    command("approve-inbox-note").callback();
+    await until(() => notices.length > 0, 3000, "approve notice");
+    expect(sidecar.calls.find((c) => c.method === "inbox.approve")!.params).toEqual({ path: "inbox/x.md" });
+    expect(notices).toEqual(['Palinode: approved: moved to decisions/x.md. "Undo the last fix" reverts it.']);
+    // the vault picks up the moved note a moment later; only then is it opened
+    expect(app.workspace.opened).toEqual([]);
+    app.vault.files.set("decisions/x.md", "---\nstatus: active\n---\n");
+    await until(() => app.workspace.opened.length > 0, 3000, "opened");
+    expect(app.workspace.opened).toEqual([{ linktext: "decisions/x.md", sourcePath: "" }]);
+
+    app.workspace.activeFile = new TFile("inbox/y.md");
+    command("reject-inbox-note").callback();
+    await until(() => notices.length > 1, 3000, "reject notice");
+    expect(sidecar.calls.find((c) => c.method === "inbox.reject")!.params).toEqual({ path: "inbox/y.md" });
+    expect(notices[1]).toBe('Palinode: rejected: archived to archive/inbox/y.md. "Undo the last fix" reverts it.');
+
+    app.workspace.activeFile = new TFile("people/alice.md");
+    command("approve-inbox-note").callback();
+    await until(() => notices.length > 2, 3000, "refusal");
+    expect(notices[2]).toBe("Palinode: people/alice.md is not in inbox/; only notes waiting for review in inbox/ can be approved.");
+    expect(sidecar.calls.filter((c) => c.method.startsWith("inbox.")).map((c) => c.method)).toEqual(["inbox.approve", "inbox.reject"]);
   });
 });
