@@ -12,6 +12,11 @@ A statement of the person's that looked like a memory (a type's wording, cues.py
 statement naming a known person or project) but that no filed item covers is logged as SKIP
 with why and the statement in short (never one that held a secret; at most `MAX_UNFILED` a
 pass): what the weekly self-review needs to see facts the person had to explain again.
+
+Two PROGRAM.md numbers make up for a small model: a statement of the person's with a type's
+plain wording that no item covers becomes an item in their words at `review_unoffered` (inbox/),
+and an item of the model's that no wording supports gets at most `unmarked_confidence` (the
+default model's own confidence is the threshold it read, not evidence).
 """
 
 from __future__ import annotations
