@@ -110,7 +110,8 @@ def approve(vault: Vault, path: str, now: dt.datetime | None = None) -> Reviewed
     if kind in ("person", "project"):
         program = load_program(vault.root)
         updater = Updater(vault, ws, program.settings, similar_for(vault)[0], "review", now)
-        name = str(data.get("name") or vault.state.notes[path].title)
+        heading = re.search(r"^# +(.+)$", body_of(text), re.M)  # the file on disk, whatever the watcher has seen
+        name = str(data.get("name") or (heading.group(1).strip() if heading else path.rsplit("/", 1)[1][:-3]))
         refs = [(str(r), "") for r in data.get("entities") or []]
         target = updater.find_entity_file(kind, name, refs)
         if target is not None and target != path:
