@@ -183,3 +183,33 @@ def test_undo_from_the_cli_sticks_while_the_sidecar_runs(vault: Path):
                 await client.wait_for("wrote", "people/ana.md", since=again, timeout=5)
 
     run(body())
+
+
+def test_a_folder_moved_in_or_out_and_a_note_in_a_brand_new_folder_are_noticed(vault: Path, tmp_path: Path):
+    """A folder moved into the vault is reported by the watcher as the folder alone, and a note
+    written into a folder that has just been created can come before the watcher watches it: both
+    count as their files. A folder moved out takes its notes with it."""
+    outside = tmp_path / "outside" / "research"
+    outside.mkdir(parents=True)
+    (outside / "moved-in.md").write_text("# Moved in\n\nA note that arrived with its folder.\n")
+
+    async def body():
+        async with running_sidecar(vault, quiet=QUIET) as sc:
+            async with await SidecarClient.open(vault) as client:
+                before = (await client.call("status"))["counts"]["markdown_files"]
+                (vault / "inbox").mkdir()
+                (vault / "inbox" / "new-one.md").write_text("---\nstatus: review\n---\n# New one\n\nWritten at once.\n")
+                outside.rename(vault / "research")
+                deadline = time.monotonic() + 10
+                while time.monotonic() < deadline and not {"inbox/new-one.md", "research/moved-in.md"} <= set(sc.sidecar.vault.state.notes):
+                    await asyncio.sleep(0.1)
+                assert {"inbox/new-one.md", "research/moved-in.md"} <= set(sc.sidecar.vault.state.notes)
+                assert (await client.call("status"))["counts"]["markdown_files"] == before + 2
+                (vault / "research").rename(tmp_path / "outside" / "research")
+                deadline = time.monotonic() + 10
+                while time.monotonic() < deadline and "research/moved-in.md" in sc.sidecar.vault.state.notes:
+                    await asyncio.sleep(0.1)
+                assert "research/moved-in.md" not in sc.sidecar.vault.state.notes
+                assert (await client.call("status"))["counts"]["markdown_files"] == before + 1
+
+    run(body())

@@ -185,6 +185,10 @@ class Sidecar:
 
     def _apply_changes(self, added: set[str], modified: set[str], deleted: set[str]) -> None:
         state = self.vault.state
+        # A folder moved out of the vault (or deleted) is reported as the folder alone: its notes go too.
+        gone_folders = [d for d in deleted if d not in state.notes and not (self.root / d).exists()]
+        for folder in gone_folders:
+            deleted |= {p for p in state.notes if p.startswith(folder + "/")}
         # Renames: a note deleted and a note added with the same text in one batch.
         renames: list[tuple[str, str]] = []
         for old in sorted(deleted):

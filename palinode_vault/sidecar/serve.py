@@ -18,16 +18,17 @@ log = logging.getLogger(__name__)
 
 
 async def _watch(sidecar: Sidecar, stop: asyncio.Event, debounce_ms: int, step_ms: int) -> None:
+    keep = VaultFilter(sidecar.root)
     async for changes in awatch(
         sidecar.root,
-        watch_filter=VaultFilter(sidecar.root),
+        watch_filter=keep,
         stop_event=stop,
         debounce=debounce_ms,
         step=step_ms,
         recursive=True,
         ignore_permission_denied=True,
     ):
-        added, modified, deleted = relative_changes(sidecar.root, changes)
+        added, modified, deleted = relative_changes(sidecar.root, changes, keep)
         try:
             await sidecar.on_changes(added, modified, deleted)
         except Exception as exc:  # noqa: BLE001 - one bad batch must not stop the watcher

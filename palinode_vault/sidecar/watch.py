@@ -31,12 +31,28 @@ class VaultFilter(DefaultFilter):
         return super().__call__(change, path)
 
 
-def relative_changes(root: Path, changes: set[tuple[Change, str]]) -> tuple[set[str], set[str], set[str]]:
-    """(added, modified, deleted) vault-relative '/' paths of one watchfiles batch."""
+def _files_under(directory: str, keep: VaultFilter | None) -> list[str]:
+    """The files a folder that just appeared holds. A folder moved into the vault is reported as
+    the folder alone, and a note written into a brand-new folder before the watcher has a watch on
+    it is not reported at all (inotify adds the watch after the folder's own event)."""
+    out = []
+    for top, dirs, files in os.walk(directory):
+        dirs[:] = [d for d in dirs if keep is None or keep(Change.added, os.path.join(top, d))]
+        out += [p for f in files if keep is None or keep(Change.added, p := os.path.join(top, f))]
+    return out
+
+
+def relative_changes(root: Path, changes: set[tuple[Change, str]],
+                     keep: VaultFilter | None = None) -> tuple[set[str], set[str], set[str]]:
+    """(added, modified, deleted) vault-relative '/' paths of one watchfiles batch; a folder that
+    appeared counts as its files (`keep` filters them as the watcher does)."""
     added: set[str] = set()
     modified: set[str] = set()
     deleted: set[str] = set()
     for change, path in changes:
+        if change == Change.added and os.path.isdir(path):
+            added.update(Path(os.path.relpath(p, root)).as_posix() for p in _files_under(path, keep))
+            continue
         rel = Path(os.path.relpath(path, root)).as_posix()
         {Change.added: added, Change.modified: modified, Change.deleted: deleted}[change].add(rel)
     # a path both deleted and added in one batch was replaced (atomic save): a modification
