@@ -477,3 +477,17 @@ def test_a_statement_that_held_an_unlabelled_token_never_goes_to_review_with_it(
         if path.is_file() and path.suffix in (".md", ".jsonl"):
             assert token not in path.read_text(errors="replace"), path
     assert any(e["op"] == "WITHHELD" for e in read_log(vault.root))
+
+
+def test_the_model_telling_what_the_conversation_was_about_is_not_a_memory(vault):
+    """SmolLM2 often narrates ("The conversation is about…"): the person's sentence it points at
+    is the memory; narration that points at nothing is dropped."""
+    r = run(vault, {"items": [item(type="Insight", title="Conversation summary",
+                                   text="The conversation is about the decision to drop the fax integration.")]}, text=FAX)
+    assert [(o.op, o.type, o.path) for o in r.outcomes] == [("ADD", "Decision", "decisions/drop-the-fax-integration.md")]
+    text = (vault.root / r.outcomes[0].path).read_text()
+    assert "We decided to drop the fax integration, because no clinic has sent a fax since March." in text
+    assert "conversation is about" not in text
+    r = run(vault, {"items": [item(type="Insight", title="Summary", text="The user talked about the weather and lunch.")]},
+            text="User: The weather was lovely and lunch was long today.\nAssistant: Nice.")
+    assert r.outcomes == [] and any("tells what the conversation was about" in d for d in r.dropped)
