@@ -34,6 +34,7 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
   client!: SidecarClient;
   session!: SidecarSession;
   ui!: PalinodeUI;
+  reviewUI!: PalinodeUI;
   rpc!: Rpc;
   private editorState!: EditorStateReporter;
 
@@ -50,6 +51,8 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
     this.rpc = (method, params) => this.client.call(method, params);
     this.session = new SidecarSession(this.client);
     this.ui = obsidianUI(this.app, (p) => this.openPath(p));
+    // The moved note is opened once Obsidian has seen it (see openWhenPresent).
+    this.reviewUI = { ...this.ui, openPath: (p) => void this.openWhenPresent(p) };
 
     this.wireStatusBar();
     this.wireEditorSafety();
@@ -227,8 +230,7 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
     });
     this.addCommand({ id: "consolidate", name: "Run consolidation", callback: () => void runConsolidation(rpc, ui) });
     this.addCommand({ id: "search-memory", name: "Search memory", callback: () => new SearchModal(this.app, rpc, (p) => this.openPath(p)).open() });
-    // The moved note is opened once Obsidian has seen it (see openWhenPresent).
-    const reviewUI: PalinodeUI = { ...ui, openPath: (p) => void this.openWhenPresent(p) };
+    const { reviewUI } = this;
     this.addCommand({
       id: "approve-inbox-note",
       name: "Approve this inbox note",

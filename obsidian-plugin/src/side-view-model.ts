@@ -1,6 +1,7 @@
 /**
  * The side view "Palinode" for one note: what to ask the sidecar (`loadSideView`) and how its
- * answers become what the view shows (`sideViewModel`). No DOM and no Obsidian here.
+ * answers become what the view shows (`sideViewModel`). The vault's inbox (notes waiting for
+ * review) loads with it. No DOM and no Obsidian here.
  */
 import { categoryOf, categoryOfRef, CATEGORIES, OTHER_COLOUR } from "./categories";
 import { RpcError } from "./client";
@@ -9,6 +10,7 @@ import {
   LINK_CHECKS,
   type Backlink,
   type Finding,
+  type InboxItem,
   type MethodName,
   type NoteInfo,
   type ParamsOf,
@@ -33,6 +35,8 @@ export interface SideViewData {
   duplicates: Part<{ path: string; similarity: number; strong: boolean }[]>;
   /** Repair candidates by finding target, for link findings that `fix` cannot repair alone. */
   candidates: Record<string, RepairCandidate[]>;
+  /** The vault's inbox notes waiting for review (not about this note; shown with it). */
+  inbox: Part<InboxItem[]>;
 }
 
 /** How many findings get repair candidates fetched at once (the rest on demand). */
@@ -53,14 +57,20 @@ export function wantsCandidates(f: Finding): boolean {
   return !f.fixable && !!f.target && LINK_CHECKS.includes(f.check) && f.check !== "wiki_drift";
 }
 
+/** Asks the sidecar for the inbox notes waiting for review (oldest first); never throws. */
+export function loadInbox(rpc: Rpc): Promise<Part<InboxItem[]>> {
+  return part(rpc("inbox.list", {}).then((r) => r.items));
+}
+
 /** Asks the sidecar everything the side view shows for `path`, in parallel; never throws. */
 export async function loadSideView(rpc: Rpc, path: string): Promise<SideViewData> {
-  const [info, findings, backlinks, related, duplicates] = await Promise.all([
+  const [info, findings, backlinks, related, duplicates, inbox] = await Promise.all([
     part(rpc("note.info", { path })),
     part(rpc("note.findings", { path }).then((r) => r.findings)),
     part(rpc("note.backlinks", { path }).then((r) => r.backlinks)),
     part(rpc("related", { path }).then((r) => r.results)),
     part(rpc("dedup_suggest", { path }).then((r) => r.results)),
+    loadInbox(rpc),
   ]);
   const candidates: Record<string, RepairCandidate[]> = {};
   if (findings.ok) {
@@ -75,7 +85,7 @@ export async function loadSideView(rpc: Rpc, path: string): Promise<SideViewData
       }),
     );
   }
-  return { path, info, findings, backlinks, related, duplicates, candidates };
+  return { path, info, findings, backlinks, related, duplicates, candidates, inbox };
 }
 
 // ---- view model ---------------------------------------------------------------------------
@@ -126,6 +136,18 @@ export interface EntityRow {
   inBody: boolean;
 }
 
+export interface InboxRow {
+  path: string;
+  title: string;
+  /** The memory's type as the note says it (`Decision`, `Insight`, …). */
+  type: string;
+  colour: string;
+  /** "55%", or "" when the note gives no confidence. */
+  confidence: string;
+  /** "2026-11-26", or "" when the note has no date. */
+  since: string;
+}
+
 export type Listing<T> =
   | { state: "ok"; items: T[]; empty: string }
   | { state: "unavailable"; message: string }
@@ -140,6 +162,7 @@ export interface SideViewModel {
   related: Listing<NoteRow>;
   duplicates: Listing<NoteRow>;
   entities: Listing<EntityRow>;
+  inbox: Listing<InboxRow>;
 }
 
 const CHECK_LABELS: Record<string, string> = {
@@ -196,6 +219,24 @@ function failed<T>(p: { ok: false; unavailable: boolean; message: string }, what
     };
   }
   return { state: "error", message: p.message };
+}
+
+/** The inbox section: one row per note waiting for review, in the sidecar's order (oldest first). */
+export function inboxListing(inbox: Part<InboxItem[]>): Listing<InboxRow> {
+  if (!inbox.ok) return failed(inbox, "inbox");
+  return {
+    state: "ok",
+    items: inbox.value.map((item) => ({
+      path: item.path,
+      title: item.title || basename(item.path),
+      type: item.type || "Memory",
+      // a type without a folder of its own (ProjectSnapshot) takes the inbox's colour from the path
+      colour: categoryOf(item.type, item.path)?.colour ?? OTHER_COLOUR,
+      confidence: typeof item.confidence === "number" ? percent(item.confidence) : "",
+      since: item.since ?? "",
+    })),
+    empty: "Nothing is waiting for review.",
+  };
 }
 
 /** Backlinks grouped by the linking note's category, in the vault's category order, "Other" last. */
@@ -304,5 +345,6 @@ export function sideViewModel(data: SideViewData): SideViewModel {
     related,
     duplicates,
     entities,
+    inbox: inboxListing(data.inbox),
   };
 }

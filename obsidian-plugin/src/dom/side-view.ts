@@ -1,10 +1,18 @@
 /** Draws the side view model into a container with the standard DOM. */
-import type { EntityRow, FindingRow, Listing, NoteGroup, NoteRow, SideViewModel } from "../side-view-model";
+import type { EntityRow, FindingRow, InboxRow, Listing, NoteGroup, NoteRow, SideViewModel } from "../side-view-model";
 import { actionButton, clear, dot, el } from "./element";
 
-export interface SideViewHandlers {
+/** What the inbox section's links and buttons do. */
+export interface InboxHandlers {
   /** Open a note by vault path. */
   openPath(path: string): void;
+  /** Approve the inbox note (the view refreshes afterwards). */
+  approve(row: InboxRow): unknown;
+  /** Reject the inbox note (the view refreshes afterwards). */
+  reject(row: InboxRow): unknown;
+}
+
+export interface SideViewHandlers extends InboxHandlers {
   /** Open an entity by link text (Obsidian resolves it). */
   openLink(linktext: string): void;
   /** One-click fix of the note the finding is on. */
@@ -138,6 +146,37 @@ function renderEntities(root: HTMLElement, listing: Listing<EntityRow>, handlers
   }
 }
 
+/**
+ * Appends the "Inbox" section: the notes waiting for review, each with Approve and Reject. Drawn
+ * last in the side view, and under the message when no note is open (the inbox is the vault's).
+ */
+export function renderInbox(root: HTMLElement, listing: Listing<InboxRow>, handlers: InboxHandlers): void {
+  const s = section(root, "inbox", "Inbox", listing.state === "ok" ? listing.items.length : undefined);
+  if (listing.state !== "ok") return notListed(s, listing);
+  if (!listing.items.length) {
+    el(s, "p", { cls: "palinode-muted palinode-inbox-empty", text: listing.empty });
+    return;
+  }
+  const ul = el(s, "ul", { cls: "palinode-inbox" });
+  for (const row of listing.items) {
+    const li = el(ul, "li", { cls: "palinode-inbox-item", attrs: { "data-path": row.path } });
+    const head = el(li, "div", { cls: "palinode-inbox-head" });
+    dot(head, row.colour, row.type);
+    const a = el(head, "a", { cls: "palinode-note-link", text: row.title, title: row.path, attrs: { href: "#", "data-path": row.path } });
+    a.addEventListener("click", (ev) => {
+      ev.preventDefault();
+      handlers.openPath(row.path);
+    });
+    const meta = el(li, "div", { cls: "palinode-muted palinode-inbox-meta" });
+    el(meta, "span", { cls: "palinode-inbox-type", text: row.type });
+    if (row.confidence) el(meta, "span", { cls: "palinode-inbox-confidence", text: `confidence ${row.confidence}` });
+    if (row.since) el(meta, "span", { cls: "palinode-inbox-since", text: `waiting since ${row.since}` });
+    const actions = el(li, "div", { cls: "palinode-actions" });
+    actionButton(actions, "Approve", () => handlers.approve(row), { cls: ["palinode-approve", "mod-cta"], title: `Approve ${row.path}: move it into its folder` });
+    actionButton(actions, "Reject", () => handlers.reject(row), { cls: "palinode-reject", title: `Reject ${row.path}: archive it in archive/inbox/` });
+  }
+}
+
 /** Replaces `root`'s content with the side view of one note. */
 export function renderSideView(root: HTMLElement, model: SideViewModel, handlers: SideViewHandlers): void {
   clear(root);
@@ -154,4 +193,5 @@ export function renderSideView(root: HTMLElement, model: SideViewModel, handlers
   renderNotes(root, "related", "Related notes", model.related, handlers);
   renderNotes(root, "duplicates", "Likely duplicates", model.duplicates, handlers);
   renderEntities(root, model.entities, handlers);
+  renderInbox(root, model.inbox, handlers);
 }

@@ -10,6 +10,8 @@ export interface PalinodeContext {
   session: SidecarSession;
   rpc: Rpc;
   ui: PalinodeUI;
+  /** The UI for inbox review: opens the approved note once Obsidian's vault has picked it up. */
+  reviewUI: PalinodeUI;
   settings: PalinodeSettings;
   saveSettings(): Promise<void>;
   /** The note the views follow: the active (or last active) markdown file. */

@@ -1,8 +1,8 @@
-/** The side view "Palinode": findings, backlinks by kind, related notes, duplicates, entities. */
+/** The side view "Palinode": findings, backlinks by kind, related notes, duplicates, entities, inbox. */
 import { ItemView, WorkspaceLeaf } from "obsidian";
-import { fixNote, repairLink } from "../actions";
-import { renderSideView, renderSideViewMessage } from "../dom/side-view";
-import { loadSideView, sideViewModel } from "../side-view-model";
+import { approveInboxNote, fixNote, isInboxNote, rejectInboxNote, repairLink } from "../actions";
+import { renderInbox, renderSideView, renderSideViewMessage, type InboxHandlers } from "../dom/side-view";
+import { inboxListing, loadInbox, loadSideView, sideViewModel } from "../side-view-model";
 import type { PalinodeContext } from "./context";
 
 export const PALINODE_VIEW = "palinode-view";
@@ -27,8 +27,10 @@ export class PalinodeView extends ItemView {
   async onOpen(): Promise<void> {
     this.offs.push(
       this.ctx.client.onState((state) => state === "connected" ? void this.refresh() : this.showConnection()),
+      // Refresh on the sidecar's pushes only (after a save or a write), never per keystroke: when
+      // this note changed, or a note came into or left inbox/ (extract, approve, reject, undo).
       this.ctx.session.onPathsChanged((paths) => {
-        if (this.path && paths.includes(this.path)) void this.refresh();
+        if ((this.path && paths.includes(this.path)) || paths.some(isInboxNote)) void this.refresh();
       }),
     );
     this.path = this.ctx.activePath();
@@ -47,15 +49,35 @@ export class PalinodeView extends ItemView {
   private showConnection(): void {
     renderSideViewMessage(this.contentEl, this.ctx.client.statusMessage);
   }
+  /** The inbox section's handlers: review through the same actions as the commands, then refresh. */
+  private inboxHandlers(): InboxHandlers {
+    return {
+      openPath: (p) => this.ctx.openPath(p),
+      approve: async (row) => {
+        await approveInboxNote(this.ctx.rpc, this.ctx.reviewUI, row.path);
+        await this.refresh();
+      },
+      reject: async (row) => {
+        await rejectInboxNote(this.ctx.rpc, this.ctx.ui, row.path);
+        await this.refresh();
+      },
+    };
+  }
   async refresh(): Promise<void> {
     const seq = ++this.seq;
     if (this.ctx.client.state !== "connected") return this.showConnection();
     const path = this.path;
-    if (!path) return renderSideViewMessage(this.contentEl, "Open a note to see what Palinode knows about it.");
+    if (!path) {
+      // No note open: the inbox is the vault's, so it is still shown under the message.
+      const inbox = inboxListing(await loadInbox(this.ctx.rpc));
+      if (seq !== this.seq) return;
+      renderSideViewMessage(this.contentEl, "Open a note to see what Palinode knows about it.");
+      return renderInbox(this.contentEl, inbox, this.inboxHandlers());
+    }
     const data = await loadSideView(this.ctx.rpc, path);
     if (seq !== this.seq) return; // a newer refresh is under way
     renderSideView(this.contentEl, sideViewModel(data), {
-      openPath: (p) => this.ctx.openPath(p),
+      ...this.inboxHandlers(),
       openLink: (l) => this.ctx.openLink(l, path),
       fix: async () => {
         await fixNote(this.ctx.rpc, this.ctx.ui, path, false);

@@ -1,26 +1,52 @@
 /**
  * The browser host page's script: renders the side view and the graph view with the plugin's own
  * view models and DOM layer, from recorded answers or from a live sidecar over the browser's
- * WebSocket. Clicks are recorded in `window.palinode.events` for the tests to check.
+ * WebSocket. Clicks are recorded in `window.palinode.events` for the tests to check. The inbox's
+ * Approve and Reject run the plugin's own actions and then render again, as the Obsidian view does.
  */
+import { approveInboxNote, rejectInboxNote, type PalinodeUI } from "../../src/actions";
 import { SidecarClient, type SocketConstructor } from "../../src/client";
 import { renderGraph } from "../../src/dom/graph";
-import { renderSideView, renderSideViewMessage } from "../../src/dom/side-view";
+import { renderInbox, renderSideView, renderSideViewMessage, type InboxHandlers } from "../../src/dom/side-view";
 import { layoutNeighbourhood } from "../../src/graph-layout";
+import type { InboxItem } from "../../src/protocol";
 import { SidecarSession } from "../../src/session";
 import { statusBarModel } from "../../src/status-bar";
-import { loadSideView, sideViewModel, type Rpc } from "../../src/side-view-model";
-import { recordedRpc, type Recording } from "../helpers/recorded";
+import { inboxListing, loadInbox, loadSideView, sideViewModel, type Rpc } from "../../src/side-view-model";
+import { recordedRpc, withInbox, type Recording } from "../helpers/recorded";
 
 const events: string[] = [];
 const side = document.getElementById("side")!;
 const graph = document.getElementById("graph")!;
 const status = document.getElementById("status")!;
 
+/** Notices and opened notes of the review actions, into the event log. */
+const ui: PalinodeUI = {
+  notice: (m) => void events.push(`notice ${m}`),
+  confirmDiff: async () => true,
+  confirmRows: async () => true,
+  pickNote: async () => null,
+  openPath: (p) => void events.push(`open ${p}`),
+};
+
+function inboxHandlers(rpc: Rpc, again: () => Promise<void>): InboxHandlers {
+  return {
+    openPath: (p) => events.push(`open ${p}`),
+    approve: async (row) => {
+      await approveInboxNote(rpc, ui, row.path);
+      await again();
+    },
+    reject: async (row) => {
+      await rejectInboxNote(rpc, ui, row.path);
+      await again();
+    },
+  };
+}
+
 async function render(rpc: Rpc, path: string, depth: 1 | 2): Promise<void> {
   const model = sideViewModel(await loadSideView(rpc, path));
   renderSideView(side, model, {
-    openPath: (p) => events.push(`open ${p}`),
+    ...inboxHandlers(rpc, () => render(rpc, path, depth)),
     openLink: (l) => events.push(`link ${l}`),
     fix: (row) => events.push(`fix ${row.check} ${row.finding.line}`),
     repair: (row, candidate) => events.push(`repair ${row.target} -> ${candidate}`),
@@ -40,11 +66,23 @@ let client: SidecarClient | null = null;
 
 (window as any).palinode = {
   events,
-  /** Renders from recorded sidecar answers (no sidecar needed). */
+  /** Renders from recorded sidecar answers (no sidecar needed); the recorded inbox can be reviewed. */
   async renderRecorded(recording: Recording, depth: 1 | 2 = 1, findingsTotal = 7): Promise<void> {
-    await render(recordedRpc(recording), recording.path, depth);
+    const inbox = recording.answers["inbox.list"]?.result as { items: InboxItem[] } | undefined;
+    const rpc = inbox ? withInbox(recordedRpc(recording), inbox.items) : recordedRpc(recording);
+    await render(rpc, recording.path, depth);
     const m = statusBarModel({ state: "connected", message: "recorded", findingsTotal, progress: { phase: "embed", done: 40, total: 120 } });
     showStatus(m.text, m.title);
+  },
+  /** What the view shows with no note open: the message, and the inbox under it. */
+  async renderNoNote(recording: Recording): Promise<void> {
+    const rpc = recordedRpc(recording);
+    const again = async () => {
+      const inbox = inboxListing(await loadInbox(rpc));
+      renderSideViewMessage(side, "Open a note to see what Palinode knows about it.");
+      renderInbox(side, inbox, inboxHandlers(rpc, again));
+    };
+    await again();
   },
   /** Connects to a live sidecar with the browser's WebSocket and renders `path`. */
   async renderLive(info: { port: number; token: string }, path: string, depth: 1 | 2 = 1): Promise<string> {

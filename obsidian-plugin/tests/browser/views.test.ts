@@ -3,7 +3,7 @@
  * driven by playwright-core), from recorded answers and from the real sidecar. Screenshots go to
  * test-artifacts/.
  */
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -144,6 +144,74 @@ describe.skipIf(!haveChromium)("views in Chromium, from recorded sidecar answers
     await page.close();
   });
 
+  it("lists the inbox with Approve and Reject; each refreshes the list until nothing is waiting", async () => {
+    const page = await openHost();
+    await page.evaluate((rec) => (window as any).palinode.renderRecorded(rec, 1), recording);
+    const inbox = page.locator('#side [data-section="inbox"]');
+    await expect.poll(() => inbox.locator(".palinode-inbox-item").count()).toBe(3);
+    expect(await inbox.locator(".palinode-count").textContent()).toBe("3");
+    expect(await inbox.locator(".palinode-note-link").allTextContents()).toEqual([
+      "Alice S. notes",
+      "Ship the checkout redesign weekly",
+      "checkout-snapshot",
+    ]);
+    const first = inbox.locator(".palinode-inbox-item").first();
+    expect(await first.locator(".palinode-inbox-meta span").allTextContents()).toEqual(["Person", "confidence 55%", "waiting since 2026-03-20"]);
+    expect(await inbox.locator(".palinode-inbox-item").nth(2).locator(".palinode-inbox-meta span").allTextContents()).toEqual(["ProjectSnapshot"]);
+    expect(await first.locator(".palinode-dot").evaluate((e) => getComputedStyle(e).backgroundColor)).toBe("rgb(59, 130, 196)");
+    expect(await inbox.locator(".palinode-approve").count()).toBe(3);
+    expect(await inbox.locator(".palinode-reject").count()).toBe(3);
+
+    await first.locator(".palinode-note-link").click();
+    const item = (path: string) => inbox.locator(`.palinode-inbox-item[data-path="${path}"]`);
+    await item("inbox/weekly-release-train.md").locator(".palinode-approve").click();
+    await expect.poll(() => inbox.locator(".palinode-inbox-item").count()).toBe(2);
+    expect(await item("inbox/weekly-release-train.md").count()).toBe(0);
+    expect(await inbox.locator(".palinode-count").textContent()).toBe("2");
+    await item("inbox/alice-s-notes.md").locator(".palinode-reject").click();
+    await expect.poll(() => inbox.locator(".palinode-inbox-item").count()).toBe(1);
+    await item("inbox/checkout-snapshot.md").locator(".palinode-reject").click();
+    await expect.poll(() => inbox.locator(".palinode-inbox-empty").textContent()).toBe("Nothing is waiting for review.");
+    expect(await inbox.locator(".palinode-count").textContent()).toBe("0");
+    // the note's own sections are still there after each refresh
+    expect(await page.locator("#side .palinode-finding").count()).toBe(3);
+    expect(await events(page)).toEqual([
+      "open inbox/alice-s-notes.md",
+      'notice Palinode: approved: moved to decisions/weekly-release-train.md. "Undo the last fix" reverts it.',
+      "open decisions/weekly-release-train.md",
+      'notice Palinode: rejected: archived to archive/inbox/alice-s-notes.md. "Undo the last fix" reverts it.',
+      'notice Palinode: rejected: archived to archive/inbox/checkout-snapshot.md. "Undo the last fix" reverts it.',
+    ]);
+    expect((page as any).errors).toEqual([]);
+    await page.close();
+  });
+
+  it("says so in the inbox section when the sidecar cannot list it, like the other sections", async () => {
+    const page = await openHost();
+    const inbox = page.locator('#side [data-section="inbox"]');
+    const unavailable = { ...recording, answers: { ...recording.answers, "inbox.list": { error: { code: -32013, message: "inbox review is not there yet" } } } };
+    await page.evaluate((rec) => (window as any).palinode.renderRecorded(rec, 1), unavailable);
+    await expect.poll(() => inbox.locator(".palinode-unavailable").textContent()).toBe("Inbox review is not there yet");
+    expect(await inbox.locator(".palinode-inbox-item").count()).toBe(0);
+    expect(await inbox.locator(".palinode-count").count()).toBe(0);
+    const failing = { ...recording, answers: { ...recording.answers, "inbox.list": { error: { code: -32603, message: "inbox/x.md: bad front matter" } } } };
+    await page.evaluate((rec) => (window as any).palinode.renderRecorded(rec, 1), failing);
+    await expect.poll(() => inbox.locator(".palinode-error").textContent()).toBe("inbox/x.md: bad front matter");
+    expect(await page.locator("#side .palinode-title").textContent()).toBe("Alice Smith");
+    expect((page as any).errors).toEqual([]);
+    await page.close();
+  });
+
+  it("shows the inbox under the message when no note is open", async () => {
+    const page = await openHost();
+    await page.evaluate((rec) => (window as any).palinode.renderNoNote(rec), recording);
+    const side = page.locator("#side");
+    expect(await side.locator(".palinode-empty-title").textContent()).toBe("Open a note to see what Palinode knows about it.");
+    expect(await side.locator('[data-section="inbox"] .palinode-inbox-item').count()).toBe(3);
+    expect(await side.locator(".palinode-finding").count()).toBe(0);
+    await page.close();
+  });
+
   it("shows how to start the sidecar when it is away", async () => {
     const page = await openHost();
     const message = "Palinode sidecar not running — start it with `palinode-vault serve --vault /home/me/vault`";
@@ -186,6 +254,47 @@ describe.skipIf(!haveChromium || !available.ok)(skipNote("views in Chromium, con
     mkdirSync(ARTIFACTS, { recursive: true });
     await side.screenshot({ path: join(ARTIFACTS, "side-view-live.png") });
     await graph.screenshot({ path: join(ARTIFACTS, "graph-view-live.png") });
+    expect((page as any).errors).toEqual([]);
+    await page.close();
+  });
+
+  it("lists a note written into inbox/ and its Approve button moves it out of the list", async () => {
+    mkdirSync(join(sidecar.vault, "inbox"), { recursive: true });
+    writeFileSync(
+      join(sidecar.vault, "inbox/weekly-release-train.md"),
+      [
+        "---",
+        "id: decision-weekly-release-train",
+        "category: decision",
+        "type: Decision",
+        "status: review",
+        "confidence: 0.5",
+        "entities: [project/checkout-redesign]",
+        "last_updated: 2026-11-26T16:00:00Z",
+        "---",
+        "# Decision: Ship the checkout redesign weekly",
+        "",
+        "Floated once for [[checkout-redesign]]; not clear it is settled.",
+        "",
+      ].join("\n"),
+    );
+    const page = await openHost();
+    const info = { port: sidecar.info.port, token: sidecar.info.token };
+    const inbox = page.locator('#side [data-section="inbox"]');
+    const item = inbox.locator('.palinode-inbox-item[data-path="inbox/weekly-release-train.md"]');
+    // the sidecar picks the new file up from disk after its quiet period
+    for (const start = Date.now(); Date.now() - start < 60_000; await new Promise((r) => setTimeout(r, 300))) {
+      await page.evaluate(([i, path]) => (window as any).palinode.renderLive(i, path, 1), [info, "people/alice-smith.md"] as const);
+      if ((await item.count()) > 0) break;
+    }
+    expect(await item.locator(".palinode-note-link").textContent()).toBe("Ship the checkout redesign weekly");
+    expect(await item.locator(".palinode-inbox-meta span").allTextContents()).toEqual(["Decision", "confidence 50%", "waiting since 2026-11-26"]);
+    await item.locator(".palinode-approve").click();
+    await expect.poll(() => inbox.locator(".palinode-inbox-empty").count(), { timeout: 15_000 }).toBe(1);
+    expect(await item.count()).toBe(0);
+    const log = await events(page);
+    expect(log[0]).toMatch(/^notice Palinode: approved: moved to decisions\/.*\.md\. "Undo the last fix" reverts it\.$/);
+    expect(existsSync(join(sidecar.vault, "inbox/weekly-release-train.md"))).toBe(false);
     expect((page as any).errors).toEqual([]);
     await page.close();
   });

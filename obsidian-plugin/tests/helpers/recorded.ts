@@ -1,5 +1,7 @@
-/** An Rpc that answers from a recording of sidecar results (for tests that need no sidecar). */
+/** Rpcs that answer from recorded sidecar results (for tests that need no sidecar). */
+import { categoryOf } from "../../src/categories";
 import { RpcError } from "../../src/client";
+import type { InboxItem } from "../../src/protocol";
 import type { Rpc } from "../../src/side-view-model";
 
 export interface Recording {
@@ -16,5 +18,34 @@ export function recordedRpc(recording: Recording, calls: { method: string; param
     if (!answer) throw new RpcError(-32601, `not recorded: ${method}`);
     if (answer.error) throw new RpcError(answer.error.code, answer.error.message);
     return structuredClone(answer.result);
+  }) as Rpc;
+}
+
+/**
+ * Wraps `rpc` with a small in-memory inbox, for the review buttons: `inbox.list` answers what is
+ * still waiting; `inbox.approve` moves a note to its type's folder and `inbox.reject` to
+ * archive/inbox/, both taking it off the list (as the sidecar does). Anything else goes to `rpc`.
+ */
+export function withInbox(rpc: Rpc, items: InboxItem[], calls: { method: string; params: unknown }[] = []): Rpc {
+  const waiting = structuredClone(items);
+  const take = (path: string): InboxItem => {
+    const i = waiting.findIndex((x) => x.path === path);
+    if (i < 0) throw new RpcError(-32602, `${path} is not an inbox note waiting for review`);
+    return waiting.splice(i, 1)[0];
+  };
+  const name = (path: string) => path.split("/").pop()!;
+  return (async (method: string, params: any) => {
+    if (method === "inbox.list") {
+      calls.push({ method, params });
+      return { items: structuredClone(waiting) };
+    }
+    if (method === "inbox.approve" || method === "inbox.reject") {
+      calls.push({ method, params });
+      const item = take(params.path);
+      const to =
+        method === "inbox.approve" ? `${categoryOf(item.type)?.folder ?? "notes"}/${name(item.path)}` : `archive/inbox/${name(item.path)}`;
+      return { path: to, written: [item.path, to], run: `r${calls.length}` };
+    }
+    return rpc(method as any, params);
   }) as Rpc;
 }

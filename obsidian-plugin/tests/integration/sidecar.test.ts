@@ -215,6 +215,24 @@ describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"
     }
     expect(listed.sort()).toEqual(["inbox/dark-mode-first.md", "inbox/weekly-release-train.md"]);
 
+    // The side view loads the same list with the rest of the view (whatever note is open).
+    const sideViewInbox = async () => {
+      const model = sideViewModel(await loadSideView(rpc, "people/alice-smith.md"));
+      if (model.inbox.state !== "ok") throw new Error(`inbox ${model.inbox.state}: ${model.inbox.message}`);
+      return model.inbox;
+    };
+    const rows = (await sideViewInbox()).items;
+    expect(rows.map((r) => r.path)).toEqual(["inbox/dark-mode-first.md", "inbox/weekly-release-train.md"]); // oldest first, then by path
+    expect(rows.find((r) => r.path === "inbox/weekly-release-train.md")).toEqual({
+      path: "inbox/weekly-release-train.md",
+      title: "Ship the checkout redesign weekly", // the sidecar drops the type prefix of the heading
+      type: "Decision",
+      colour: "#c2417a",
+      confidence: "50%",
+      since: "2026-11-26",
+    });
+    const row = rows.find((r) => r.path === "inbox/weekly-release-train.md")!;
+
     const log: string[] = [];
     const ui: PalinodeUI = {
       notice: (m) => void log.push(m),
@@ -224,8 +242,10 @@ describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"
       openPath: (p) => void log.push(`open ${p}`),
     };
 
-    // approve: moved into decisions/, no longer waiting for review, the notice says where, it is opened
-    const approved = await approveInboxNote(rpc, ui, "inbox/weekly-release-train.md");
+    // approve, as the side view's button does (the row's path, then the view reloads): moved into
+    // decisions/, no longer waiting for review, the notice says where, it is opened
+    const approved = await approveInboxNote(rpc, ui, row.path);
+    expect((await sideViewInbox()).items.map((r) => r.path)).toEqual(["inbox/dark-mode-first.md"]);
     expect(approved).toMatch(/^decisions\/.*\.md$/);
     expect(log).toEqual([`Palinode: approved: moved to ${approved}. "Undo the last fix" reverts it.`, `open ${approved}`]);
     expect(existsSync(join(sidecar.vault, "inbox/weekly-release-train.md"))).toBe(false);
@@ -245,6 +265,8 @@ describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"
     const archived = readFileSync(join(sidecar.vault, rejected!), "utf8");
     expect(archived.split("---")[1]).not.toMatch(/status: review/);
     expect(archived).toContain("# Insight: Customers might want dark mode first");
+    // nothing is waiting any more (the note with status: active never was)
+    expect(await sideViewInbox()).toEqual({ state: "ok", items: [], empty: "Nothing is waiting for review." });
 
     // a note not waiting for review, and one outside inbox/: refused, saying why
     log.length = 0;
@@ -259,6 +281,12 @@ describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"
     expect(restored).toContain("inbox/dark-mode-first.md");
     expect(readFileSync(join(sidecar.vault, "inbox/dark-mode-first.md"), "utf8")).toMatch(/^status: review$/m);
     expect(existsSync(join(sidecar.vault, rejected!))).toBe(false);
+    // and the side view lists it again (the sidecar picks the restored file up from disk)
+    let again = (await sideViewInbox()).items.map((r) => r.path);
+    for (const start = Date.now(); !again.length && Date.now() - start < 30_000; again = (await sideViewInbox()).items.map((r) => r.path)) {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(again).toEqual(["inbox/dark-mode-first.md"]);
   }, 120_000);
 
   it("forwards a rename so entity refs follow", async () => {

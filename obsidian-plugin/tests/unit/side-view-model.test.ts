@@ -1,7 +1,17 @@
 import { describe, expect, it } from "vitest";
 import recording from "../fixtures/recorded-alice.json";
-import { basename, checkLabel, groupBacklinks, loadSideView, sideViewModel, wantsCandidates } from "../../src/side-view-model";
-import { recordedRpc, type Recording } from "../helpers/recorded";
+import { approveInboxNote, rejectInboxNote, type PalinodeUI } from "../../src/actions";
+import {
+  basename,
+  checkLabel,
+  groupBacklinks,
+  inboxListing,
+  loadInbox,
+  loadSideView,
+  sideViewModel,
+  wantsCandidates,
+} from "../../src/side-view-model";
+import { recordedRpc, withInbox, type Recording } from "../helpers/recorded";
 
 const rec = recording as Recording;
 
@@ -10,7 +20,7 @@ describe("loadSideView", () => {
     const calls: { method: string; params: any }[] = [];
     const data = await loadSideView(recordedRpc(rec, calls), rec.path);
     const methods = calls.map((c) => c.method).sort();
-    expect(methods).toEqual(["dedup_suggest", "link.repair_candidates", "note.backlinks", "note.findings", "note.info", "related"]);
+    expect(methods).toEqual(["dedup_suggest", "inbox.list", "link.repair_candidates", "note.backlinks", "note.findings", "note.info", "related"]);
     expect(calls.find((c) => c.method === "link.repair_candidates")!.params).toEqual({ path: rec.path, target: "Bob Smiht" });
     expect(data.candidates["Bob Smiht"].map((c) => c.path)).toEqual(["people/bob-smith.md", "people/bob-smithers.md"]);
   });
@@ -98,5 +108,84 @@ describe("sideViewModel", () => {
     expect(basename("research/2026-03-02-study.md")).toBe("2026-03-02-study");
     expect(wantsCandidates({ check: "broken_link", severity: "error", path: "a", line: 1, column: 1, message: "", target: "X", fixable: false })).toBe(true);
     expect(wantsCandidates({ check: "wiki_drift", severity: "error", path: "a", line: 1, column: 1, message: "", target: "X", fixable: false })).toBe(false);
+  });
+});
+
+describe("inbox", () => {
+  const item = (path: string, over: Record<string, unknown> = {}) => ({
+    path,
+    title: "T",
+    type: "Decision",
+    confidence: 0.5,
+    since: "2026-11-26",
+    ...over,
+  });
+
+  it("loads with the side view: one row per waiting note, in the sidecar's order", async () => {
+    const model = sideViewModel(await loadSideView(recordedRpc(rec), rec.path));
+    expect(model.inbox).toEqual({
+      state: "ok",
+      empty: "Nothing is waiting for review.",
+      items: [
+        { path: "inbox/alice-s-notes.md", title: "Alice S. notes", type: "Person", colour: "#3b82c4", confidence: "55%", since: "2026-03-20" },
+        {
+          path: "inbox/weekly-release-train.md",
+          title: "Ship the checkout redesign weekly",
+          type: "Decision",
+          colour: "#c2417a",
+          confidence: "50%",
+          since: "2026-03-24",
+        },
+        // no title, no confidence, no date; a type without a folder takes the inbox's colour
+        { path: "inbox/checkout-snapshot.md", title: "checkout-snapshot", type: "ProjectSnapshot", colour: "#c9a227", confidence: "", since: "" },
+      ],
+    });
+  });
+
+  it("says nothing is waiting when the inbox is empty", () => {
+    expect(inboxListing({ ok: true, value: [] })).toEqual({ state: "ok", items: [], empty: "Nothing is waiting for review." });
+  });
+
+  it("says so quietly when the sidecar cannot list it, and shows other failures as errors", async () => {
+    const answers = (error: { code: number; message: string }): Recording => ({ path: rec.path, answers: { "inbox.list": { error } } });
+    const unavailable = await loadInbox(recordedRpc(answers({ code: -32013, message: "inbox review is not there yet" })));
+    expect(inboxListing(unavailable)).toEqual({ state: "unavailable", message: "Inbox review is not there yet" });
+    const failed = await loadInbox(recordedRpc(answers({ code: -32603, message: "inbox/x.md: bad front matter" })));
+    expect(inboxListing(failed)).toEqual({ state: "error", message: "inbox/x.md: bad front matter" });
+    // the note's own sections still load when only the inbox fails
+    const broken: Recording = { path: rec.path, answers: { ...rec.answers, "inbox.list": { error: { code: -1, message: "Palinode: inbox.list timed out" } } } };
+    const model = sideViewModel(await loadSideView(recordedRpc(broken), rec.path));
+    expect(model.inbox).toEqual({ state: "error", message: "Palinode: inbox.list timed out" });
+    expect(model.findings.state).toBe("ok");
+  });
+
+  it("after approve or reject through the actions, the reloaded side view no longer lists the note", async () => {
+    const calls: { method: string; params: unknown }[] = [];
+    const rpc = withInbox(recordedRpc(rec), [item("inbox/a.md"), item("inbox/b.md", { type: "Insight" }), item("inbox/c.md")], calls);
+    const ui: PalinodeUI = {
+      notice: () => undefined,
+      confirmDiff: async () => true,
+      confirmRows: async () => true,
+      pickNote: async () => null,
+      openPath: () => undefined,
+    };
+    const listed = async () => {
+      const m = sideViewModel(await loadSideView(rpc, rec.path));
+      return m.inbox.state === "ok" ? m.inbox.items.map((r) => r.path) : m.inbox.message;
+    };
+    expect(await listed()).toEqual(["inbox/a.md", "inbox/b.md", "inbox/c.md"]);
+    expect(await approveInboxNote(rpc, ui, "inbox/b.md")).toBe("insights/b.md");
+    expect(await listed()).toEqual(["inbox/a.md", "inbox/c.md"]);
+    expect(await rejectInboxNote(rpc, ui, "inbox/a.md")).toBe("archive/inbox/a.md");
+    expect(await rejectInboxNote(rpc, ui, "inbox/c.md")).toBe("archive/inbox/c.md");
+    expect(sideViewModel(await loadSideView(rpc, rec.path)).inbox).toMatchObject({ state: "ok", items: [] });
+    expect(calls.map((c) => c.method)).toEqual([
+      "inbox.list",
+      "inbox.approve",
+      "inbox.list",
+      "inbox.reject",
+      "inbox.reject",
+      "inbox.list",
+    ]);
   });
 });
