@@ -23,6 +23,9 @@ from palinode_vault.memory.secrets import asks_to_remember_secret, find_secrets,
     # found by heldout5: a random token with no word for it before, and a passcode said after a question
     ("why the 401? i'm sending 8f3KzP2wQ9xT7mLa4VbN1cRdY6hJ0sUe in the header", "8f3KzP2wQ9xT7mLa4VbN1cRdY6hJ0sUe"),
     ("can you remember the passcode for the lab ipads for me? it's 480913. dev changes it monthly", "480913"),
+    # found by heldout6 (once the statement judge proposed the sentence): a backup code said mid-sentence
+    ("they gave me backup codes, the first one is 7QX4-LM92-KD8P, ugh where do i even put these", "7QX4-LM92-KD8P"),
+    ("the verification code is 551203, can you check", "551203"),
 ])
 def test_a_secret_value_is_found_and_redacted(text, value):
     hits = find_secrets(text)
@@ -46,6 +49,10 @@ def test_a_secret_value_is_found_and_redacted(text, value):
     "Choose a password for your vault. This creates an encrypted vault. The vault password is separate.",
     "Please download your recovery codes. Copy the codes to paste elsewhere.",
     "- **Copy recovery codes**: Copy the codes to paste elsewhere.",
+    "The backup codes are in 1Password.",  # where they are, not what they are
+    "We need backup codes for 2 admins.",
+    # the digit is in the link's query, not in what follows "mailto:" (Obsidian help, 2FA page)
+    "If you've lost your recovery codes, please email [support@obsidian.md](mailto:support@obsidian.md?subject=I%20lost%20my%202FA).",
 ])
 def test_words_that_only_look_like_secrets_are_left_alone(text):
     assert find_secrets(text) == [] and redact(text) == (text, [])

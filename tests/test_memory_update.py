@@ -45,6 +45,14 @@ def scripted(*outputs):
     return "memtest"
 
 
+def without_judge(vault):
+    """PROGRAM.md with the statement judge off (`review_judged: 0`): for the rules about the model's
+    own items, which the judge would otherwise drop when it rates their sentence no memory."""
+    program = (SAMPLE.parent / "PROGRAM.md").read_text()
+    assert "  review_judged: 0.3 " in program
+    (vault.root / "PROGRAM.md").write_text(program.replace("  review_judged: 0.3 ", "  review_judged: 0   ", 1))
+
+
 def run(vault, *outputs, text=TALK, **kw):
     return extract_text(vault, text, generator=scripted(*outputs), source="test", now=NOW, **kw)
 
@@ -91,6 +99,7 @@ def test_caps_per_pass_and_per_type(vault):
 
 
 def test_unknown_type_filed_as_insight(vault):
+    without_judge(vault)
     r = run(vault, {"items": [item(type="Meeting", title="SMS provider under load",
                                    text="The SMS provider times out under load.")]},
             text="User: The SMS provider times out under load on Mondays.\nAssistant: Noted.")
@@ -342,6 +351,7 @@ def test_small_talk_openers_and_loops_never_become_memory_words(vault):
 
 
 def test_a_word_capitalised_only_at_a_sentence_start_is_not_a_new_person(vault):
+    without_judge(vault)
     talk = ("User: Ugh. Bad news: the offline beta slips to 12 January because the lawyer is late. "
             "Pieter called about it too, and I met Pieter at the Rotterdam meetup.\nAssistant: Sorry to hear it.")
     r = run(vault, {"items": [
@@ -442,6 +452,7 @@ def test_a_models_item_no_wording_supports_waits_for_review(vault):
     """PROGRAM.md `unmarked_confidence`: SmolLM2 copies the threshold it reads as its confidence, so
     an item whose words say no type plainly gets at most 0.5 and waits in inbox/; with 1 the
     model's confidence stands."""
+    without_judge(vault)
     talk = "User: The SMS provider times out under load on Mondays.\nAssistant: Noted."
     offered = {"items": [item(type="Insight", title="SMS provider under load", text="The SMS provider times out under load.",
                               confidence=0.9)]}

@@ -28,6 +28,8 @@ class Extraction(_Strict):
     review_unoffered: float | None = Field(None, ge=0.0, le=1.0)
     # Without the key the model's own confidence stands for every item.
     unmarked_confidence: float | None = Field(None, ge=0.0, le=1.0)
+    # Without the key the statement judge proposes nothing: only plain wording counts.
+    review_judged: float | None = Field(None, ge=0.0, le=1.0)
 
 
 class Update(_Strict):

@@ -34,6 +34,7 @@ from palinode_vault.core.entities import canonical_ref, slugify
 from palinode_vault.memory import secrets
 from palinode_vault.memory.corrections import pass_label
 from palinode_vault.memory.cues import type_by_wording
+from palinode_vault.memory.judge import Rating, judge_embedder, load_judge
 from palinode_vault.memory.mentions import known_entities, mentioned
 from palinode_vault.memory.oplog import Operation, unfiled_reason
 from palinode_vault.memory.transcript import ASSISTANT, USER, Turn, parse_transcript, render
@@ -283,13 +284,26 @@ _LEAD_IN = re.compile(
     r"|from now on,?|for the record,?|note to self:?)\s+")
 
 
+_CONJUNCTION = re.compile(r"(?i)^(?:and|but|also|plus|so|then|anyway)\s+")
+TITLE_WORDS = (3, 8)  # a title says something (a one-word "No" does not) and stays short
+
+
 def _title_from(text: str) -> str:
     """A short title from a memory's own words: its first clause without the lead-in that
-    announces it, at most eight words, capitalised."""
+    announces it or a leading "and"/"but", capitalised. A clause of one or two words ("no, …",
+    "for the future, …") is too little: the next clauses join until the title has three words;
+    never more than eight."""
     text = text.strip()
     text = _LEAD_IN.sub("", text, count=1) or text
-    clause = re.split(r"[.;:!?,]\s", text + " ", 1)[0]
-    title = " ".join(clause.split()[:8]).strip(" .,;:")
+    clauses = [c for c in re.split(r"[.;:!?,]\s", text + " ") if c.strip()]
+    if len(clauses) > 1 and len(clauses[0].split()) == 1:
+        clauses = clauses[1:]  # "No, release notes stay with me": the answer word is not the subject
+    taken: list[str] = []
+    for clause in clauses:
+        taken += _CONJUNCTION.sub("", clause.strip()).split() if not taken else clause.split()
+        if len(taken) >= TITLE_WORDS[0]:
+            break
+    title = " ".join(taken[:TITLE_WORDS[1]]).strip(" .,;:")
     return title[:1].upper() + title[1:]
 
 
@@ -304,7 +318,8 @@ _FIRST_PERSON = re.compile(r"(?i)(?:^|[^\w'])(?:i|i'm|i've|i'd|my|me)(?![\w'])")
 
 
 def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
-                self_person: tuple[str, str] | None = None, known: list[tuple[str, str, list[str]]] | None = None) -> Cleaned:
+                self_person: tuple[str, str] | None = None, known: list[tuple[str, str, list[str]]] | None = None,
+                judged: dict[str, Rating] | None = None) -> Cleaned:
     """Turn the model's answer into items the update logic may act on (see the module docstring).
 
     A type the wording plainly says (cues.py) replaces the model's, and the same text offered again
@@ -312,7 +327,10 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
     (mentions.known_entities): the ones an item names become its entities, and a person or project
     memory whose title names nothing is about the first one of its kind it names. `self_person` is
     the (ref, name) of the person's own profile (`role: self`): a preference said in the first
-    person is about them."""
+    person is about them. `judged` are the person's sentences the statement judge rated a memory
+    (`judged_memories`; None when the judge is off): they count as plainly worded, with the judge's
+    type where no wording says one, and an item of the model's that no wording supports must rest
+    on one of them or it is dropped."""
     ex = program.settings.extraction
     types = memory_types(program)
     person_text = "\n".join(t.content for t in turns if t.role == USER)
@@ -323,6 +341,8 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
     out = Cleaned([])
     same = program.settings.update.same_fact
     person_sentences = _person_sentences(turns)
+    judging = judged is not None
+    judged = judged or {}
     plain_sentences = [x for x in person_sentences if type_by_wording(x, types)]
     try:
         parsed = ExtractionOut.model_validate(raw or {"items": []})
@@ -400,8 +420,11 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
         seen.add(key)
         items.append(Item(type_name, title, text, float(c.confidence), entities, c.rationale.strip(),
                           c.alternatives.strip(), c.due.strip(), c.replaces.strip(), note))
-    items += unoffered(plain_sentences, items, types, ex.review_unoffered or 0.0)
-    judged: list[Item] = []
+    # the judge's statements wait for review too, but a garbled item of the model's only ever snaps
+    # to a plainly worded one (above): what the person said plainly is the better anchor
+    items += unoffered([x for x in person_sentences if x in plain_sentences or x in judged], items, types,
+                       ex.review_unoffered or 0.0, judged)
+    kept: list[Item] = []
     for item in items:
         own = item.text if item.note.startswith("text: the person's own") else _own_sentence(item.text, person_sentences)
         said = type_by_wording(item.text, types) or (type_by_wording(own, types) if own else None)
@@ -409,6 +432,13 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
             item.note = (item.note + "; " if item.note else "") + f"type {item.type[:20]} -> {said} by its wording"
             item.type = said
         cap = ex.unmarked_confidence
+        doubted = cap is not None and cap < ex.confidence_threshold  # the model's confidence is not evidence
+        if (judging and doubted and not said and not item.note.startswith(UNOFFERED)
+                and own not in judged and item.text not in judged):
+            # neither the wording nor the judge says it is a memory: the model's word alone is
+            # not enough even for review (most such items were chat, docs/BENCHMARKS.md)
+            out.dropped.append(f"'{item.title[:40]}': no wording says what it is and the judge does not rate it a memory")
+            continue
         if not said and cap is not None and item.confidence > cap:
             item.note = (item.note + "; " if item.note else "") + \
                 f"confidence {item.confidence:.2f} -> {cap:.2f}: no wording says what it is"
@@ -435,8 +465,8 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
             what = "person" if item.type == "PersonMemory" else "project"
             item.note = (item.note + "; " if item.note else "") + f"'{item.title[:30]}' does not name a {what}, filed as {ex.uncertain_type}"
             item.type, item.title = ex.uncertain_type, _title_from(item.text) or item.title  # "Ugh" named nothing
-        judged.append(item)
-    items = judged
+        kept.append(item)
+    items = kept
     items.sort(key=lambda i: -i.confidence)
     per_type: dict[str, int] = {}
     for item in items:
@@ -454,19 +484,25 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
 UNOFFERED = "text: the person's own sentence; the model did not offer it"
 
 
-def unoffered(plain: list[str], items: list[Item], types: list[str], confidence: float) -> list[Item]:
-    """Items for the person's plainly worded statements (`plain`: a type's wording, cues.py) that
-    no item of the model's covers, at PROGRAM.md's `review_unoffered` confidence (below the
-    threshold: they wait in inbox/ for review). A small model misses most of what a person says
-    in passing; a statement that says plainly what it is should not be lost for that."""
+def unoffered(plain: list[str], items: list[Item], types: list[str], confidence: float,
+              judged: dict[str, Rating] | None = None) -> list[Item]:
+    """Items for the person's plainly worded statements (`plain`: a type's wording, cues.py, or
+    rated a memory by the statement judge, `judged`) that no item of the model's covers, at
+    PROGRAM.md's `review_unoffered` confidence (below the threshold: they wait in inbox/ for
+    review). A small model misses most of what a person says in passing; a statement that says
+    plainly what it is, or that means a memory, should not be lost for that."""
     if confidence <= 0:
         return []
+    judged = judged or {}
     said = [f"{i.title}. {i.text} {i.rationale}" for i in items]
     out = []
     for x in plain:
         cue = type_by_wording(x, types)
-        if cue and not any(_covers(x, t) for t in said):
-            out.append(Item(cue, _title_from(x), x, confidence, note=UNOFFERED))
+        rating = judged.get(x)
+        type_name = cue or (rating.type if rating else None)
+        if type_name and not any(_covers(x, t) for t in said):
+            why = "" if cue or not rating else f"; the judge rated it a memory ({rating.memory:.2f})"
+            out.append(Item(type_name, _title_from(x), x, confidence, note=UNOFFERED + why))
             said.append(x)
     return out
 
@@ -481,7 +517,7 @@ _ENTITY_TYPE = {"person": "PersonMemory", "project": "ProjectSnapshot"}
 
 
 def unfiled(turns: list[Turn], cleaned: Cleaned, program: Program, known: list[tuple[str, str, list[str]]],
-            model_said: str) -> list[Operation]:
+            model_said: str, judged: dict[str, Rating] | None = None) -> list[Operation]:
     """SKIP lines (without source) for the person's statements that looked like a memory and that
     no item of this pass covers: a type's wording first, then plain statements naming a known
     person or project, in the order said, at most MAX_UNFILED. `model_said` is why when the model
@@ -497,6 +533,10 @@ def unfiled(turns: list[Turn], cleaned: Cleaned, program: Program, known: list[t
         if cue:
             cued.append((x, cue, f"{cue} wording"))
             continue
+        rating = (judged or {}).get(x)
+        if rating:
+            cued.append((x, rating.type, f"the judge rated it a {rating.type} ({rating.memory:.2f})"))
+            continue
         refs = [r for r, _ in mentioned(x, known)]
         if refs and len(words(x)) >= 4:
             type_name = _ENTITY_TYPE.get(refs[0].split("/", 1)[0], "")
@@ -510,6 +550,22 @@ def unfiled(turns: list[Turn], cleaned: Cleaned, program: Program, known: list[t
             how += "; its words go to review"
         out.append(Operation("SKIP", type_name, None, None, "", unfiled_reason(f"{why}; {how}", x)))
     return out
+
+
+def judged_memories(turns: list[Turn], program: Program, index: Any = None) -> tuple[dict[str, Rating] | None, str]:
+    """The person's sentences the statement judge (judge.py) rates a memory at PROGRAM.md's
+    `review_judged` or above, by sentence, and how they were judged (or why not)."""
+    threshold = program.settings.extraction.review_judged
+    if not threshold:
+        return None, "off (PROGRAM.md review_judged is 0 or absent)"
+    judge, why = load_judge()
+    if judge is None:
+        return None, f"off ({why})"
+    embed_many, source = judge_embedder(judge.model_id, index)
+    if embed_many is None:
+        return None, f"off ({source})"
+    ratings = judge.rate(_person_sentences(turns), embed_many, memory_types(program))
+    return {r.sentence: r for r in ratings if r.memory >= threshold and r.type}, f"{why} on {source}"
 
 
 # --- the pass -------------------------------------------------------------------------------
@@ -529,6 +585,7 @@ class ExtractResult:
     run: str | None = None
     conflicts: list[str] = field(default_factory=list)
     attempts: int = 0  # model calls (0: nothing substantive, the model was not asked)
+    judge: str = ""  # how the person's statements were judged, or why they were not
 
     def to_json(self) -> dict[str, Any]:
         return {"items": [o.to_json() for o in self.outcomes], "withheld_secrets": self.withheld_secrets}
@@ -623,22 +680,23 @@ def extract_turns(vault: Vault, turns: list[Turn], *, generator=None, source: st
             raw = _clamped(raw)
     schema_valid = finish == "stop" and raw is not None and _valid(raw)
     known = known_entities(vault.state)
-    cleaned = clean_items(raw if finish == "stop" else None, clean_turns, program, self_profile(vault), known)
+    similar, similarity = similar_for(vault)
+    judged, judge_how = judged_memories(clean_turns, program, getattr(similar, "index", None))
+    cleaned = clean_items(raw if finish == "stop" else None, clean_turns, program, self_profile(vault), known, judged)
     withheld_kinds.extend(cleaned.withheld)
     for kind in withheld_kinds:
         secrets.warn_withheld(kind, source)
         ws.log(Operation("WITHHELD", None, None, None, source, f"secret withheld: {kind}"))
     model_said = ("the model did not offer it" if finish == "stop" and raw is not None
                   else f"the model's answer was unusable: {finish}")
-    for op in unfiled(clean_turns, cleaned, program, known, model_said):
+    for op in unfiled(clean_turns, cleaned, program, known, model_said, judged):
         op.source = source
         ws.log(op)
-    similar, similarity = similar_for(vault)
     updater = Updater(vault, ws, program.settings, similar, source, now)
     for item in cleaned.items:
         updater.apply(item)
     result = ExtractResult(updater.outcomes, len(withheld_kinds), dropped=cleaned.dropped, finish_reason=finish,
-                           schema_valid=schema_valid, similarity=similarity, attempts=attempts)
+                           schema_valid=schema_valid, similarity=similarity, attempts=attempts, judge=judge_how)
     result.diffs = ws.diffs()
     _assert_no_secrets(ws)
     if dry_run:

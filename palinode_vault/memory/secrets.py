@@ -54,7 +54,9 @@ _RULES: list[tuple[str, re.Pattern[str], int]] = [
         r"(?i)\b(?:password|passwd|passphrase|pass ?code|pwd|pin(?: code)?|wifi key)\s+[\"'`]?"
         r"((?=[^\s\"'`,;]*[\d!@#$%^&*_+=~|])[^\s\"'`,;()<>\[\]]{4,})"), 1),
     ("recovery code", re.compile(
-        r"(?i)\b(?:recovery|backup|2fa|mfa|seed)\s+(?:codes?|phrase|words?)\b[^\n]{0,20}?(?:\b(?:is|are)\b|:|=)\s*((?=[A-Za-z -]*\d)[A-Za-z0-9 -]{6,}?)(?=[.\n]|$)"), 1),
+        r"(?i)\b(?:recovery|backup|2fa|mfa|seed)\s+(?:codes?|phrase|words?)\b[^\n]{0,20}?(?:\b(?:is|are)\b|:|=)\s*"
+        r"(?!(?:in|on|at|the|my|our|your|stored|saved|kept|printed|written|now)\b)"  # where they are, not what
+        r"((?=[A-Za-z -]*\d)[A-Za-z0-9][A-Za-z0-9 -]{5,}?)(?=[.,;\n]|$)"), 1),
 ]
 
 # A long token with digits, capitals and small letters mixed, pasted bare (no "key is" before it):
@@ -66,8 +68,10 @@ _BARE_TOKEN = re.compile(r"(?<![\w/=?&#.:@-])(?=[\w-]*\d[\w-]*\d)(?=[\w-]*[A-Z])
 _TOKEN_WORDS = re.compile(r"(?i)\b(?:api ?keys?|keys?|tokens?|secrets?|passwords?|credentials?|bearer|authorization)\b")
 # A short code said after a request to keep it ("remember the passcode for the iPads? it's 480913"):
 # a value with a digit right after "it's" / "is" / ":", within a sentence or two of a credential word.
-_SAID_CODE = re.compile(r"(?i)(?:\bit'?s|\bit is|\bis|:|=)\s*[\"'`]?((?=[^\s\"'`,;]*\d)[^\s\"'`,;.?!]{4,})")
-_CREDENTIAL_WORDS = re.compile(r"(?i)\b(?:password|passwd|passphrase|pass ?code|passcodes?|pin|pins|pin code|unlock code)\b")
+_SAID_CODE = re.compile(r"(?i)(?:\bit'?s|\bit is|\bis|:|=)\s*[\"'`]?((?=[^\s\"'`,;.?!]*\d)[^\s\"'`,;.?!]{4,})")
+_IN_ADDRESS = re.compile(r"://|mailto:|www\.")
+_CREDENTIAL_WORDS = re.compile(r"(?i)\b(?:password|passwd|passphrase|pass ?code|passcodes?|pin|pins|pin code|unlock code"
+                               r"|(?:backup|recovery|2fa|mfa|one-time|verification) codes?)\b")
 
 
 def _looks_random(token: str) -> bool:
@@ -110,6 +114,9 @@ def find_secrets(text: str) -> list[SecretHit]:
         if _looks_random(m.group(0)) or (len(m.group(0)) >= 24 and _TOKEN_WORDS.search(text, max(0, m.start() - 200), m.end() + 200)):
             hits.append(SecretHit("API key", m.start(), m.end()))
     for m in _SAID_CODE.finditer(text):
+        word_start = max(text.rfind(" ", 0, m.start()), text.rfind("\n", 0, m.start())) + 1
+        if _IN_ADDRESS.search(text, word_start, m.start() + 1):
+            continue  # "?subject=I%20lost": a link's query, not a code said
         if _CREDENTIAL_WORDS.search(text, max(0, m.start() - 100), m.start()):
             hits.append(SecretHit("password", m.start(1), m.end(1)))
     hits.sort(key=lambda h: (h.start, -(h.end - h.start)))

@@ -1,0 +1,162 @@
+"""Train the statement judge (palinode_vault/memory/judge.py) on labelled conversations.
+
+Each conversation of the given sets is cut into the person's sentences the way the extraction pass
+cuts it (secrets redacted, questions and passing context left out); a sentence holding one of an
+expected memory's keywords is labelled with that memory's type, every other sentence "none".
+Repeat cases (the vault already holds the fact) are left out: their sentences are memories the
+vault has, not sentences that are no memory. A softmax regression (L2, plain gradient descent from
+zero: the same data gives the same weights) over the sentence's MiniLM embedding and cue is fitted,
+and before that each set is held out in turn and judged by weights trained on the others.
+
+    python bench/train_judge.py [--sets cases,heldout,...] [--out FILE] [--cv-only] [--json]
+
+The weights go to palinode_vault/memory/judge.json with the sets (and their sha256) they came
+from, the numbers below, and the cross-validation, so any evaluation can tell which conversations
+the judge has seen. Only a set it has not seen measures it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+EVAL = HERE / "extraction-eval"
+DEFAULT_SETS = "cases,heldout,heldout2,heldout3,heldout4,heldout5"
+CLASSES = ["none", "Decision", "ProjectSnapshot", "Insight", "PersonMemory", "ResearchRef", "ActionItem"]
+L2 = 0.3
+STEPS = 2000
+RATE = 1.0
+THRESHOLDS = (0.25, 0.3, 0.35, 0.4, 0.5)
+
+
+def labelled_sentences(set_names: list[str]) -> list[dict]:
+    from palinode_vault.memory import secrets
+    from palinode_vault.memory.extract import _person_sentences
+    from palinode_vault.memory.transcript import Turn, parse_transcript
+
+    rows = []
+    for name in set_names:
+        for case in json.loads((EVAL / f"{name}.json").read_text()):
+            if case.get("repeat"):
+                continue
+            turns = [Turn(t.role, secrets.redact(t.content)[0]) for t in parse_transcript(case["transcript"])]
+            for sentence in _person_sentences(turns):
+                label = next((e["type"] for e in case["expected"]
+                              if any(k.lower() in sentence.lower() for k in e["keywords"])), "none")
+                rows.append({"set": name, "case": case["id"], "sentence": sentence, "label": label})
+    return rows
+
+
+def feature_matrix(rows: list[dict]) -> tuple[np.ndarray, str]:
+    from palinode_vault.memory.judge import features
+    from palinode_vault.models.embedder import Embedder
+
+    embedder = Embedder()
+    try:
+        vectors = embedder.embed_many([r["sentence"] for r in rows])
+        model_id = embedder.model_id
+    finally:
+        embedder.close()
+    return np.array([features(v, r["sentence"], CLASSES[1:]) for v, r in zip(vectors, rows)]), model_id
+
+
+def fit(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Softmax regression with L2 on every weight but the bias row (the last feature)."""
+    w = np.zeros((x.shape[1], len(CLASSES)))
+    target = np.eye(len(CLASSES))[y]
+    penalty = np.full((x.shape[1], 1), L2)
+    penalty[-1] = 0.0
+    for _ in range(STEPS):
+        z = x @ w
+        z -= z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(axis=1, keepdims=True)
+        w -= RATE * (x.T @ (p - target) + penalty * w) / len(x)
+    return w
+
+
+def probabilities(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    z = x @ w
+    z -= z.max(axis=1, keepdims=True)
+    p = np.exp(z)
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def scores(p: np.ndarray, y: np.ndarray) -> dict[str, dict]:
+    """At each threshold: sentences flagged, flagged that are memories, and with the right type."""
+    out = {}
+    for t in THRESHOLDS:
+        flagged = 1.0 - p[:, 0] >= t
+        memory = flagged & (y != 0)
+        typed = memory & (p[:, 1:].argmax(axis=1) + 1 == y)
+        out[str(t)] = {"flagged": int(flagged.sum()), "memories": int(memory.sum()), "right_type": int(typed.sum()),
+                       "of": int((y != 0).sum())}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sets", default=DEFAULT_SETS, help="comma-separated set names in bench/extraction-eval/")
+    ap.add_argument("--out", type=Path, default=ROOT / "palinode_vault" / "memory" / "judge.json")
+    ap.add_argument("--cv-only", action="store_true", help="report the cross-validation, write nothing")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    started = time.monotonic()
+    names = [s.strip().removesuffix(".json") for s in args.sets.split(",") if s.strip()]
+    rows = labelled_sentences(names)
+    x, model_id = feature_matrix(rows)
+    y = np.array([CLASSES.index(r["label"]) for r in rows])
+    sets = np.array([r["set"] for r in rows])
+    held_out, pooled_p, pooled_y = {}, [], []
+    for name in names:
+        test = sets == name
+        if test.all() or not test.any():
+            continue
+        p = probabilities(x[test], fit(x[~test], y[~test]))
+        held_out[name] = scores(p, y[test])
+        pooled_p.append(p)
+        pooled_y.append(y[test])
+    cv = {"by_set": held_out}
+    if pooled_p:
+        cv["pooled"] = scores(np.vstack(pooled_p), np.concatenate(pooled_y))
+    report = {"sentences": len(rows), "labels": {c: int((y == i).sum()) for i, c in enumerate(CLASSES)},
+              "cross_validation": cv, "seconds": round(time.monotonic() - started, 1)}
+    if not args.cv_only:
+        w = fit(x, y)
+        data = {
+            "about": "statement judge weights; written by bench/train_judge.py, read by palinode_vault/memory/judge.py",
+            "embedding_model": model_id,
+            "classes": CLASSES,
+            "cue_types": CLASSES[1:],
+            "trained_on": {n: hashlib.sha256((EVAL / f"{n}.json").read_bytes()).hexdigest()[:16] for n in names},
+            "l2": L2, "steps": STEPS, "rate": RATE,
+            **{k: v for k, v in report.items() if k != "seconds"},
+        }
+        rows_text = ",\n".join("  " + json.dumps([round(float(v), 6) for v in row]) for row in w)
+        text = json.dumps(data, indent=1)[:-2] + ',\n "weights": [\n' + rows_text + "\n ]\n}\n"  # a row a line
+        args.out.write_text(text, encoding="utf-8")
+        report["written"] = str(args.out)
+    if args.json:
+        print(json.dumps(report, indent=1))
+        return 0
+    print(f"{len(rows)} sentences from {', '.join(names)}: {report['labels']}")
+    print("held out in turn (flagged / memories / right type, of memories), by threshold:")
+    for name, by_t in list(held_out.items()) + ([("pooled", cv["pooled"])] if "pooled" in cv else []):
+        cells = "  ".join(f"{t}: {s['flagged']}/{s['memories']}/{s['right_type']}" for t, s in by_t.items())
+        print(f"  {name:10} of {next(iter(by_t.values()))['of']:3}  {cells}")
+    if "written" in report:
+        print(f"weights written to {report['written']}")
+    print(f"{report['seconds']} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

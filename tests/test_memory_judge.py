@@ -1,0 +1,128 @@
+"""The statement judge: its shipped weights, its ratings on the real MiniLM, its place in the pass,
+and the training script that writes it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from palinode_vault.memory.cues import type_by_wording
+from palinode_vault.memory.extract import extract_text
+from palinode_vault.memory.judge import WEIGHTS, Judge, judge_embedder, load_judge
+from palinode_vault.memory.oplog import read_log, unfiled_statement
+from palinode_vault.models import ScriptedGenerator, register_generator
+from palinode_vault.settings import Settings
+from palinode_vault.vault import Vault
+
+ROOT = Path(__file__).resolve().parent.parent
+NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
+TYPES = ["Decision", "ProjectSnapshot", "Insight", "PersonMemory", "ResearchRef", "ActionItem"]
+# No type's wording (cues.py) in it: only its meaning says it is a memory.
+UNCUED = "The invoicing service goes to monthly batches from February."
+
+
+@pytest.fixture
+def vault(sample_vault):
+    v = Vault(Settings(vault=sample_vault, now=NOW.date()))
+    v.load()
+    return v
+
+
+def run(vault, text):
+    gen = ScriptedGenerator([{"items": []}])  # the model offers nothing
+    register_generator("judgetest", lambda **options: gen)
+    return extract_text(vault, text, generator="judgetest", source="test", now=NOW)
+
+
+def test_the_shipped_weights_belong_to_the_default_embedding_model():
+    judge, why = load_judge()
+    assert judge is not None, why
+    data = json.loads(WEIGHTS.read_text())
+    assert set(data["trained_on"]) >= {"cases", "heldout", "heldout2", "heldout3", "heldout4", "heldout5"}
+    embed_many, source = judge_embedder(judge.model_id)
+    assert embed_many is not None, source
+    assert len(embed_many(["one sentence"])[0]) == judge.dimensions == 384
+
+
+def test_the_judge_tells_statements_that_are_memories_from_chat():
+    judge, _ = load_judge()
+    embed_many, _ = judge_embedder(judge.model_id)
+    assert type_by_wording(UNCUED, TYPES) is None
+    said = [UNCUED, "The warehouse app now runs on the new tablets in all three depots.",
+            "It's raining again here, typical December.", "Thanks, that helped a lot.", "lol same here, long week"]
+    ratings = judge.rate(said, embed_many, TYPES)
+    assert [r.sentence for r in ratings] == said
+    memories, chat = ratings[:2], ratings[2:]
+    assert min(r.memory for r in memories) > 0.5 > max(r.memory for r in chat)
+    assert ratings[1].type == "ProjectSnapshot"
+    # the type is always one PROGRAM.md allows
+    assert {r.type for r in judge.rate(said, embed_many, ["Insight"])} == {"Insight"}
+
+
+def test_a_statement_the_judge_rates_a_memory_waits_in_inbox_when_the_model_misses_it(vault):
+    r = run(vault, f"User: Quick update. {UNCUED}\nAssistant: Noted.")
+    assert [(o.op, o.confidence) for o in r.outcomes] == [("INBOX", 0.5)]
+    assert "the judge rated it a memory" in r.outcomes[0].reason
+    assert UNCUED in (vault.root / r.outcomes[0].path).read_text()
+    assert r.judge.startswith("judge judge.json on ")
+    skip = [unfiled_statement(e) for e in read_log(vault.root) if e["op"] == "SKIP"]
+    assert len(skip) == 1 and skip[0][1] == UNCUED and skip[0][0].startswith("the judge rated it a ")
+
+
+def test_the_judge_follows_program_md(vault):
+    program = (ROOT / "PROGRAM.md").read_text()
+    line = "  review_judged: 0.3 "
+    assert line in program
+    for off in (program.replace(line, "  review_judged: 0   ", 1),
+                "".join(x for x in program.splitlines(keepends=True) if not x.startswith(line))):
+        (vault.root / "PROGRAM.md").write_text(off)  # off, or a PROGRAM.md from before the key
+        r = run(vault, f"User: {UNCUED}\nAssistant: Noted.")
+        assert r.outcomes == [] and r.judge.startswith("off (PROGRAM.md review_judged")
+    (vault.root / "PROGRAM.md").write_text(program.replace(line, "  review_judged: 0.99", 1))
+    assert run(vault, f"User: {UNCUED}\nAssistant: Noted.").outcomes == []  # rated below 0.99
+
+
+def test_weights_for_another_model_or_malformed_weights_turn_the_judge_off(tmp_path):
+    data = json.loads(WEIGHTS.read_text())
+    assert judge_embedder("other-model.gguf:abc")[0] is None
+    assert "trained on other-model.gguf" in judge_embedder("other-model.gguf:abc")[1]
+    bad = tmp_path / "judge.json"
+    bad.write_text(json.dumps({**data, "classes": data["classes"][1:]}))
+    assert load_judge(bad) == (None, f"judge weights {bad} unreadable: judge weights are malformed (classes or row widths)")
+    assert load_judge(tmp_path / "none.json")[0] is None
+    with pytest.raises(ValueError, match="384-dimension"):
+        Judge(data).rate(["a b c"], lambda texts: [[0.0] * 8 for _ in texts], TYPES)
+
+
+def test_the_training_script_writes_weights_the_judge_reads(tmp_path):
+    out = tmp_path / "judge.json"
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "train_judge.py"), "--sets", "cases,heldout",
+                           "--out", str(out), "--json"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    assert report["sentences"] > 20 and report["labels"]["none"] > 0
+    assert set(report["cross_validation"]["by_set"]) == {"cases", "heldout"}  # each held out in turn
+    judge, why = load_judge(out)
+    assert judge is not None and why == "judge judge.json"
+    assert list(json.loads(out.read_text())["trained_on"]) == ["cases", "heldout"]
+
+
+def test_an_item_of_the_models_that_neither_wording_nor_the_judge_supports_is_dropped(vault):
+    chat = "It's raining again here, typical December."
+    gen = ScriptedGenerator([{"items": [{"type": "Insight", "title": "Rain in December", "text": chat, "rationale": "",
+                                         "alternatives": "", "entities": [], "due": "", "replaces": "",
+                                         "confidence": 0.9}]}] * 2)
+    register_generator("judgetest", lambda **options: gen)
+    r = extract_text(vault, f"User: {chat}\nAssistant: Stay dry.", generator="judgetest", source="test", now=NOW)
+    assert r.outcomes == []
+    assert "no wording says what it is and the judge does not rate it a memory" in " ".join(r.dropped)
+    # with the judge off, the model's item waits for review (capped: no wording supports it)
+    program = (ROOT / "PROGRAM.md").read_text()
+    (vault.root / "PROGRAM.md").write_text(program.replace("  review_judged: 0.3 ", "  review_judged: 0   ", 1))
+    r = extract_text(vault, f"User: {chat}\nAssistant: Stay dry.", generator="judgetest", source="test", now=NOW)
+    assert [(o.op, o.confidence) for o in r.outcomes] == [("INBOX", 0.5)]
