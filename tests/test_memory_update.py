@@ -502,3 +502,16 @@ def test_the_model_telling_what_the_conversation_was_about_is_not_a_memory(vault
     r = run(vault, {"items": [item(type="Insight", title="Summary", text="The user talked about the weather and lunch.")]},
             text="User: The weather was lovely and lunch was long today.\nAssistant: Nice.")
     assert r.outcomes == [] and any("tells what the conversation was about" in d for d in r.dropped)
+
+
+@pytest.mark.parametrize("said,title", [
+    ("no, from now on the release notes stay with me", "From now on the release notes stay with"),  # not "No"
+    ("and i owe him the revised pricing page before then, by friday", "I owe him the revised pricing page before"),
+    ("We decided to use Postgres, not MySQL.", "Use Postgres not MySQL"),  # two words are too few: the next clause joins
+    ("Lesson: test on real devices.", "Test on real devices"),
+    ("Tariq prefers written specs.", "Tariq prefers written specs"),
+])
+def test_a_title_from_the_persons_words_says_something(said, title):
+    from palinode_vault.memory.extract import _title_from
+
+    assert _title_from(said) == title
