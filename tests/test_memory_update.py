@@ -515,3 +515,25 @@ def test_a_title_from_the_persons_words_says_something(said, title):
     from palinode_vault.memory.extract import _title_from
 
     assert _title_from(said) == title
+
+
+def test_a_statement_that_talks_of_credentials_is_never_copied_word_for_word(vault):
+    """Each new evaluation set held a secret in a form no value rule knew yet (heldout6: a backup code
+    said mid-sentence, which the statement judge proposed for review word for word). A sentence of the
+    person's that speaks of passwords, keys, tokens or codes is never a memory's text."""
+    said = "From now on we rotate the SMS provider API key every month."
+    r = run(vault, {"items": []}, text=f"User: {said}\nAssistant: Noted.")
+    assert r.outcomes == []
+    assert not [e for e in read_log(vault.root) if e["op"] == "SKIP"]  # not even in the log
+    # the same decision without the credential words waits for review as before
+    r = run(vault, {"items": []}, text="User: From now on we rotate the SMS provider every month.\nAssistant: Noted.")
+    assert [(o.op, o.type) for o in r.outcomes] == [("INBOX", "Decision")]
+    # an item of the model's about the credential sentence does not borrow the wording of the next
+    # sentence it shares words with (it was filed as that sentence's Decision)
+    talk = ("User: Setting up 2FA on the billing account today. Also we decided the billing account moves "
+            "to the shared ops mailbox.\nAssistant: Sensible.")
+    offered = {"items": [item(type="PersonMemory", title="2FA", text="The person is setting up 2FA on the billing account today.",
+                              confidence=0.6)]}
+    r = run(vault, offered, text=talk)
+    assert [(o.op, o.type) for o in r.outcomes] == [("INBOX", "Decision")]
+    assert "shared ops mailbox" in (vault.root / r.outcomes[0].path).read_text()

@@ -249,8 +249,9 @@ _TYPE_PREFIX = re.compile(r"^\s*(?:PersonMemory|ProjectSnapshot|Decision|Insight
 _SPEAKER = re.compile(r"^\s*(?:PERSON|AGENT|USER|ASSISTANT|SYSTEM|Premise)\s*:\s*", re.I)
 
 
-def _person_sentences(turns: list[Turn]) -> list[str]:
-    """The person's statements: sentences that are not questions, passing context or tool output."""
+def _person_sentences(turns: list[Turn], credentials: bool = False) -> list[str]:
+    """The person's statements: sentences that are not questions, passing context or tool output,
+    hold no secret and (unless `credentials`) do not talk of credentials."""
     out = []
     for turn in turns:
         if turn.role != USER:
@@ -258,7 +259,8 @@ def _person_sentences(turns: list[Turn]) -> list[str]:
         for sentence in re.split(r"(?<=[.!?])\s+|\n+", turn.content):
             x = strip_openers(sentence.strip())
             if (x and not x.endswith("?") and not _EPHEMERAL.match(x) and not _TROUBLE.search(x) and len(words(x)) >= 3
-                    and not secrets.secret_kinds_in(x)):  # a sentence that held a secret is never a memory's text
+                    and not secrets.secret_kinds_in(x) and (credentials or not secrets.about_credentials(x))):
+                # a sentence that held a secret, or talks of credentials, is never a memory's text
                 out.append(x)
     return out
 
@@ -341,6 +343,9 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
     out = Cleaned([])
     same = program.settings.update.same_fact
     person_sentences = _person_sentences(turns)
+    # what an item rests on is looked for among all the statements: one about credentials is never
+    # its text, and must not lend it another sentence's wording either
+    resting_on = _person_sentences(turns, credentials=True)
     judging = judged is not None
     judged = judged or {}
     plain_sentences = [x for x in person_sentences if type_by_wording(x, types)]
@@ -426,7 +431,9 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
                        ex.review_unoffered or 0.0, judged)
     kept: list[Item] = []
     for item in items:
-        own = item.text if item.note.startswith("text: the person's own") else _own_sentence(item.text, person_sentences)
+        own = item.text if item.note.startswith("text: the person's own") else _own_sentence(item.text, resting_on)
+        if own not in person_sentences:
+            own = None
         said = type_by_wording(item.text, types) or (type_by_wording(own, types) if own else None)
         if said and said != item.type:
             item.note = (item.note + "; " if item.note else "") + f"type {item.type[:20]} -> {said} by its wording"

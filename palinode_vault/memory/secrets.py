@@ -130,6 +130,20 @@ def find_secrets(text: str) -> list[SecretHit]:
     return merged
 
 
+# Talk about credentials at all: a sentence like this is never copied word for word into a memory
+# (a review item, a snapped text, a log line), whether or not a rule above recognised a value in
+# it. Each new evaluation set so far held a secret in a form no rule knew yet; this is the net
+# under them. The model's own items about credentials are still checked value by value.
+_CREDENTIAL_TALK = re.compile(
+    r"(?i)\b(?:password|passwd|passphrase|pass ?codes?|pin code|unlock code|api[ -]?keys?|access keys?|tokens?|secrets?"
+    r"|credentials?|private keys?|seed phrase|(?:backup|recovery|2fa|mfa|one-time|verification) codes?|2fa|mfa)\b")
+
+
+def about_credentials(text: str) -> bool:
+    """True when `text` speaks of passwords, keys, tokens, codes and the like."""
+    return bool(_CREDENTIAL_TALK.search(text))
+
+
 def asks_to_remember_secret(text: str) -> bool:
     """True for "remember this password" and the like (withheld even without a value)."""
     return bool(_REMEMBER.search(text))
