@@ -16,7 +16,10 @@ pass): what the weekly self-review needs to see facts the person had to explain 
 Two PROGRAM.md numbers make up for a small model: a statement of the person's with a type's
 plain wording that no item covers becomes an item in their words at `review_unoffered` (inbox/),
 and an item of the model's that no wording supports gets at most `unmarked_confidence` (the
-default model's own confidence is the threshold it read, not evidence).
+default model's own confidence is the threshold it read, not evidence). The statement judge
+(judge.py) reads what the wording does not say: a statement it rates a memory at `review_judged`
+counts as plainly worded, and an item of the model's that neither wording nor judge supports is
+dropped. A sentence that talks of credentials is never a memory's text.
 """
 
 from __future__ import annotations
