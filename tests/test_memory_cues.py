@@ -45,3 +45,11 @@ def test_case_of_the_first_word_does_not_matter_for_phrases():
 @pytest.mark.parametrize("text", ["This is a rule for the conversation.", "It is a good tool.", "The app is the best."])
 def test_a_pronoun_or_article_is_not_a_name(text):
     assert type_by_wording(text, TYPES) != "PersonMemory"
+
+
+def test_a_cue_counts_only_in_the_persons_own_words():
+    """The model's text can hold words nobody said; given what the person said, only their cues count."""
+    text = "One patient never got her reminder. She said it was a mistake."
+    assert type_by_wording(text, TYPES) == "Insight"
+    assert type_by_wording(text, TYPES, spoken="one patient never got her reminder for tomorrow.") is None
+    assert type_by_wording(text, TYPES, spoken="it was a mistake in the number.") == "Insight"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from palinode_vault.memory.secrets import asks_to_remember_secret, find_secrets, redact
+from palinode_vault.memory.secrets import asks_to_remember_secret, codes_near_credentials, find_secrets, redact
 
 
 @pytest.mark.parametrize("text,value", [
@@ -26,6 +26,11 @@ from palinode_vault.memory.secrets import asks_to_remember_secret, find_secrets,
     # found by heldout6 (once the statement judge proposed the sentence): a backup code said mid-sentence
     ("they gave me backup codes, the first one is 7QX4-LM92-KD8P, ugh where do i even put these", "7QX4-LM92-KD8P"),
     ("the verification code is 551203, can you check", "551203"),
+    # found by heldout7's first run (the credential net kept both out of every note)
+    ("made her an app password for her calendar client, it's qzvp hmlt ragc wxne, i'll text it", "qzvp hmlt ragc wxne"),
+    ("the sticker on the router says network ALFAMA-RECEP, WPA2 key 7GhK2pL9xRt4mQ, and it fails", "7GhK2pL9xRt4mQ"),
+    ("Wi-Fi password: Harbor-guest-77", "Harbor-guest-77"),
+    ("the app password is QZVP-HMLT-RAGC-WXNE", "QZVP-HMLT-RAGC-WXNE"),
 ])
 def test_a_secret_value_is_found_and_redacted(text, value):
     hits = find_secrets(text)
@@ -52,7 +57,9 @@ def test_a_secret_value_is_found_and_redacted(text, value):
     "The backup codes are in 1Password.",  # where they are, not what they are
     "We need backup codes for 2 admins.",
     # the digit is in the link's query, not in what follows "mailto:" (Obsidian help, 2FA page)
-    "If you've lost your recovery codes, please email [support@obsidian.md](mailto:support@obsidian.md?subject=I%20lost%20my%202FA).",
+    "If you've lost your recovery codes, please email [support@obsidian.md](mailto:support@obsidian.md?subject=I%20lost%20my%202FA).",    # four four-letter words near a credential word are words, not an app password
+    "The password rule says keep your code safe from them.",
+    "The network key rotation is done.",
 ])
 def test_words_that_only_look_like_secrets_are_left_alone(text):
     assert find_secrets(text) == [] and redact(text) == (text, [])
@@ -61,3 +68,12 @@ def test_words_that_only_look_like_secrets_are_left_alone(text):
 def test_a_request_to_keep_a_credential_is_noticed_without_a_value():
     assert asks_to_remember_secret("Can you remember this password for me?")
     assert not asks_to_remember_secret("Remember that Ruth pays a year up front.")
+
+
+def test_code_like_words_of_a_sentence_about_credentials_are_known():
+    """The net under the value rules for the model's items (extract.py withholds an item repeating one)."""
+    said = ("hana starts tuesday. her calendar login is hana.k and the secret phrase thing is Zq8vHmLt. "
+            "the https link expired")
+    assert codes_near_credentials(said) == {"Zq8vHmLt"}
+    assert codes_near_credentials("The GitHub token for CI is ZqvHmLtxWp, PostgreSQL's too.") == {"ZqvHmLtxWp"}
+    assert codes_near_credentials("We ship the 2026 release on Friday.") == set()  # no credential talk

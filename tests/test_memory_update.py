@@ -537,3 +537,48 @@ def test_a_statement_that_talks_of_credentials_is_never_copied_word_for_word(vau
     r = run(vault, offered, text=talk)
     assert [(o.op, o.type) for o in r.outcomes] == [("INBOX", "Decision")]
     assert "shared ops mailbox" in (vault.root / r.outcomes[0].path).read_text()
+
+
+def test_a_cue_only_the_model_wrote_says_nothing(vault):
+    """heldout7: under a troubleshooting question the model wrote "she said it was a mistake", and
+    "mistake" (an Insight cue) filed it at 0.6. A cue counts only where the person said its words."""
+    without_judge(vault)
+    talk = "User: One patient at Alfama never got her reminder text for tomorrow.\nAssistant: Check the delivery report."
+    offered = {"items": [item(type="PersonMemory", title="Reminder at Alfama", confidence=0.6,
+                              text="One patient at Alfama never got her reminder text. She said it was a mistake.")]}
+    r = run(vault, offered, text=talk)
+    assert [(o.op, o.confidence) for o in r.outcomes] == [("INBOX", 0.5)]
+    assert "by its wording" not in r.outcomes[0].reason
+    # the same cue in the person's own words decides the type as before
+    r = run(vault, offered, text=talk.replace("tomorrow.", "tomorrow. It was a mistake in the number."))
+    assert [(o.op, o.type) for o in r.outcomes] == [("ADD", "Insight")]
+
+
+def test_words_and_numbers_the_model_added_never_land_in_a_note(vault):
+    """A small model goes on past the fact it copied and invents dates (cases.json action-person:
+    "by Friday, 2023-01-01 12:00:00 PM"); only the sentences and clauses resting on the person's
+    words are kept."""
+    talk = "User: Tariq will send the conflict log format to Mira by Friday.\nAssistant: I'll keep that in mind."
+    offered = {"items": [item(type="ActionItem", title="Conflict log format", confidence=0.9,
+                              text="Tariq will send the conflict log format to Mira by Friday, 2023-01-01. Draft pending.")]}
+    before = (vault.root / "people/tariq-benali.md").read_text().splitlines()
+    r = run(vault, offered, text=talk)
+    assert [(o.op, o.type, o.path) for o in r.outcomes] == [("UPDATE", "ActionItem", "people/tariq-benali.md")]
+    added = [x for x in (vault.root / "people/tariq-benali.md").read_text().splitlines() if x not in before]
+    assert [x for x in added if x.startswith("- [ ]")] == [
+        "- [ ] Tariq will send the conflict log format to [[mira-okonkwo|Mira]] by Friday"]
+    assert not [x for x in added if "2023" in x or "Draft" in x]
+    assert "the person's own sentence" not in r.outcomes[0].reason  # the model's own text, cut
+
+
+def test_a_models_item_repeating_a_code_said_with_a_credential_is_withheld(vault):
+    """A value in a form no rule knows yet still sits in a sentence about credentials; an item of the
+    model's repeating one of its code-like words is withheld and counted, and the value is logged nowhere."""
+    without_judge(vault)
+    talk = ("User: Hana starts on the december numbers on Tuesday. Her calendar login is hana.k and the "
+            "secret phrase thing is Zq8vHmLt.\nAssistant: Noted.")
+    offered = {"items": [item(type="PersonMemory", title="Hana", confidence=0.9,
+                              text="Hana starts on the december numbers on Tuesday, login Zq8vHmLt.")]}
+    r = run(vault, offered, text=talk)
+    assert r.withheld_secrets == 1 and r.outcomes == []
+    assert "Zq8vHmLt" not in (vault.root / "logs/operations.jsonl").read_text()

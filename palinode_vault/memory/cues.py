@@ -9,7 +9,10 @@ made things worse; a project state change is live, shipped, slipped or blocked; 
 leads, prefers. These are general English cues, not phrases of any test text.
 
 `type_by_wording` returns the type of the first cue that matches (commitments before decisions:
-"will send it by Friday" is both), or None when no cue does; the model's type stands then.
+"will send it by Friday" is both), or None when no cue does; the model's type stands then. Given
+the person's own words (`spoken`), a cue counts only where its words are theirs: the model's text
+can hold words nobody said ("she said it was a mistake" under a question about a missing text
+message), and a cue it invented says nothing about what the person meant.
 """
 
 from __future__ import annotations
@@ -44,9 +47,15 @@ CUES: list[tuple[str, re.Pattern[str]]] = [
 ]
 
 
-def type_by_wording(text: str, types: list[str]) -> str | None:
-    """The type the wording of `text` plainly says (see the module docstring), or None."""
+def type_by_wording(text: str, types: list[str], spoken: str | None = None) -> str | None:
+    """The type the wording of `text` plainly says (see the module docstring), or None.
+
+    With `spoken` (the person's words, lower case), only a cue whose matched words occur there counts.
+    """
     for type_name, pattern in CUES:
-        if type_name in types and pattern.search(text):
-            return type_name
+        if type_name not in types:
+            continue
+        for m in pattern.finditer(text):
+            if spoken is None or " ".join(m.group(0).lower().split()) in spoken:
+                return type_name
     return None

@@ -207,6 +207,27 @@ def _grounding(text: str, person: set[str], agent: set[str]) -> tuple[float, flo
     return len(w & person) / len(w), len(w & agent) / len(w)
 
 
+def _grounded_sentences(text: str, person: set[str], said: str) -> str:
+    """The sentences of a model's text that mostly use the person's words, without invented numbers.
+
+    A small model goes on after the fact it copied ("I'm going to send you a draft of a follow-up,
+    and I'll send it to you in a few days") and adds dates nobody gave ("by Friday, 2023-01-01
+    12:00:00 PM"): words nobody said must not land in a note. A clause holding a number the
+    conversation (`said`) does not is cut; a sentence mostly of other words is left out. The item
+    as a whole was grounded already; when nothing is left, it stays as it was.
+    """
+    numbers = set(re.findall(r"\d+", said))
+    kept = []
+    for sentence in re.split(r"(?<=[.!?])\s+", text):
+        clauses = [c for c in re.split(r"(?<=,)\s+", sentence) if set(re.findall(r"\d+", c)) <= numbers]
+        sentence = " ".join(clauses).rstrip(",")
+        if clauses and sentence[-1:] not in ".!?" and sentence != text.strip():
+            sentence += "."
+        if clauses and _grounding(sentence, person, set())[0] >= 0.5:
+            kept.append(sentence)
+    return " ".join(kept) if kept else text
+
+
 _TYPE_WORDS = frozenset({"person", "agent", "user", "assistant", "personmemory", "projectsnapshot", "decision", "insight",
                          "researchref", "actionitem", "memory", "title", "untitled", "project", "reminder", "note"})
 
@@ -343,12 +364,14 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
     person_words, agent_words = words(person_text), words(agent_text)
     all_text = person_text + "\n" + agent_text
     lower_all = all_text.lower()
+    spoken = " ".join(person_text.lower().split())  # where a wording cue must come from
     out = Cleaned([])
     same = program.settings.update.same_fact
     person_sentences = _person_sentences(turns)
     # what an item rests on is looked for among all the statements: one about credentials is never
     # its text, and must not lend it another sentence's wording either
     resting_on = _person_sentences(turns, credentials=True)
+    codes = secrets.codes_near_credentials("\n".join(t.content for t in turns))
     judging = judged is not None
     judged = judged or {}
     plain_sentences = [x for x in person_sentences if type_by_wording(x, types)]
@@ -367,6 +390,7 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
     for c in candidates:
         strings = [c.title, c.text, c.rationale, c.alternatives, c.replaces, c.due] + [e.name for e in c.entities]
         kinds = [k for s in strings for k in secrets.secret_kinds_in(s)]
+        kinds += ["word said with a credential"] * any(code in s for code in codes for s in strings)
         if kinds:
             if kinds != ["redacted secret"] * len(kinds):  # a value or request the rules caught now
                 out.withheld.append(next(k for k in kinds if k != "redacted secret"))
@@ -408,6 +432,8 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
             else:
                 out.dropped.append(f"'{title[:40]}': not grounded in the person's words")
                 continue
+        if not snapped:
+            text = _grounded_sentences(text, person_words, all_text)
         type_name, note = c.type, snapped
         if type_name not in types:
             note = (note + "; " if note else "") + f"type unclear ('{type_name[:20]}'), filed as {ex.uncertain_type}"
@@ -437,7 +463,7 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
         own = item.text if item.note.startswith("text: the person's own") else _own_sentence(item.text, resting_on)
         if own not in person_sentences:
             own = None
-        said = type_by_wording(item.text, types) or (type_by_wording(own, types) if own else None)
+        said = type_by_wording(item.text, types, spoken) or (type_by_wording(own, types) if own else None)
         if said and said != item.type:
             item.note = (item.note + "; " if item.note else "") + f"type {item.type[:20]} -> {said} by its wording"
             item.type = said

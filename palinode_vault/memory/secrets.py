@@ -26,6 +26,9 @@ class SecretHit:
     end: int
 
 
+# what a Wi-Fi network's password is called on a router's sticker or in its settings
+_WIFI_KEY = r"(?:wi-?fi (?:key|password)|wpa[23]?(?:-psk)? (?:key|password|passphrase)|psk|network key|wireless key|router password)"
+
 # (kind, pattern, group that holds the secret: 0 = the whole match)
 _RULES: list[tuple[str, re.Pattern[str], int]] = [
     ("private key", re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)", re.S), 0),
@@ -45,13 +48,14 @@ _RULES: list[tuple[str, re.Pattern[str], int]] = [
         r"(?i)\b(?:api[_ -]?key|api[_ -]?secret|secret[_ -]?key|access[_ -]?key|client[_ -]?secret|auth[_ -]?token|access[_ -]?token|token)"
         r"\s*(?:is|was|=|:|->)\s*[\"']?([A-Za-z0-9_./+=~-]{12,})"), 1),
     ("password", re.compile(
-        r"(?i)\b(?:password|passwd|passphrase|pass ?code|pwd|pin(?: code)?|wifi key)\b"
+        rf"(?i)\b(?:password|passwd|passphrase|pass ?code|pwd|pin(?: code)?|{_WIFI_KEY})\b"
         r"(?:\s+(?:for|to|of|on)\s+[\w .@-]{1,40}?)?"
-        r"\s*(?:\b(?:is|was|it's|it is|is now)\b|=|:|->)\s*[\"'`]?([^\s\"'`,;]{4,})"), 1),
+        r"\s*,?\s*(?:\b(?:is|was|it's|it is|is now)\b|=|:|->)\s*[\"'`]?"
+        r"((?:[a-z0-9]{4}[ -]){3}[a-z0-9]{4}\b|[^\s\"'`,;]{4,})"), 1),
     # "password hunter2" with no "is": only a value that looks made up (a digit or a symbol in it);
     # "password protection", "password when prompted" are prose
     ("password", re.compile(
-        r"(?i)\b(?:password|passwd|passphrase|pass ?code|pwd|pin(?: code)?|wifi key)\s+[\"'`]?"
+        rf"(?i)\b(?:password|passwd|passphrase|pass ?code|pwd|pin(?: code)?|{_WIFI_KEY})\s+[\"'`]?"
         r"((?=[^\s\"'`,;]*[\d!@#$%^&*_+=~|])[^\s\"'`,;()<>\[\]]{4,})"), 1),
     ("recovery code", re.compile(
         r"(?i)\b(?:recovery|backup|2fa|mfa|seed)\s+(?:codes?|phrase|words?)\b[^\n]{0,20}?(?:\b(?:is|are)\b|:|=)\s*"
@@ -72,6 +76,11 @@ _SAID_CODE = re.compile(r"(?i)(?:\bit'?s|\bit is|\bis|:|=)\s*[\"'`]?((?=[^\s\"'`
 _IN_ADDRESS = re.compile(r"://|mailto:|www\.")
 _CREDENTIAL_WORDS = re.compile(r"(?i)\b(?:password|passwd|passphrase|pass ?code|passcodes?|pin|pins|pin code|unlock code"
                                r"|(?:backup|recovery|2fa|mfa|one-time|verification) codes?)\b")
+
+
+# An app password as some services print it: four groups of four letters ("qzvp hmlt ragc wxne"),
+# said near a credential word; at least two groups have no vowel, so no run of English words is one.
+_GROUPED_CODE = re.compile(r"(?i)\b[a-z]{4}(?:[ -][a-z]{4}){3}\b")
 
 
 def _looks_random(token: str) -> bool:
@@ -119,6 +128,10 @@ def find_secrets(text: str) -> list[SecretHit]:
             continue  # "?subject=I%20lost": a link's query, not a code said
         if _CREDENTIAL_WORDS.search(text, max(0, m.start() - 100), m.start()):
             hits.append(SecretHit("password", m.start(1), m.end(1)))
+    for m in _GROUPED_CODE.finditer(text):
+        vowelless = sum(not re.search(r"(?i)[aeiouy]", g) for g in re.split(r"[ -]", m.group(0)))
+        if vowelless >= 2 and _CREDENTIAL_WORDS.search(text, max(0, m.start() - 100), m.start()):
+            hits.append(SecretHit("password", m.start(), m.end()))
     hits.sort(key=lambda h: (h.start, -(h.end - h.start)))
     merged: list[SecretHit] = []
     for hit in hits:
@@ -142,6 +155,32 @@ _CREDENTIAL_TALK = re.compile(
 def about_credentials(text: str) -> bool:
     """True when `text` speaks of passwords, keys, tokens, codes and the like."""
     return bool(_CREDENTIAL_TALK.search(text))
+
+
+# A word that looks like a code rather than a word: a digit in it, small and capital letters
+# alternating often ("ZqvHmLtx", not "GitHub"), or (four letters or more) no vowel.
+_CODE_LIKE = re.compile(r"[^\s\"'`,;:()\[\]<>/?&=#]{4,}")
+_NOT_CODES = frozenset({"http", "https", "html", "xlsx", "pptx", "rhythm", "rhythms", "lynx", "nymph", "crypt", "tryst"})
+
+
+def codes_near_credentials(text: str) -> set[str]:
+    """Code-like words of the sentences in `text` that talk of credentials.
+
+    The net under the value rules for what the model writes: a value in a form no rule knows yet
+    ("WPA2 key 7GhK2pL9xRt4mQ") still sits in a sentence about credentials, and an item of the
+    model's that repeats one of its code-like words is withheld whatever else it says.
+    """
+    codes: set[str] = set()
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
+        if not about_credentials(sentence):
+            continue
+        for m in _CODE_LIKE.finditer(sentence):
+            word = m.group(0).strip(".!?-")
+            case_changes = len(re.findall(r"[a-z](?=[A-Z])|[A-Z](?=[a-z])", word))
+            if len(word) >= 4 and word.lower() not in _NOT_CODES and (re.search(r"\d", word) or case_changes >= 4
+                                   or (word.isalpha() and not re.search(r"(?i)[aeiouy]", word))):
+                codes.add(word)
+    return codes
 
 
 def asks_to_remember_secret(text: str) -> bool:
