@@ -99,6 +99,7 @@ def run_model(spec: str, cases: list[dict], with_index: bool = True, program: Pa
     now = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
     valid = leaked = filed_total = filed_ok = expected_total = expected_found = 0
     review_total = review_ok = review_on_never = found_with_review = 0
+    false_alarms = 0  # conversations without a secret where one was withheld
     repeats = repeats_noop = 0
     model_passes = retried = 0
     seconds: list[float] = []
@@ -121,8 +122,9 @@ def run_model(spec: str, cases: list[dict], with_index: bool = True, program: Pa
             retried += int(r.attempts > 1)
             valid += int(r.schema_valid)
             written = "".join(r.diffs.values()) + json.dumps([o.to_json() for o in r.outcomes])
-            if case.get("secret") and case["secret"] in written:
+            if case.get("secret") and case["secret"].lower() in written.lower():  # a model may change its case
                 leaked += 1
+            false_alarms += int(not case.get("secret") and r.withheld_secrets > 0)
             filed = [o for o in r.outcomes if o.op in FILED]
             matched_expected = set()
             for o in filed:
@@ -150,13 +152,15 @@ def run_model(spec: str, cases: list[dict], with_index: bool = True, program: Pa
                 repeats += 1
                 repeats_noop += int(not filed)
             rows.append({"id": case["id"], "ops": [(o.op, o.type, o.path) for o in r.outcomes],
-                         "valid": r.schema_valid, "seconds": round(r.seconds, 2), "dropped": len(r.dropped)})
+                         "valid": r.schema_valid, "seconds": round(r.seconds, 2), "dropped": len(r.dropped),
+                         "withheld": r.withheld_secrets})
     gen.close()
     return {
         "model": spec,
         "cases": len(cases),
         "schema_valid": valid / len(cases),
         "secrets_leaked": leaked,
+        "withheld_without_secret": false_alarms,
         "filed": filed_total,
         "precision": (filed_ok / filed_total) if filed_total else None,
         "recall": expected_found / expected_total if expected_total else None,
@@ -198,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {row['id']:24} valid={row['valid']!s:5} {row['seconds']:6.2f}s dropped={row['dropped']} {row['ops']}")
         fmt = lambda x: "n/a" if x is None else f"{x:.2f}"  # noqa: E731
         print(f"{res['model']}: cases={res['cases']} schema_valid={res['schema_valid']:.0%} "
-              f"secrets_leaked={res['secrets_leaked']} filed={res['filed']} precision={fmt(res['precision'])} "
+              f"secrets_leaked={res['secrets_leaked']} withheld_without_secret={res['withheld_without_secret']} filed={res['filed']} precision={fmt(res['precision'])} "
               f"recall={fmt(res['recall'])} noop_rate_on_repeats={fmt(res['noop_rate_on_repeats'])} "
               f"review={res['review']} review_precision={fmt(res['review_precision'])} "
               f"review_on_never={res['review_on_never_cases']} recall_with_review={fmt(res['recall_with_review'])} "
