@@ -578,7 +578,7 @@ def test_a_models_item_repeating_a_code_said_with_a_credential_is_withheld(vault
     talk = ("User: Hana starts on the december numbers on Tuesday. Her calendar login is hana.k and the "
             "secret phrase thing is Zq8vHmLt.\nAssistant: Noted.")
     offered = {"items": [item(type="PersonMemory", title="Hana", confidence=0.9,
-                              text="Hana starts on the december numbers on Tuesday, login Zq8vHmLt.")]}
+                              text="Hana starts on the december numbers on Tuesday, login zq8vhmlt.")]}  # case changed
     r = run(vault, offered, text=talk)
     assert r.withheld_secrets == 1 and r.outcomes == []
-    assert "Zq8vHmLt" not in (vault.root / "logs/operations.jsonl").read_text()
+    assert "zq8vhmlt" not in (vault.root / "logs/operations.jsonl").read_text().lower()

@@ -371,7 +371,7 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
     # what an item rests on is looked for among all the statements: one about credentials is never
     # its text, and must not lend it another sentence's wording either
     resting_on = _person_sentences(turns, credentials=True)
-    codes = secrets.codes_near_credentials("\n".join(t.content for t in turns))
+    codes = {c.lower() for c in secrets.codes_near_credentials("\n".join(t.content for t in turns))}
     judging = judged is not None
     judged = judged or {}
     plain_sentences = [x for x in person_sentences if type_by_wording(x, types)]
@@ -390,7 +390,7 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
     for c in candidates:
         strings = [c.title, c.text, c.rationale, c.alternatives, c.replaces, c.due] + [e.name for e in c.entities]
         kinds = [k for s in strings for k in secrets.secret_kinds_in(s)]
-        kinds += ["word said with a credential"] * any(code in s for code in codes for s in strings)
+        kinds += ["word said with a credential"] * any(code in s.lower() for code in codes for s in strings)
         if kinds:
             if kinds != ["redacted secret"] * len(kinds):  # a value or request the rules caught now
                 out.withheld.append(next(k for k in kinds if k != "redacted secret"))
