@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from palinode_vault.memory.secrets import asks_to_remember_secret, codes_near_credentials, find_secrets, redact
+from palinode_vault.memory.secrets import asks_to_remember_secret, find_secrets, redact, redact_conversation
 
 
 @pytest.mark.parametrize("text,value", [
@@ -31,6 +31,22 @@ from palinode_vault.memory.secrets import asks_to_remember_secret, codes_near_cr
     ("the sticker on the router says network ALFAMA-RECEP, WPA2 key 7GhK2pL9xRt4mQ, and it fails", "7GhK2pL9xRt4mQ"),
     ("Wi-Fi password: Harbor-guest-77", "Harbor-guest-77"),
     ("the app password is QZVP-HMLT-RAGC-WXNE", "QZVP-HMLT-RAGC-WXNE"),
+    # found by secrets1's first run (one leaked; the others the nets held)
+    ("the vault passphrase is copper meadow violin lantern, keep it safe", "copper meadow violin lantern"),
+    ("the safe pin? it's seven three zero five", "seven three zero five"),
+    ("router admin pw, spelled: delta-echo-kilo-two-nine-zulu", "delta-echo-kilo-two-nine-zulu"),
+    ("DB_PASSWORD=Rk4!vQ8mZp2w", "Rk4!vQ8mZp2w"),
+    ('{"client_secret": "xY7pQ2vL9mK4tR8w"}', "xY7pQ2vL9mK4tR8w"),
+    ("shared admin login: ops@harbor.example / Tide-Lamp-72", "Tide-Lamp-72"),
+    ("topping up with 4111 1111 1111 1111 exp 01/29", "4111 1111 1111 1111"),
+    ("card ok? cvv 318", "318"),
+    ("the back gate is 2580 after 8pm", "2580"),
+    ("my recovery phrase: amber wolf tiny salad orbit lemon gravel fabric noble quartz ripple spoon", 
+     "amber wolf tiny salad orbit lemon gravel fabric noble quartz ripple spoon"),
+    ("auth token 3b7e9c2a1f04d68e5a9b0c7d2e4f6a81 for the test script", "3b7e9c2a1f04d68e5a9b0c7d2e4f6a81"),
+    ("the login code from the bank is: 552 809, forward it", "552 809"),
+    ("the old laptop's password hint reads 'Osprey#Dock41', sigh", "Osprey#Dock41"),
+    ("a senha do wifi é maresia.forte.77", "maresia.forte.77"),
 ])
 def test_a_secret_value_is_found_and_redacted(text, value):
     hits = find_secrets(text)
@@ -57,7 +73,13 @@ def test_a_secret_value_is_found_and_redacted(text, value):
     "The backup codes are in 1Password.",  # where they are, not what they are
     "We need backup codes for 2 admins.",
     # the digit is in the link's query, not in what follows "mailto:" (Obsidian help, 2FA page)
-    "If you've lost your recovery codes, please email [support@obsidian.md](mailto:support@obsidian.md?subject=I%20lost%20my%202FA).",    # four four-letter words near a credential word are words, not an app password
+    "If you've lost your recovery codes, please email [support@obsidian.md](mailto:support@obsidian.md?subject=I%20lost%20my%202FA).",
+    # numbers and codes that are not credentials (secrets1's look-alikes, in other words)
+    "fixed in commit 9e1f2a7c4b3d8e6f0a1b2c3d4e5f6a7b8c9d0e1f on main",
+    "order 700214583 shipped, tracking JD014600003829471",
+    "the accent colour is #2BB3A8 from build 2.14.0-rc.2",
+    "Channel: https://discord.com/channels/686053708261228577/714234422379151400",
+    "The wifi password is on the fridge in the kitchen.",    # four four-letter words near a credential word are words, not an app password
     "The password rule says keep your code safe from them.",
     "The network key rotation is done.",
 ])
@@ -70,10 +92,18 @@ def test_a_request_to_keep_a_credential_is_noticed_without_a_value():
     assert not asks_to_remember_secret("Remember that Ruth pays a year up front.")
 
 
-def test_code_like_words_of_a_sentence_about_credentials_are_known():
-    """The net under the value rules for the model's items (extract.py withholds an item repeating one)."""
-    said = ("hana starts tuesday. her calendar login is hana.k and the secret phrase thing is Zq8vHmLt. "
-            "the https link expired")
-    assert codes_near_credentials(said) == {"Zq8vHmLt"}
-    assert codes_near_credentials("The GitHub token for CI is ZqvHmLtxWp, PostgreSQL's too.") == {"ZqvHmLtxWp"}
-    assert codes_near_credentials("We ship the 2026 release on Friday.") == set()  # no credential talk
+def test_the_net_withholds_code_like_words_near_credential_talk():
+    """Under the value rules: in a message about credentials and in the same speaker's next message,
+    every code-like word goes; dates, times, versions and colours stay; other messages are untouched."""
+    turns = [("user", "pw first half is Brisa, rest in a sec. the release is 2.14.0-rc.2 on 2026-12-04 at 9:40"),
+             ("assistant", "Keep it in the manager. The colour is #1F6F78 and the ref is QX7RZP9."),
+             ("user", "second half: k7Vq!rua29"),
+             ("user", "order 58213947 shipped")]
+    out = redact_conversation(turns)
+    assert out[0][0] == "pw first half is Brisa, rest in a sec. the release is 2.14.0-rc.2 on 2026-12-04 at 9:40"
+    assert out[1][0] == turns[1][1]  # the assistant spoke of no credential before this
+    assert out[2] == ("second half: [withheld code said with a credential]", ["code said with a credential"])
+    assert out[3][0] == turns[3][1]  # two messages on: no longer near
+    # a value a rule recognised once is withheld wherever it is said again
+    said = [("user", "she needs the pin. it's four eight two one right??"), ("user", "found it, it is four eight two one")]
+    assert all("four eight two one" not in text for text, _ in redact_conversation(said))

@@ -571,14 +571,31 @@ def test_words_and_numbers_the_model_added_never_land_in_a_note(vault):
     assert "the person's own sentence" not in r.outcomes[0].reason  # the model's own text, cut
 
 
-def test_a_models_item_repeating_a_code_said_with_a_credential_is_withheld(vault):
-    """A value in a form no rule knows yet still sits in a sentence about credentials; an item of the
-    model's repeating one of its code-like words is withheld and counted, and the value is logged nowhere."""
+def test_a_value_no_rule_knows_never_reaches_the_model_or_a_file(vault):
+    """secrets1 (s1-01): a password split across two messages, the second half bare. In a message
+    that talks of credentials, and in the same speaker's next one, every code-like word is withheld
+    before the model sees the conversation; the memory beside it still reaches review."""
+    talk = ("User: login for the demo clinic is demo@quayside.pt, pw first half is Brisa, rest in a sec\n"
+            "Assistant: Better keep it in the password manager.\n"
+            "User: second half: k7Vq!rua29. also we decided the demo tablet stays in the lab from now on.\n"
+            "Assistant: Noted.")
+    gen = ScriptedGenerator([{"items": []}])
+    register_generator("memtest", lambda **options: gen)
+    r = extract_text(vault, talk, generator="memtest", source="test", now=NOW)
+    assert "k7Vq!rua29" not in gen.calls[0]["user"] and "[withheld code said with a credential]" in gen.calls[0]["user"]
+    assert r.withheld_secrets == 1
+    assert [(o.op, o.type) for o in r.outcomes] == [("INBOX", "Decision")]
+    files = [f.read_text() for f in vault.root.rglob("*.md")] + [(vault.root / "logs/operations.jsonl").read_text()]
+    assert not [f for f in files if "k7vq!rua29" in f.lower()]
+
+
+def test_what_rests_on_a_sentence_about_credentials_is_never_filed_unreviewed(vault):
+    """secrets1 (s1-22): "the bank sent the confirmation code to my phone instead of mira's" read as
+    a Decision ("instead of") and was filed. A sentence about credentials is no evidence of a memory."""
     without_judge(vault)
-    talk = ("User: Hana starts on the december numbers on Tuesday. Her calendar login is hana.k and the "
-            "secret phrase thing is Zq8vHmLt.\nAssistant: Noted.")
-    offered = {"items": [item(type="PersonMemory", title="Hana", confidence=0.9,
-                              text="Hana starts on the december numbers on Tuesday, login zq8vhmlt.")]}  # case changed
+    talk = "User: the bank sent the confirmation code to my phone instead of Mira's phone today.\nAssistant: Ask the bank to change it."
+    offered = {"items": [item(type="Decision", title="Confirmation code phone", confidence=0.9,
+                              text="The bank sent the confirmation code to my phone instead of Mira's phone.")]}
     r = run(vault, offered, text=talk)
-    assert r.withheld_secrets == 1 and r.outcomes == []
-    assert "zq8vhmlt" not in (vault.root / "logs/operations.jsonl").read_text().lower()
+    assert [(o.op, o.confidence) for o in r.outcomes] == [("INBOX", 0.5)]
+    assert "by its wording" not in r.outcomes[0].reason

@@ -371,7 +371,6 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
     # what an item rests on is looked for among all the statements: one about credentials is never
     # its text, and must not lend it another sentence's wording either
     resting_on = _person_sentences(turns, credentials=True)
-    codes = {c.lower() for c in secrets.codes_near_credentials("\n".join(t.content for t in turns))}
     judging = judged is not None
     judged = judged or {}
     plain_sentences = [x for x in person_sentences if type_by_wording(x, types)]
@@ -390,7 +389,6 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
     for c in candidates:
         strings = [c.title, c.text, c.rationale, c.alternatives, c.replaces, c.due] + [e.name for e in c.entities]
         kinds = [k for s in strings for k in secrets.secret_kinds_in(s)]
-        kinds += ["word said with a credential"] * any(code in s.lower() for code in codes for s in strings)
         if kinds:
             if kinds != ["redacted secret"] * len(kinds):  # a value or request the rules caught now
                 out.withheld.append(next(k for k in kinds if k != "redacted secret"))
@@ -461,9 +459,12 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
     kept: list[Item] = []
     for item in items:
         own = item.text if item.note.startswith("text: the person's own") else _own_sentence(item.text, resting_on)
-        if own not in person_sentences:
+        # a sentence about credentials is no evidence of a memory: what rests on it is never filed unreviewed
+        on_credentials = own is not None and own not in person_sentences
+        if on_credentials:
             own = None
-        said = type_by_wording(item.text, types, spoken) or (type_by_wording(own, types) if own else None)
+        said = None if on_credentials else (
+            type_by_wording(item.text, types, spoken) or (type_by_wording(own, types) if own else None))
         if said and said != item.type:
             item.note = (item.note + "; " if item.note else "") + f"type {item.type[:20]} -> {said} by its wording"
             item.type = said
@@ -702,8 +703,7 @@ def extract_turns(vault: Vault, turns: list[Turn], *, generator=None, source: st
     ws = ws or Workspace(vault)
     # Before the model: secrets out of the transcript, and a log line per kind withheld.
     clean_turns, withheld_kinds = [], []
-    for turn in turns:
-        text, kinds = secrets.redact(turn.content)
+    for turn, (text, kinds) in zip(turns, secrets.redact_conversation([(t.role, t.content) for t in turns])):
         if turn.role == USER and secrets.asks_to_remember_secret(turn.content) and not kinds:
             kinds = ["credential the person asked to keep"]
         withheld_kinds.extend(kinds)

@@ -28,6 +28,16 @@ class SecretHit:
 
 # what a Wi-Fi network's password is called on a router's sticker or in its settings
 _WIFI_KEY = r"(?:wi-?fi (?:key|password)|wpa[23]?(?:-psk)? (?:key|password|passphrase)|psk|network key|wireless key|router password)"
+# a password in the languages a pasted message may be in
+_FOREIGN_PASSWORD = (r"(?:palavra-passe|senha|contrase[ñn]a|mot de passe|passwort|kennwort|wachtwoord|l[öo]senord|adgangskode"
+                     r"|salasana|has[łl]o|parola d'ordine)")
+# codes that open something: said as "the door code", "confirmation code", "the OTP"
+_CODE_NAMES = (r"(?:(?:confirmation|security|access|door|alarm|entry|gate|login|sms|auth|authentication|unlock|safe|lock"
+               r"|backup|recovery|2fa|mfa|one-time|verification) codes?|otp|cvv2?|cvc2?)")
+_DIGIT_WORD = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)"
+_NATO = (r"(?:alpha|alfa|bravo|charlie|delta|echo|foxtrot|golf|hotel|india|juliett?|kilo|lima|mike|november|oscar|papa"
+         r"|quebec|romeo|sierra|tango|uniform|victor|whiske?y|x-?ray|yankee|zulu)")
+_SPELLED = rf"(?:{_DIGIT_WORD}|{_NATO})"
 
 # (kind, pattern, group that holds the secret: 0 = the whole match)
 _RULES: list[tuple[str, re.Pattern[str], int]] = [
@@ -51,12 +61,29 @@ _RULES: list[tuple[str, re.Pattern[str], int]] = [
         rf"(?i)\b(?:password|passwd|passphrase|pass ?code|pwd|pin(?: code)?|{_WIFI_KEY})\b"
         r"(?:\s+(?:for|to|of|on)\s+[\w .@-]{1,40}?)?"
         r"\s*,?\s*(?:\b(?:is|was|it's|it is|is now)\b|=|:|->)\s*[\"'`]?"
-        r"((?:[a-z0-9]{4}[ -]){3}[a-z0-9]{4}\b|[^\s\"'`,;]{4,})"), 1),
+        # a passphrase of plain words runs to the sentence's end ("is lantern orchard velvet tugboat, can you")
+        r"((?:[a-z0-9]{4}[ -]){3}[a-z0-9]{4}\b|[a-z]+(?: [a-z]+){2,7}(?=\s*(?:[,;.?!\n]|$))|[^\s\"'`,;]{4,})"), 1),
     # "password hunter2" with no "is": only a value that looks made up (a digit or a symbol in it);
     # "password protection", "password when prompted" are prose
     ("password", re.compile(
         rf"(?i)\b(?:password|passwd|passphrase|pass ?code|pwd|pin(?: code)?|{_WIFI_KEY})\s+[\"'`]?"
         r"((?=[^\s\"'`,;]*[\d!@#$%^&*_+=~|])[^\s\"'`,;()<>\[\]]{4,})"), 1),
+    ("password", re.compile(
+        rf"(?i)\b{_FOREIGN_PASSWORD}[^\n]{{0,20}}?(?:\b(?:é|e|es|est|ist|is|er|är|jest|è)\b|:|=)\s*[\"'`]?([^\s\"'`,;]{{4,}})"), 1),
+    # configuration: KEY=VALUE lines, YAML and JSON with a credential-like name (.env files, client JSON)
+    ("API key", re.compile(
+        r"(?i)\b[a-z_]*(?:secret|password|passwd|pwd|token|api_?key|access_?key|private_?key|auth)[a-z_]*[\"']?\s*[=:]\s*[\"']?"
+        r"([^\s\"',;]{8,})"), 1),
+    # a login given as "name@example.org / value" (or in a table row's next cell)
+    ("password", re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)*\s*[/|]\s*((?=\S*[\d!#$%^&*+=~?])[^\s\"'`,;|]{6,})"), 1),
+    ("card number", re.compile(r"\b\d(?:[ -]?\d){12,18}\b"), 0),
+    ("card number", re.compile(r"(?i)\b(?:cvv2?|cvc2?|csc|card security code)\b\s*:?\s*(\d{3,4})\b"), 1),
+    # a code for a door, an alarm, a safe: "building door is 7391", "the alarm for our room is 0-4-0-6"
+    ("password", re.compile(
+        r"(?i)\b(?:door|gate|alarm|lock|locker|safe|keypad|entry)(?:\s+(?:code|pin|combination))?"
+        r"(?:\s+(?:for|to|of|on)\s+[\w ]{1,30}?)?\s*(?:\bis\b|:|=)\s*(\d(?:[ -]?\d){3,7})\b"), 1),
+    ("recovery phrase", re.compile(
+        r"(?i)\b(?:recovery|seed|mnemonic|backup|secret)\s+(?:phrase|words)\b[^\n]{0,60}?[:=]\s*((?:[a-z]+[ ,]+){11,23}[a-z]+)\b"), 1),
     ("recovery code", re.compile(
         r"(?i)\b(?:recovery|backup|2fa|mfa|seed)\s+(?:codes?|phrase|words?)\b[^\n]{0,20}?(?:\b(?:is|are)\b|:|=)\s*"
         r"(?!(?:in|on|at|the|my|our|your|stored|saved|kept|printed|written|now)\b)"  # where they are, not what
@@ -72,15 +99,29 @@ _BARE_TOKEN = re.compile(r"(?<![\w/=?&#.:@-])(?=[\w-]*\d[\w-]*\d)(?=[\w-]*[A-Z])
 _TOKEN_WORDS = re.compile(r"(?i)\b(?:api ?keys?|keys?|tokens?|secrets?|passwords?|credentials?|bearer|authorization)\b")
 # A short code said after a request to keep it ("remember the passcode for the iPads? it's 480913"):
 # a value with a digit right after "it's" / "is" / ":", within a sentence or two of a credential word.
-_SAID_CODE = re.compile(r"(?i)(?:\bit'?s|\bit is|\bis|:|=)\s*[\"'`]?((?=[^\s\"'`,;.?!]*\d)[^\s\"'`,;.?!]{4,})")
+_SAID_CODE = re.compile(r"(?i)(?:\bit'?s|\bit is|\bis|:|=)\s*[\"'`]?(\d{2,4}(?:[ -]\d{2,4}){1,3}\b|(?=[^\s\"'`,;.?!]*\d)[^\s\"'`,;.?!]{4,})")
+# A value spelled out ("four eight two one", "hotel-oscar-romeo-two-seven"), or quoted with a digit in
+# it ("the hint literally reads 'Kestrel!Harbor88'"), near a credential word.
+_SPELLED_CODE = re.compile(rf"(?i)\b{_SPELLED}(?:[ -]{_SPELLED}){{3,}}\b")
+_QUOTED_CODE = re.compile(r"[\"'‘“`]((?=[^\s\"'’”`]*\d)(?=[^\s\"'’”`]*[A-Za-z])[^\s\"'’”`]{6,})[\"'’”`]")
+_HEX_TOKEN = re.compile(r"\b[0-9a-f]{32,64}\b")
 _IN_ADDRESS = re.compile(r"://|mailto:|www\.")
-_CREDENTIAL_WORDS = re.compile(r"(?i)\b(?:password|passwd|passphrase|pass ?code|passcodes?|pin|pins|pin code|unlock code"
-                               r"|(?:backup|recovery|2fa|mfa|one-time|verification) codes?)\b")
+_CREDENTIAL_WORDS = re.compile(r"(?i)\b(?:password|passwd|passphrase|pass ?code|passcodes?|pw|pwd|pin|pins|pin code"
+                               rf"|combination|{_CODE_NAMES}|{_FOREIGN_PASSWORD})\b")
 
 
 # An app password as some services print it: four groups of four letters ("qzvp hmlt ragc wxne"),
 # said near a credential word; at least two groups have no vowel, so no run of English words is one.
 _GROUPED_CODE = re.compile(r"(?i)\b[a-z]{4}(?:[ -][a-z]{4}){3}\b")
+
+
+_CARD_WORDS = re.compile(r"(?i)\b(?:card|visa|mastercard|amex|credit|debit|cvv|cvc|expiry|exp)\b")
+
+
+def _luhn(number: str) -> bool:
+    digits = [int(c) for c in number if c.isdigit()][::-1]
+    total = sum(d if i % 2 == 0 else (d * 2 - 9 if d > 4 else d * 2) for i, d in enumerate(digits))
+    return 13 <= len(digits) <= 19 and total % 10 == 0
 
 
 def _looks_random(token: str) -> bool:
@@ -112,12 +153,15 @@ def find_secrets(text: str) -> list[SecretHit]:
             if start < 0:
                 continue
             value = text[start:end]
-            if kind == "password" and (_NOT_A_VALUE.match(value) or _MARK_RE.match(value) or value.startswith("[withheld")):
+            if kind == "password" and (_NOT_A_VALUE.match(value.split()[0]) or _MARK_RE.match(value) or value.startswith("[withheld")):
                 continue
             if kind == "password" and m.group(0)[:3].lower() == "pin" and not re.search(r"\d", value):
                 continue  # "pin down the scope", "pin it": a PIN is digits
             if kind in ("API key",) and group and not re.search(r"\d", value):
                 continue  # "token is rotated weekly" names no value
+            if kind == "card number" and not group and not (
+                    _luhn(value) and (re.search(r"\d{4}[ -]\d{4}", value) or _CARD_WORDS.search(text, max(0, start - 100), end + 100))):
+                continue  # a long number that is no card's (an order, a tracking number, a forum post's id)
             hits.append(SecretHit(kind, start, end))
     for m in _BARE_TOKEN.finditer(text):
         if _looks_random(m.group(0)) or (len(m.group(0)) >= 24 and _TOKEN_WORDS.search(text, max(0, m.start() - 200), m.end() + 200)):
@@ -126,8 +170,15 @@ def find_secrets(text: str) -> list[SecretHit]:
         word_start = max(text.rfind(" ", 0, m.start()), text.rfind("\n", 0, m.start())) + 1
         if _IN_ADDRESS.search(text, word_start, m.start() + 1):
             continue  # "?subject=I%20lost": a link's query, not a code said
-        if _CREDENTIAL_WORDS.search(text, max(0, m.start() - 100), m.start()):
+        if _CREDENTIAL_WORDS.search(text, max(0, m.start() - 150), m.start()):
             hits.append(SecretHit("password", m.start(1), m.end(1)))
+    for pattern, group in ((_SPELLED_CODE, 0), (_QUOTED_CODE, 1)):
+        for m in pattern.finditer(text):
+            if _CREDENTIAL_WORDS.search(text, max(0, m.start() - 150), m.start()):
+                hits.append(SecretHit("password", m.start(group), m.end(group)))
+    for m in _HEX_TOKEN.finditer(text):
+        if _TOKEN_WORDS.search(text, max(0, m.start() - 100), m.start()):
+            hits.append(SecretHit("token", m.start(), m.end()))
     for m in _GROUPED_CODE.finditer(text):
         vowelless = sum(not re.search(r"(?i)[aeiouy]", g) for g in re.split(r"[ -]", m.group(0)))
         if vowelless >= 2 and _CREDENTIAL_WORDS.search(text, max(0, m.start() - 100), m.start()):
@@ -149,7 +200,8 @@ def find_secrets(text: str) -> list[SecretHit]:
 # under them. The model's own items about credentials are still checked value by value.
 _CREDENTIAL_TALK = re.compile(
     r"(?i)\b(?:password|passwd|passphrase|pass ?codes?|pin code|unlock code|api[ -]?keys?|access keys?|tokens?|secrets?"
-    r"|credentials?|private keys?|seed phrase|(?:backup|recovery|2fa|mfa|one-time|verification) codes?|2fa|mfa)\b")
+    r"|credentials?|private keys?|seed phrase|recovery phrase|mnemonic|2fa|mfa|pw|pwd"
+    rf"|{_CODE_NAMES}|{_FOREIGN_PASSWORD}|{_WIFI_KEY})\b")
 
 
 def about_credentials(text: str) -> bool:
@@ -157,30 +209,27 @@ def about_credentials(text: str) -> bool:
     return bool(_CREDENTIAL_TALK.search(text))
 
 
-# A word that looks like a code rather than a word: a digit in it, small and capital letters
-# alternating often ("ZqvHmLtx", not "GitHub"), or (four letters or more) no vowel.
-_CODE_LIKE = re.compile(r"[^\s\"'`,;:()\[\]<>/?&=#]{4,}")
-_NOT_CODES = frozenset({"http", "https", "html", "xlsx", "pptx", "rhythm", "rhythms", "lynx", "nymph", "crypt", "tryst"})
+# A word that looks like a code rather than a word: digits in it (not a year, date, time, version
+# or colour), a symbol inside letters ("Fietsbel+Gracht9"), small and capital letters alternating
+# often ("ZqvHmLtx", not "GitHub"), or (four letters or more) no vowel ("qzvp").
+_WORD_TOKEN = re.compile(r"(?<![\w@./:-])[^\s\"'`,;:()<>\[\]|/?&=]{4,}")
+_PLAIN_NUMBER = re.compile(r"(?:19|20)\d\d|\d{4}-\d{2}-\d{2}|\d{1,2}[:.h]\d{2}|v?\d+(?:\.\d+)+(?:-[\w.]+)?|#[0-9a-fA-F]{3,8}"
+                           r"|\d+(?:st|nd|rd|th|am|pm|h|min|k|m|s|x|%)")
+_NOT_CODES = frozenset({"http", "https", "html", "xlsx", "pptx", "rhythm", "rhythms", "lynx", "nymph", "crypt", "tryst",
+                        "psst", "pfft", "hmmm", "shhh", "brrr", "grrr", "zzzz"})
 
 
-def codes_near_credentials(text: str) -> set[str]:
-    """Code-like words of the sentences in `text` that talk of credentials.
-
-    The net under the value rules for what the model writes: a value in a form no rule knows yet
-    ("WPA2 key 7GhK2pL9xRt4mQ") still sits in a sentence about credentials, and an item of the
-    model's that repeats one of its code-like words is withheld whatever else it says.
-    """
-    codes: set[str] = set()
-    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
-        if not about_credentials(sentence):
-            continue
-        for m in _CODE_LIKE.finditer(sentence):
-            word = m.group(0).strip(".!?-")
-            case_changes = len(re.findall(r"[a-z](?=[A-Z])|[A-Z](?=[a-z])", word))
-            if len(word) >= 4 and word.lower() not in _NOT_CODES and (re.search(r"\d", word) or case_changes >= 4
-                                   or (word.isalpha() and not re.search(r"(?i)[aeiouy]", word))):
-                codes.add(word)
-    return codes
+def _code_like(word: str) -> bool:
+    core = word.strip(".!?:-")
+    if len(core) < 4 or core.lower() in _NOT_CODES or _PLAIN_NUMBER.fullmatch(core) or _MARK_RE.search(core):
+        return False
+    if re.search(r"\d", core):
+        return True
+    if re.search(r"[A-Za-z]", core) and re.search(r"[!#$%^&*+=~?]", core[1:-1]):
+        return True
+    if len(re.findall(r"[a-z](?=[A-Z])|[A-Z](?=[a-z])", core)) >= 4:
+        return True
+    return core.isalpha() and not re.search(r"(?i)[aeiouy]", core)
 
 
 def asks_to_remember_secret(text: str) -> bool:
@@ -200,6 +249,42 @@ def redact(text: str) -> tuple[str, list[str]]:
         pos = hit.end
     out.append(text[pos:])
     return "".join(out), [h.kind for h in hits]
+
+
+# The net under the value rules, before the model: in a message that talks of credentials, and in
+# the same speaker's next message ("pw first half is Brisa, ill send the rest" ... "second half:
+# k7Vq!rua29"), every word that looks like a code rather than a word is withheld. A date, a time,
+# a year or a version number is a word here.
+CODE_NEAR_CREDENTIAL = "code said with a credential"
+
+
+def redact_conversation(turns: list[tuple[str, str]]) -> list[tuple[str, list[str]]]:
+    """Each (role, text) turn's text with its secrets withheld, and the kinds found: the value rules
+    (a value recognised in one message is withheld in every other: "it's four eight two one
+    right??" ... "it is four eight two one"), then the net above."""
+    known = sorted({text[h.start:h.end] for _, text in turns for h in find_secrets(text)}, key=len, reverse=True)
+    out: list[tuple[str, list[str]]] = []
+    wary: dict[str, bool] = {}  # speaker -> their last message talked of credentials
+    for role, text in turns:
+        clean, kinds = redact(text)
+        for value in known:
+            if value in clean:
+                kinds.append("secret said elsewhere in the conversation")
+                clean = clean.replace(value, MARK.format(kind="secret"))
+        talk = about_credentials(text)
+        if talk or wary.get(role):
+            pieces, pos = [], 0
+            for m in _WORD_TOKEN.finditer(clean):
+                if _code_like(m.group(0)):
+                    word = m.group(0)  # a sentence's full stop after it stays
+                    start, end = m.start() + len(word) - len(word.lstrip(".!?:-")), m.end() - len(word) + len(word.rstrip(".!?:-"))
+                    pieces += [clean[pos:start], MARK.format(kind=CODE_NEAR_CREDENTIAL)]
+                    pos = end
+                    kinds.append(CODE_NEAR_CREDENTIAL)
+            clean = "".join(pieces) + clean[pos:]
+        wary[role] = talk
+        out.append((clean, kinds))
+    return out
 
 
 def secret_kinds_in(text: str) -> list[str]:
