@@ -4,6 +4,12 @@ PROGRAM.md "Never extract": passwords, API keys, tokens, private keys, connectio
 credentials, recovery codes — never, even when the person says "remember this password". The
 model is not trusted with this: the transcript is redacted before the prompt is built, and every
 string the model returns is checked again. A warning names the *kind* of secret, never its value.
+
+Two layers. The value rules (`find_secrets`) know the forms secrets take: keys with a vendor's
+prefix, "password is …", config lines, codes spelled out, card numbers. Every new evaluation set
+so far held a form they did not know, so nets lie under them: `redact_conversation` withholds
+every code-like word in and right after a message that talks of credentials, and
+`about_credentials` keeps such a sentence from ever being a memory's text or its evidence.
 """
 
 from __future__ import annotations
