@@ -79,7 +79,10 @@ def test_a_secret_value_is_found_and_redacted(text, value):
     "order 700214583 shipped, tracking JD014600003829471",
     "the accent colour is #2BB3A8 from build 2.14.0-rc.2",
     "Channel: https://discord.com/channels/686053708261228577/714234422379151400",
-    "The wifi password is on the fridge in the kitchen.",    # four four-letter words near a credential word are words, not an app password
+    "The wifi password is on the fridge in the kitchen.",
+    "author: https://example.org/people/42",
+    "auth_provider: google-oauth2",
+    "The entry is 1500 words long.",    # four four-letter words near a credential word are words, not an app password
     "The password rule says keep your code safe from them.",
     "The network key rotation is done.",
 ])

@@ -76,9 +76,10 @@ _RULES: list[tuple[str, re.Pattern[str], int]] = [
         r"((?=[^\s\"'`,;]*[\d!@#$%^&*_+=~|])[^\s\"'`,;()<>\[\]]{4,})"), 1),
     ("password", re.compile(
         rf"(?i)\b{_FOREIGN_PASSWORD}[^\n]{{0,20}}?(?:\b(?:é|e|es|est|ist|is|er|är|jest|è)\b|:|=)\s*[\"'`]?([^\s\"'`,;]{{4,}})"), 1),
-    # configuration: KEY=VALUE lines, YAML and JSON with a credential-like name (.env files, client JSON)
+    # configuration: KEY=VALUE lines, YAML and JSON whose name ends in a credential word (.env files,
+    # client JSON; not "author:" or "auth_provider:")
     ("API key", re.compile(
-        r"(?i)\b[a-z_]*(?:secret|password|passwd|pwd|token|api_?key|access_?key|private_?key|auth)[a-z_]*[\"']?\s*[=:]\s*[\"']?"
+        r"(?i)\b[a-z_]*(?:secret|password|passwd|pwd|token|api_?key|access_?key|private_?key)(?:_(?:base|id|value))?[\"']?\s*[=:]\s*[\"']?"
         r"([^\s\"',;]{8,})"), 1),
     # a login given as "name@example.org / value" (or in a table row's next cell)
     ("password", re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)*\s*[/|]\s*((?=\S*[\d!#$%^&*+=~?])[^\s\"'`,;|]{6,})"), 1),
@@ -86,7 +87,7 @@ _RULES: list[tuple[str, re.Pattern[str], int]] = [
     ("card number", re.compile(r"(?i)\b(?:cvv2?|cvc2?|csc|card security code)\b\s*:?\s*(\d{3,4})\b"), 1),
     # a code for a door, an alarm, a safe: "building door is 7391", "the alarm for our room is 0-4-0-6"
     ("password", re.compile(
-        r"(?i)\b(?:door|gate|alarm|lock|locker|safe|keypad|entry)(?:\s+(?:code|pin|combination))?"
+        r"(?i)\b(?:(?:door|gate|keypad|alarm)(?:\s+(?:code|pin))?|(?:lock|locker|safe|entry)\s+(?:code|pin|combination))"
         r"(?:\s+(?:for|to|of|on)\s+[\w ]{1,30}?)?\s*(?:\bis\b|:|=)\s*(\d(?:[ -]?\d){3,7})\b"), 1),
     ("recovery phrase", re.compile(
         r"(?i)\b(?:recovery|seed|mnemonic|backup|secret)\s+(?:phrase|words)\b[^\n]{0,60}?[:=]\s*((?:[a-z]+[ ,]+){11,23}[a-z]+)\b"), 1),
