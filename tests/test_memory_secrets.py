@@ -47,6 +47,15 @@ from palinode_vault.memory.secrets import asks_to_remember_secret, find_secrets,
     ("the login code from the bank is: 552 809, forward it", "552 809"),
     ("the old laptop's password hint reads 'Osprey#Dock41', sigh", "Osprey#Dock41"),
     ("a senha do wifi é maresia.forte.77", "maresia.forte.77"),
+    # found by secrets2's first run (none written; these reached the model)
+    ("smtp:\n  app_password = qwrt zxcv plmk bnhg", "qwrt zxcv plmk bnhg"),
+    ("the rest is 1234 5678 9012 3456 exp 02/30", "1234 5678 9012 3456"),  # mistyped: no Luhn, still a card
+    ("scanned it: WIFI:T:WPA;S:Clinic-Guest;P:mare.alta.2031;;", "mare.alta.2031"),
+    ("post alerts to https://hooks.example.com/services/T01AB2CD3/9fk2LmQ7pRt4WvZ8", "9fk2LmQ7pRt4WvZ8"),
+    ("  212  mysql -u ops -p'Ribeira!42' -h 10.0.0.5 legacy", "Ribeira!42"),
+    ("the signed link ends X-Amz-Signature=7c2e9a41b0d38f56e1a7c4b9d02f6e83a5b1c7d9e0f24a6b8c3d5e7f9a1b2c4d",
+     "7c2e9a41b0d38f56e1a7c4b9d02f6e83a5b1c7d9e0f24a6b8c3d5e7f9a1b2c4d"),
+    ("the coworking alarm, its six one nine three then enter", "six one nine three"),
 ])
 def test_a_secret_value_is_found_and_redacted(text, value):
     hits = find_secrets(text)
@@ -82,7 +91,10 @@ def test_a_secret_value_is_found_and_redacted(text, value):
     "The wifi password is on the fridge in the kitchen.",
     "author: https://example.org/people/42",
     "auth_provider: google-oauth2",
-    "The entry is 1500 words long.",    # four four-letter words near a credential word are words, not an app password
+    "The entry is 1500 words long.",
+    "the inbound endpoint is https://stg.harbor.example/hooks/sms-inbound",
+    "see https://hookproductivity.com/ for the app",
+    "run mkdir -p src/app first, then docker run -p 8080:80 harbor",    # four four-letter words near a credential word are words, not an app password
     "The password rule says keep your code safe from them.",
     "The network key rotation is done.",
 ])
@@ -96,17 +108,19 @@ def test_a_request_to_keep_a_credential_is_noticed_without_a_value():
 
 
 def test_the_net_withholds_code_like_words_near_credential_talk():
-    """Under the value rules: in a message about credentials and in the same speaker's next message,
-    every code-like word goes; dates, times, versions and colours stay; other messages are untouched."""
-    turns = [("user", "pw first half is Brisa, rest in a sec. the release is 2.14.0-rc.2 on 2026-12-04 at 9:40"),
-             ("assistant", "Keep it in the manager. The colour is #1F6F78 and the ref is QX7RZP9."),
+    """Under the value rules: in a message about credentials, in the messages next to it and in the
+    same speaker's messages before and after it, every code-like word goes; dates, times, versions
+    and number compounds stay; messages further away are untouched."""
+    turns = [("user", "pw first half is Brisa, rest in a sec. the 4-desk room, release 2.14.0-rc.2 on 2026-12-04 at 9:40"),
+             ("assistant", "Keep it in the manager. The ref is QX7RZP9."),
              ("user", "second half: k7Vq!rua29"),
+             ("assistant", "Done. Build 7f3a9c21 is green."),
              ("user", "order 58213947 shipped")]
     out = redact_conversation(turns)
-    assert out[0][0] == "pw first half is Brisa, rest in a sec. the release is 2.14.0-rc.2 on 2026-12-04 at 9:40"
-    assert out[1][0] == turns[1][1]  # the assistant spoke of no credential before this
+    assert out[0][0] == turns[0][1]
+    assert out[1][0] == "Keep it in the manager. The ref is [withheld code said with a credential]."
     assert out[2] == ("second half: [withheld code said with a credential]", ["code said with a credential"])
-    assert out[3][0] == turns[3][1]  # two messages on: no longer near
+    assert out[3][0] == turns[3][1] and out[4][0] == turns[4][1]  # two messages on: no longer near
     # a value a rule recognised once is withheld wherever it is said again
     said = [("user", "she needs the pin. it's four eight two one right??"), ("user", "found it, it is four eight two one")]
     assert all("four eight two one" not in text for text, _ in redact_conversation(said))

@@ -40,6 +40,8 @@ _FOREIGN_PASSWORD = (r"(?:palavra-passe|senha|contrase[ñn]a|mot de passe|passwo
 # codes that open something: said as "the door code", "confirmation code", "the OTP"
 _CODE_NAMES = (r"(?:(?:confirmation|security|access|door|alarm|entry|gate|login|sms|auth|authentication|unlock|safe|lock"
                r"|backup|recovery|2fa|mfa|one-time|verification) codes?|otp|cvv2?|cvc2?)")
+# a lock's combination ("combo padlock"), not a UI's "combo box"
+_COMBO = r"(?:padlock|combo(?! ?box)|combination lock|lock combination)"
 _DIGIT_WORD = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)"
 _NATO = (r"(?:alpha|alfa|bravo|charlie|delta|echo|foxtrot|golf|hotel|india|juliett?|kilo|lima|mike|november|oscar|papa"
          r"|quebec|romeo|sierra|tango|uniform|victor|whiske?y|x-?ray|yankee|zulu)")
@@ -83,6 +85,11 @@ _RULES: list[tuple[str, re.Pattern[str], int]] = [
         r"([^\s\"',;]{8,})"), 1),
     # a login given as "name@example.org / value" (or in a table row's next cell)
     ("password", re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)*\s*[/|]\s*((?=\S*[\d!#$%^&*+=~?])[^\s\"'`,;|]{6,})"), 1),
+    # a Wi-Fi QR code's text: WIFI:T:WPA;S:name;P:password;;
+    ("Wi-Fi key", re.compile(r"(?i)\bWIFI:[^\n]*?\bP:((?:\\;|[^;\n])+)"), 1),
+    # a password on a database client's command line: mysql -u x -p'…', --password=…
+    ("password", re.compile(r"(?i)\b(?:mysql\w*|mariadb\w*|psql|pg_dump|sshpass|redis-cli|mongo\w*)\b[^\n]*?"
+                            r"(?:\s-p|\s-a|--password[= ])['\"]?([^\s'\"]{4,})"), 1),
     ("card number", re.compile(r"\b\d(?:[ -]?\d){12,18}\b"), 0),
     ("card number", re.compile(r"(?i)\b(?:cvv2?|cvc2?|csc|card security code)\b\s*:?\s*(\d{3,4})\b"), 1),
     # a code for a door, an alarm, a safe: "building door is 7391", "the alarm for our room is 0-4-0-6"
@@ -103,7 +110,7 @@ _RULES: list[tuple[str, re.Pattern[str], int]] = [
 # when the words near it speak of a key, token or secret. Never inside a URL or path (a document's
 # id there is an address, not a credential).
 _BARE_TOKEN = re.compile(r"(?<![\w/=?&#.:@-])(?=[\w-]*\d[\w-]*\d)(?=[\w-]*[A-Z])(?=[\w-]*[a-z])[A-Za-z0-9_-]{20,}(?![\w/])")
-_TOKEN_WORDS = re.compile(r"(?i)\b(?:api ?keys?|keys?|tokens?|secrets?|passwords?|credentials?|bearer|authorization)\b")
+_TOKEN_WORDS = re.compile(r"(?i)\b(?:api ?keys?|keys?|tokens?|secrets?|passwords?|credentials?|bearer|authorization|signature)\b")
 # A short code said after a request to keep it ("remember the passcode for the iPads? it's 480913"):
 # a value with a digit right after "it's" / "is" / ":", within a sentence or two of a credential word.
 _SAID_CODE = re.compile(r"(?i)(?:\bit'?s|\bit is|\bis|:|=)\s*[\"'`]?(\d{2,4}(?:[ -]\d{2,4}){1,3}\b|(?=[^\s\"'`,;.?!]*\d)[^\s\"'`,;.?!]{4,})")
@@ -112,9 +119,13 @@ _SAID_CODE = re.compile(r"(?i)(?:\bit'?s|\bit is|\bis|:|=)\s*[\"'`]?(\d{2,4}(?:[
 _SPELLED_CODE = re.compile(rf"(?i)\b{_SPELLED}(?:[ -]{_SPELLED}){{3,}}\b")
 _QUOTED_CODE = re.compile(r"[\"'‘“`]((?=[^\s\"'’”`]*\d)(?=[^\s\"'’”`]*[A-Za-z])[^\s\"'’”`]{6,})[\"'’”`]")
 _HEX_TOKEN = re.compile(r"\b[0-9a-f]{32,64}\b")
+# A webhook's address is its secret (anyone holding it can post): in a URL with "hook" in it, a
+# path segment of 16 characters or more with digits and letters ("hooks.slack.com/services/…").
+_HOOK_URL = re.compile(r"(?i)\bhttps?://\S*hook\S*")
+_HOOK_TOKEN = re.compile(r"(?<=/)(?=[\w-]*\d)(?=[\w-]*[a-z])[\w-]{16,}(?=[/?#\s).,]|$)", re.I)
 _IN_ADDRESS = re.compile(r"://|mailto:|www\.")
-_CREDENTIAL_WORDS = re.compile(r"(?i)\b(?:password|passwd|passphrase|pass ?code|passcodes?|pw|pwd|pin|pins|pin code"
-                               rf"|combination|{_CODE_NAMES}|{_FOREIGN_PASSWORD})\b")
+_CREDENTIAL_WORDS = re.compile(r"(?i)(?<![a-z0-9])(?:password|passwd|passphrase|pass ?code|passcodes?|pw|pwd|pin|pins|pin code"
+                               rf"|combination|alarm|keypad|padlock|{_COMBO}|{_CODE_NAMES}|{_FOREIGN_PASSWORD})\b")
 
 
 # An app password as some services print it: four groups of four letters ("qzvp hmlt ragc wxne"),
@@ -166,8 +177,10 @@ def find_secrets(text: str) -> list[SecretHit]:
                 continue  # "pin down the scope", "pin it": a PIN is digits
             if kind in ("API key",) and group and not re.search(r"\d", value):
                 continue  # "token is rotated weekly" names no value
+            near_card = _CARD_WORDS.search(text, max(0, start - 100), end + 100)
+            grouped = re.fullmatch(r"\d{4}(?:[ -]\d{4}){3}", value)
             if kind == "card number" and not group and not (
-                    _luhn(value) and (re.search(r"\d{4}[ -]\d{4}", value) or _CARD_WORDS.search(text, max(0, start - 100), end + 100))):
+                    (_luhn(value) and (grouped or near_card)) or (grouped and near_card)):  # a mistyped card is still one
                 continue  # a long number that is no card's (an order, a tracking number, a forum post's id)
             hits.append(SecretHit(kind, start, end))
     for m in _BARE_TOKEN.finditer(text):
@@ -183,6 +196,9 @@ def find_secrets(text: str) -> list[SecretHit]:
         for m in pattern.finditer(text):
             if _CREDENTIAL_WORDS.search(text, max(0, m.start() - 150), m.start()):
                 hits.append(SecretHit("password", m.start(group), m.end(group)))
+    for url in _HOOK_URL.finditer(text):
+        for m in _HOOK_TOKEN.finditer(url.group(0)):
+            hits.append(SecretHit("webhook URL", url.start() + m.start(), url.start() + m.end()))
     for m in _HEX_TOKEN.finditer(text):
         if _TOKEN_WORDS.search(text, max(0, m.start() - 100), m.start()):
             hits.append(SecretHit("token", m.start(), m.end()))
@@ -206,9 +222,9 @@ def find_secrets(text: str) -> list[SecretHit]:
 # it. Each new evaluation set so far held a secret in a form no rule knew yet; this is the net
 # under them. The model's own items about credentials are still checked value by value.
 _CREDENTIAL_TALK = re.compile(
-    r"(?i)\b(?:password|passwd|passphrase|pass ?codes?|pin code|unlock code|api[ -]?keys?|access keys?|tokens?|secrets?"
+    r"(?i)(?<![a-z0-9])(?:password|passwd|passphrase|pass ?codes?|pin code|unlock code|api[ -]?keys?|access keys?|tokens?|secrets?"
     r"|credentials?|private keys?|seed phrase|recovery phrase|mnemonic|2fa|mfa|pw|pwd"
-    rf"|{_CODE_NAMES}|{_FOREIGN_PASSWORD}|{_WIFI_KEY})\b")
+    rf"|{_CODE_NAMES}|{_FOREIGN_PASSWORD}|{_WIFI_KEY}|{_COMBO})\b")
 
 
 def about_credentials(text: str) -> bool:
@@ -221,7 +237,7 @@ def about_credentials(text: str) -> bool:
 # often ("ZqvHmLtx", not "GitHub"), or (four letters or more) no vowel ("qzvp").
 _WORD_TOKEN = re.compile(r"(?<![\w@./:-])[^\s\"'`,;:()<>\[\]|/?&=]{4,}")
 _PLAIN_NUMBER = re.compile(r"(?:19|20)\d\d|\d{4}-\d{2}-\d{2}|\d{1,2}[:.h]\d{2}|v?\d+(?:\.\d+)+(?:-[\w.]+)?|#[0-9a-fA-F]{3,8}"
-                           r"|\d+(?:st|nd|rd|th|am|pm|h|min|k|m|s|x|%)")
+                           r"|\d+(?:st|nd|rd|th|am|pm|h|min|k|m|s|x|%)|\d+-[a-z]+(?:-[a-z]+)*")  # "4-desk", "12-hour"
 _NOT_CODES = frozenset({"http", "https", "html", "xlsx", "pptx", "rhythm", "rhythms", "lynx", "nymph", "crypt", "tryst",
                         "psst", "pfft", "hmmm", "shhh", "brrr", "grrr", "zzzz"})
 
@@ -258,9 +274,10 @@ def redact(text: str) -> tuple[str, list[str]]:
     return "".join(out), [h.kind for h in hits]
 
 
-# The net under the value rules, before the model: in a message that talks of credentials, and in
-# the same speaker's next message ("pw first half is Brisa, ill send the rest" ... "second half:
-# k7Vq!rua29"), every word that looks like a code rather than a word is withheld. A date, a time,
+# The net under the value rules, before the model: in a message that talks of credentials, in the
+# messages just before and after it, and in the same speaker's messages before and after it ("pw first half is Brisa, ill send the
+# rest" ... "second half: k7Vq!rua29"; "Tejo$unset2026" ... "oops, that was my password"), every
+# word that looks like a code rather than a word is withheld. A date, a time,
 # a year or a version number is a word here.
 CODE_NEAR_CREDENTIAL = "code said with a credential"
 
@@ -270,16 +287,20 @@ def redact_conversation(turns: list[tuple[str, str]]) -> list[tuple[str, list[st
     (a value recognised in one message is withheld in every other: "it's four eight two one
     right??" ... "it is four eight two one"), then the net above."""
     known = sorted({text[h.start:h.end] for _, text in turns for h in find_secrets(text)}, key=len, reverse=True)
+    talk = [about_credentials(text) for _, text in turns]
+    near: list[bool] = []  # about credentials, or next to such a message, or the same speaker's one before or after
+    for i, (role, _) in enumerate(turns):
+        same = [j for j, (r, _) in enumerate(turns) if r == role]
+        k = same.index(i)
+        near.append(any(talk[j] for j in same[max(0, k - 1):k + 2]) or any(talk[max(0, i - 1):i + 2]))
     out: list[tuple[str, list[str]]] = []
-    wary: dict[str, bool] = {}  # speaker -> their last message talked of credentials
-    for role, text in turns:
+    for (role, text), wary in zip(turns, near):
         clean, kinds = redact(text)
         for value in known:
             if value in clean:
                 kinds.append("secret said elsewhere in the conversation")
                 clean = clean.replace(value, MARK.format(kind="secret"))
-        talk = about_credentials(text)
-        if talk or wary.get(role):
+        if wary:
             pieces, pos = [], 0
             for m in _WORD_TOKEN.finditer(clean):
                 if _code_like(m.group(0)):
@@ -289,7 +310,6 @@ def redact_conversation(turns: list[tuple[str, str]]) -> list[tuple[str, list[st
                     pos = end
                     kinds.append(CODE_NEAR_CREDENTIAL)
             clean = "".join(pieces) + clean[pos:]
-        wary[role] = talk
         out.append((clean, kinds))
     return out
 
