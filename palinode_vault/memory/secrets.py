@@ -275,10 +275,10 @@ def redact(text: str) -> tuple[str, list[str]]:
 
 
 # The net under the value rules, before the model: in a message that talks of credentials, in the
-# messages just before and after it, and in the same speaker's messages before and after it ("pw first half is Brisa, ill send the
-# rest" ... "second half: k7Vq!rua29"; "Tejo$unset2026" ... "oops, that was my password"), every
-# word that looks like a code rather than a word is withheld. A date, a time,
-# a year or a version number is a word here.
+# messages just before and after it, and in the same speaker's messages before and after it ("pw
+# first half is Brisa, ill send the rest" ... "second half: k7Vq!rua29"; "Tejo$unset2026" ...
+# "oops, that was my password"), every word that looks like a code rather than a word is withheld.
+# A date, a time, a year or a version number is a word here.
 CODE_NEAR_CREDENTIAL = "code said with a credential"
 
 
@@ -288,11 +288,14 @@ def redact_conversation(turns: list[tuple[str, str]]) -> list[tuple[str, list[st
     right??" ... "it is four eight two one"), then the net above."""
     known = sorted({text[h.start:h.end] for _, text in turns for h in find_secrets(text)}, key=len, reverse=True)
     talk = [about_credentials(text) for _, text in turns]
-    near: list[bool] = []  # about credentials, or next to such a message, or the same speaker's one before or after
+    by_speaker: dict[str, list[int]] = {}
     for i, (role, _) in enumerate(turns):
-        same = [j for j, (r, _) in enumerate(turns) if r == role]
-        k = same.index(i)
-        near.append(any(talk[j] for j in same[max(0, k - 1):k + 2]) or any(talk[max(0, i - 1):i + 2]))
+        by_speaker.setdefault(role, []).append(i)
+    # about credentials, next to such a message, or the same speaker's message before or after one
+    near = [any(talk[max(0, i - 1):i + 2]) for i in range(len(turns))]
+    for same in by_speaker.values():
+        for k, i in enumerate(same):
+            near[i] = near[i] or any(talk[j] for j in same[max(0, k - 1):k + 2])
     out: list[tuple[str, list[str]]] = []
     for (role, text), wary in zip(turns, near):
         clean, kinds = redact(text)
