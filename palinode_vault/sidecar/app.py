@@ -69,6 +69,7 @@ class Sidecar:
         self.changed_at: dict[str, float] = {}  # path -> monotonic time of the last outside change
         self.due: dict[str, float] = {}  # path -> monotonic time its automatic fix may run
         self.own_writes: dict[str, str] = {}  # path -> sha256 of the bytes we last wrote
+        self.write_failures: dict[str, str] = {}  # path -> why the last automatic fix could not write it
         self.held: dict[str, str | None] = {}  # path -> hash an undo restored; left alone until it changes
         self.ref_renames: dict[str, str] = {}  # old entity ref -> new one
         self.id_renames: dict[str, str] = {}  # old memory id -> new one
@@ -321,7 +322,9 @@ class Sidecar:
         if note is None or note.text_hash != read.text_hash:
             self.vault.refresh({path})
             note = state.notes.get(path)
-        if note is None or fixable(note) is not None:
+        if note is None or note.text_hash != read.text_hash or fixable(note) is not None:
+            # The refresh read the file again and found other text: plan only from one read
+            # (the file changed; the watcher brings it back when it is quiet).
             return None
         reasons: list[str] = []
         spans = []
@@ -354,6 +357,16 @@ class Sidecar:
         edit = Edit(path, sha256_bytes(read.raw_bytes), raw2.encode("utf-8"), "; ".join(reasons))
         return PlannedEdit(edit, new_text, read.text_hash, reasons, read.raw_bytes)
 
+    def _plan_one(self, path: str) -> PlannedEdit | None:
+        """`plan_machine_edit`, but one note that cannot be planned (unreadable, vanished) is
+        reported and skipped, never the end of the whole batch."""
+        try:
+            return self.plan_machine_edit(path)
+        except Exception as exc:  # noqa: BLE001 - one note must not drop the others
+            log.warning("cannot plan a fix for %s: %s", path, exc)
+            self.last_error = f"{path} not fixed: {exc}"
+            return None
+
     def record_write(self, paths: list[str], run: str | None) -> None:
         """Count a write (automatic, by the plugin, or by a method) for `status`."""
         if paths:
@@ -367,6 +380,11 @@ class Sidecar:
                 self.own_writes[item.edit.path] = sha256_bytes(item.edit.new_bytes)
         written = run.written[written_before:]
         conflicts = run.conflicts[conflicts_before:]
+        for path, reason in run.failed.items():
+            if self.write_failures.get(path) != reason:
+                log.warning("not written: %s: %s", path, reason)
+                self.last_error = f"{path} not written: {reason}"
+            self.write_failures[path] = reason
         if written:
             self.vault.refresh(set(written), store=False)
             self.record_write(written, run.id)
@@ -430,6 +448,12 @@ class Sidecar:
         for path in paths:
             self.due.pop(path, None)
         run = Run(self.root, "sidecar")  # one journaled unit for the whole batch, for undo
+        try:
+            await self._fix_batch(paths, run)
+        finally:
+            run.close()  # an undo waiting for this batch may go now
+
+    async def _fix_batch(self, paths: list[str], run: Run) -> None:
         via_plugin: list[PlannedEdit] = []
         for i in range(0, len(paths), self.FIX_CHUNK):
             chunk = paths[i : i + self.FIX_CHUNK]
@@ -437,7 +461,7 @@ class Sidecar:
                 # Taken off `due`, so say so in `status` while a large batch is planned and written.
                 was_busy, self.busy = self.busy, self.busy or "fix"
                 try:
-                    planned = await asyncio.to_thread(lambda: [p for p in map(self.plan_machine_edit, chunk) if p])
+                    planned = await asyncio.to_thread(lambda: [p for p in map(self._plan_one, chunk) if p])
                     direct = [p for p in planned if p.edit.path not in self.editor.open]
                     via_plugin += [p for p in planned if p.edit.path in self.editor.open]
                     written = await asyncio.to_thread(self._write, direct, run) if direct else []
