@@ -73,6 +73,9 @@ def vault_relative(root: Path, path: str, *, allow_root: bool = False) -> str:
     real = Path(os.path.realpath(real_root.joinpath(*parts))) if parts else real_root
     if real != real_root and not real.is_relative_to(real_root):
         raise PathOutsideVault(path, "reaches outside the vault through a symlink")
+    if (parts and parts[0] in NOT_NOTES) or (real != real_root and real.relative_to(real_root).parts[0] in NOT_NOTES):
+        # The sidecar's token, the journal and git's files are not notes, even through a link.
+        raise PathOutsideVault(path, "names something in .palinode/, .obsidian/, .git/ or .trash/, not a note")
     return relative
 
 

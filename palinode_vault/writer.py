@@ -96,6 +96,13 @@ def _temp_name(name: str) -> str:
     return f".{stem}{suffix}"
 
 
+def _refuse_escape(root: Path, rel: str) -> None:
+    try:
+        vault_relative(root, rel)
+    except PathOutsideVault as exc:
+        raise NotWritable(str(rel), exc.reason) from None
+
+
 def checked_target(root: Path, rel: str) -> Path:
     """The absolute path for writing vault-relative `rel`, or `NotWritable` saying why not:
     outside the vault (also through a symlinked folder), in `.palinode/`, `.obsidian/`, `.git/`,
@@ -239,6 +246,10 @@ class Run:
         self._lock = None
 
     def _append(self, record: dict) -> None:
+        if "path" in record:
+            # Every journaled change (memory passes' deletes too) names a checked vault path: a
+            # symlinked folder must not lead a write or a delete outside the vault.
+            _refuse_escape(self.root, record["path"])
         if self._file is None:
             folder = private_dir(self.root, "journal")
             self._lock = _run_lock(folder, self.id)

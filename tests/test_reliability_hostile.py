@@ -374,3 +374,36 @@ def test_undo_waits_for_a_run_being_written(tmp_path):
     done = undo_last(root)
     assert sorted(done.restored) == ["people/ana.md", "people/bo.md"]
     assert ana.read_bytes() == a0 and bo.read_bytes() == b0
+
+
+# --- inbox review through a symlinked inbox/ -----------------------------------------------------
+
+
+@posix_only
+@pytest.mark.parametrize("action", ["approve", "reject"])
+def test_inbox_review_through_a_symlinked_inbox_touches_nothing_outside(tmp_path, action):
+    from palinode_vault.memory import review
+    from palinode_vault.settings import Settings
+    from palinode_vault.vault import Vault
+
+    root = _vault(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / "keep.md"
+    victim.write_text("---\nid: insight-keep\ncategory: insight\ntype: Insight\nstatus: review\n---\n# Keep\n\nMine.\n")
+    (root / "inbox").symlink_to(outside, target_is_directory=True)
+    vault = Vault(Settings(vault=root))
+    vault.load()
+    with pytest.raises(review.ReviewError, match="outside the vault"):
+        getattr(review, action)(vault, "inbox/keep.md")
+    assert victim.exists() and "status: review" in victim.read_text()
+    assert not (root / "archive").exists()
+
+
+def test_journaled_delete_refuses_a_path_that_escapes(tmp_path):
+    """The journal is the one door every pass's write and delete goes through."""
+    from palinode_vault.writer import NotWritable, Run
+
+    root = _vault(tmp_path)
+    with pytest.raises(NotWritable):
+        Run(root, "x")._append({"path": "../outside.md", "before": None, "before_hash": None, "after_hash": None})

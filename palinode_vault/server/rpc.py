@@ -315,14 +315,29 @@ class Dispatcher:
                         responses.append(_error_text(item["id"], BUSY, "not run: the batch's answer is already "
                                                      f"over {MAX_ANSWER_CHARS} characters; send it in parts"))
                     continue
-                response = await self._handle_one(item, conn, budget)
+                response, cut = await self._answer_one(item, conn, budget)
                 if response is not None:
                     responses.append(response)
-                    budget -= len(response)
+                    budget = 0 if cut else budget - len(response)  # after a cut answer, nothing more runs
             return "[" + ", ".join(responses) + "]" if responses else None
         return await self._handle_one(message, conn)
 
-    async def _handle_one(self, message: Any, conn: Connection, budget: int = MAX_ANSWER_CHARS) -> str | None:
+    async def _handle_one(self, message: Any, conn: Connection) -> str | None:
+        return (await self._answer_one(message, conn, MAX_ANSWER_CHARS))[0]
+
+    async def _answer_one(self, message: Any, conn: Connection, budget: int) -> tuple[str | None, bool]:
+        """(response text or None, whether the result was refused for its size)."""
+        answer = await self._run_one(message, conn)
+        if isinstance(answer, tuple):
+            request_id, method_name, result_text = answer
+            if len(result_text) > budget:
+                return _error_text(request_id, BUSY, f"{method_name}: the answer is {len(result_text)} characters, "
+                                   f"over the {budget} this message may still carry; ask for less "
+                                   "(a smaller limit, fewer paths)"), True
+            return f'{{"jsonrpc": "2.0", "id": {encode(request_id)}, "result": {result_text}}}', False
+        return answer, False
+
+    async def _run_one(self, message: Any, conn: Connection) -> str | tuple[Any, str, str] | None:
         if not isinstance(message, dict):
             return _error_text(None, INVALID_REQUEST, f"a request must be a JSON object, got {_json_type(message)}")
         has_id = "id" in message
@@ -352,10 +367,7 @@ class Dispatcher:
         except (TypeError, ValueError) as exc:
             log.error("method %s returned a result that is not JSON: %s", method_name, exc)
             return _error_text(request_id, INTERNAL_ERROR, f"{method_name}: result is not JSON ({exc})")
-        if len(result_text) > budget:
-            return _error_text(request_id, BUSY, f"{method_name}: the answer is {len(result_text)} characters, over the "
-                               f"{budget} this message may still carry; ask for less (a smaller limit, fewer paths)")
-        return f'{{"jsonrpc": "2.0", "id": {encode(request_id)}, "result": {result_text}}}'
+        return request_id, method_name, result_text
 
     async def _call(self, name: str, params: Any, conn: Connection) -> Any:
         """Validate and run one method; every failure becomes a `PalinodeError`."""
