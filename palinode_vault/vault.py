@@ -7,6 +7,7 @@ what the cache does not already know, on several processes when there is a lot t
 
 from __future__ import annotations
 
+import errno
 import gc
 import hashlib
 import os
@@ -138,6 +139,8 @@ def read_note_text(root: Path, rel: str, max_bytes: int) -> NoteText | Unreadabl
     except FileNotFoundError:
         return Unreadable(rel, "file disappeared while being read")
     except OSError as exc:
+        if exc.errno in (errno.EMFILE, errno.ENFILE):
+            raise  # out of file descriptors: nothing wrong with the note; the caller retries
         return Unreadable(rel, f"cannot read: {exc.strerror or exc}")
     try:
         with os.fdopen(fd, "rb") as handle:

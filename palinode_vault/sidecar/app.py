@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import errno
 import logging
 import os
 import time
@@ -183,8 +184,22 @@ class Sidecar:
     async def on_changes(self, added: set[str], modified: set[str], deleted: set[str]) -> None:
         """Process one watcher batch: renames, own writes, refresh, findings, scheduling."""
         await self.ready.wait()
-        async with self.lock:
-            await asyncio.to_thread(self._apply_changes, added, modified, deleted)
+        delay = 0.2
+        while True:
+            try:
+                async with self.lock:
+                    # copies: an attempt cut short by EMFILE must not leave the next one less to do
+                    await asyncio.to_thread(self._apply_changes, set(added), set(modified), set(deleted))
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EMFILE, errno.ENFILE):
+                    raise
+                # Out of file descriptors (a flood of connections, another process): the person's
+                # save must not be dropped. Wait and take the same batch again.
+                self.last_error = f"out of file descriptors while reading changes; retrying in {delay:.1f} s"
+                log.warning(self.last_error)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
         self._wake.set()
 
     def _apply_changes(self, added: set[str], modified: set[str], deleted: set[str]) -> None:
