@@ -11,6 +11,7 @@ from typing import Any, Iterable
 from palinode_vault.core.findings import Finding
 from palinode_vault.core.fix import fixable, plan_fix
 from palinode_vault.core.lint import Analysis, LintContext, analysis_for, counts, lint_vault
+from palinode_vault.core.note import Note
 from palinode_vault.core.text import apply_spans
 from palinode_vault.core.vault_state import Unreadable
 from palinode_vault.kinds import is_memory_path
@@ -110,6 +111,20 @@ def _diff(path: str, before: str, after: str) -> str:
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
+def odd_entities(note: Note) -> str | None:
+    """Why `entities:` is left alone: a value that is not a ref or a list of refs (`{a: 1}`,
+    `[1, null, true]`) was written by a person for a reason we cannot see; it is reported, and
+    the note is not rewritten (None when the value is a plain ref list)."""
+    value = (note.frontmatter or {}).get("entities")
+    if value is None or isinstance(value, str):
+        return None
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return None
+    shown = repr(value)
+    shown = shown if len(shown) <= 60 else shown[:59] + "…"
+    return f"entities: holds {shown}, not a list of refs like [person/ana]; fix it by hand first (line {note.key_line('entities')})"
+
+
 def plan_edits(vault: Vault, paths: Iterable[str] | None = None, result: FixResult | None = None,
                allow: set[str] | None = None) -> tuple[list[Edit], FixResult]:
     """Compute the fixes for memory-tier notes (all, or `paths`) without writing anything.
@@ -147,7 +162,7 @@ def plan_edits(vault: Vault, paths: Iterable[str] | None = None, result: FixResu
             if is_memory_path(path):
                 result.skipped.append({"path": path, "reason": "a symlink; fix the note it points to"})
             continue
-        why_not = fixable(note)
+        why_not = fixable(note) or odd_entities(note)
         if why_not is not None:
             if is_memory_path(path):
                 result.skipped.append({"path": path, "reason": why_not})

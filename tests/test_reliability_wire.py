@@ -116,3 +116,25 @@ def test_graphml_with_control_characters_is_well_formed(tmp_path):
     assert done.returncode == 0, done.stderr
     xml.dom.minidom.parseString(done.stdout.encode("utf-8"))  # raises on a character XML cannot hold
     assert "Ana\\u0001\\u000b\\u001f end" in done.stdout
+
+
+# --- odd entities: values left as written, and said why ------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["{a: 1}", "[1, null, true]", "[person/bo, 3]", "7"])
+def test_odd_entities_values_are_left_and_reported(tmp_path, value):
+    root = tmp_path / "vault"
+    (root / "people").mkdir(parents=True)
+    text = (f"---\nid: person-ana\ncategory: person\ntype: PersonMemory\nname: Ana\nentities: {value}\n---\n"
+            "# Ana\n\nAna works with [[bo]].\n")
+    (root / "people" / "ana.md").write_text(text)
+    (root / "people" / "bo.md").write_text("---\nid: person-bo\ncategory: person\ntype: PersonMemory\nname: Bo\n"
+                                           "entities: []\n---\n# Bo\n")
+    linted = cli("lint", "--vault", root, "--json")
+    assert "Traceback" not in linted.stderr, linted.stderr
+    assert any(f["path"] == "people/ana.md" for f in json.loads(linted.stdout)["findings"])
+    done = cli("fix", "--vault", root, "--json")
+    assert "Traceback" not in done.stderr, done.stderr
+    result = json.loads(done.stdout)
+    assert (root / "people" / "ana.md").read_text() == text
+    assert any(s["path"] == "people/ana.md" and "entities:" in s["reason"] for s in result["skipped"])

@@ -30,7 +30,7 @@ from palinode_vault.core.note import parse_note
 from palinode_vault.core.text import apply_spans, normalise, sha256_text
 from palinode_vault.core.vault_state import entity_entries
 from palinode_vault.kinds import is_memory_path
-from palinode_vault.maintenance import lint_context, memory_file_count
+from palinode_vault.maintenance import lint_context, memory_file_count, odd_entities
 from palinode_vault.settings import Settings
 from palinode_vault.vault import NoteText, Vault, is_note
 from palinode_vault.writer import Edit, Run, clean_temp_files, recently_undone, sha256_bytes
@@ -381,7 +381,7 @@ class Sidecar:
         if note is None or note.text_hash != read.text_hash:
             self.vault.refresh({path})
             note = state.notes.get(path)
-        if note is None or note.text_hash != read.text_hash or fixable(note) is not None:
+        if note is None or note.text_hash != read.text_hash or fixable(note) is not None or odd_entities(note):
             # The refresh read the file again and found other text: plan only from one read
             # (the file changed; the watcher brings it back when it is quiet).
             return None
