@@ -11,6 +11,7 @@ from typing import Any, Iterable
 from palinode_vault.core.findings import Finding
 from palinode_vault.core.fix import fixable, plan_fix
 from palinode_vault.core.lint import Analysis, LintContext, analysis_for, counts, lint_vault
+from palinode_vault.core.note import Note
 from palinode_vault.core.text import apply_spans
 from palinode_vault.core.vault_state import Unreadable
 from palinode_vault.kinds import is_memory_path
@@ -110,6 +111,20 @@ def _diff(path: str, before: str, after: str) -> str:
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
+def odd_entities(note: Note) -> str | None:
+    """Why `entities:` is left alone: a value that is not a ref or a list of refs (`{a: 1}`,
+    `[1, null, true]`) was written by a person for a reason we cannot see; it is reported, and
+    the note is not rewritten (None when the value is a plain ref list)."""
+    value = (note.frontmatter or {}).get("entities")
+    if value is None or isinstance(value, str):
+        return None
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return None
+    shown = repr(value)
+    shown = shown if len(shown) <= 60 else shown[:59] + "…"
+    return f"entities: holds {shown}, not a list of refs like [person/ana]; fix it by hand first (line {note.key_line('entities')})"
+
+
 def plan_edits(vault: Vault, paths: Iterable[str] | None = None, result: FixResult | None = None,
                allow: set[str] | None = None) -> tuple[list[Edit], FixResult]:
     """Compute the fixes for memory-tier notes (all, or `paths`) without writing anything.
@@ -147,7 +162,7 @@ def plan_edits(vault: Vault, paths: Iterable[str] | None = None, result: FixResu
             if is_memory_path(path):
                 result.skipped.append({"path": path, "reason": "a symlink; fix the note it points to"})
             continue
-        why_not = fixable(note)
+        why_not = fixable(note) or odd_entities(note)
         if why_not is not None:
             if is_memory_path(path):
                 result.skipped.append({"path": path, "reason": why_not})
@@ -185,11 +200,12 @@ def fix(vault: Vault, paths: Iterable[str] | None = None, dry_run: bool = False,
     edits, result = plan_edits(vault, paths, allow=allow)
     if dry_run or not edits:
         return result
-    run = Run(vault.root, label)
-    for edit in edits:
-        if not run.write(edit):
-            result.skipped.append({"path": edit.path, "reason": "changed on disk while being fixed; run again"})
-            result.diffs.pop(edit.path, None)
+    with Run(vault.root, label) as run:
+        for edit in edits:
+            if not run.write(edit):
+                reason = run.failed.get(edit.path) or "changed on disk while being fixed; run again"
+                result.skipped.append({"path": edit.path, "reason": reason})
+                result.diffs.pop(edit.path, None)
     result.written = sorted(run.written)
     result.run = run.id if run.written else None
     vault.refresh(set(run.written))
@@ -239,7 +255,8 @@ def repair_links(vault: Vault, link_text: str, new_path: str, sources: list[str]
         if run.write(Edit(rel, sha256_bytes(read.raw_bytes), new_raw.encode("utf-8"), "; ".join(plan.reasons))):
             written.append(rel)
         else:
-            skipped.append({"path": rel, "reason": "changed on disk while being repaired; run again"})
+            skipped.append({"path": rel, "reason": run.failed.get(rel) or "changed on disk while being repaired; run again"})
+    run.close()
     if written:
         vault.refresh(set(written))
     return {"written": written, "unchanged": unchanged, "skipped": skipped, "diff": "".join(diffs),
@@ -260,23 +277,26 @@ def vault_report(vault: Vault, progress=None) -> tuple[LintReport, dict[str, Any
     The results are stored with a fingerprint of every file's stat, PROGRAM.md and today's
     date; a run over an unchanged vault reads them back without loading a single note.
     """
-    from palinode_vault.cache import ParseCache
+    from palinode_vault.cache import ParseCache, Undecodable, decode_report, encode_report
     from palinode_vault.core.text import sha256_text
 
     program = load_program(vault.root)
     fingerprint = vault.fingerprint(sha256_text(program.text), vault.settings.today().isoformat())
     cache = ParseCache(vault.root)
     try:
-        hit = cache.result("report", fingerprint)
-        if hit is not None:
-            report, summary = hit
-            return report, {**summary, "parsed": 0}
+        blob = cache.result("report", fingerprint)
+        if blob is not None:
+            try:
+                total, findings, summary = decode_report(blob)
+                return LintReport(total, findings), {**summary, "parsed": 0}
+            except Undecodable:
+                pass  # crafted, foreign or corrupt: computed again below
         with gc_paused():
             if not vault.loaded:
                 vault.load(progress)
             report = lint(vault, workers=min(vault.settings.workers, os.cpu_count() or 1))
             summary = scan_summary(vault, report)
-        cache.store_result("report", fingerprint, (report, summary))
+        cache.store_result("report", fingerprint, encode_report(report.total_files, report.findings, summary))
         return report, summary
     finally:
         cache.close()

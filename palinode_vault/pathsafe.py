@@ -73,6 +73,9 @@ def vault_relative(root: Path, path: str, *, allow_root: bool = False) -> str:
     real = Path(os.path.realpath(real_root.joinpath(*parts))) if parts else real_root
     if real != real_root and not real.is_relative_to(real_root):
         raise PathOutsideVault(path, "reaches outside the vault through a symlink")
+    if (parts and parts[0] in NOT_NOTES) or (real != real_root and real.relative_to(real_root).parts[0] in NOT_NOTES):
+        # The sidecar's token, the journal and git's files are not notes, even through a link.
+        raise PathOutsideVault(path, "names something in .palinode/, .obsidian/, .git/ or .trash/, not a note")
     return relative
 
 
@@ -80,3 +83,109 @@ def vault_path(root: Path, path: str, *, allow_root: bool = False) -> Path:
     """Return the absolute `Path` in `root` for a client-given path, validated by `vault_relative`."""
     relative = vault_relative(root, path, allow_root=allow_root)
     return Path(root) / relative if relative else Path(root)
+
+
+# --- VAULT/.palinode/: private, and never followed through a symlink -----------------------------
+#
+# `.palinode/` lives inside the vault, so git, a sync tool or a downloaded vault can carry a
+# crafted one. Everything we create there is private (folders 0700, files 0600: the journal
+# holds whole notes), and nothing there is opened through a symlink, which could point at any
+# file the person can write.
+
+PRIVATE_DIR = ".palinode"
+# Folders whose content is never a note, even when reached through a symlink.
+NOT_NOTES = (".palinode", ".obsidian", ".git", ".trash")
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO planted here must not hang the open
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
+
+
+class UnsafePrivatePath(OSError):
+    """A path in `.palinode/` that is a symlink or not what it should be; nothing was opened."""
+
+
+def private_dir(root: Path, *parts: str, create: bool = True) -> Path:
+    """`VAULT/.palinode` (or a folder inside it), checked: no symlink on the way, created 0700.
+
+    Raises `UnsafePrivatePath` for a symlink or a non-folder, `FileNotFoundError` when it does
+    not exist and `create` is false (and `OSError` when it cannot be created).
+    """
+    import stat as st
+
+    path = Path(root)
+    for i, name in enumerate((PRIVATE_DIR, *parts)):
+        path = path / name
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            if not create:
+                raise
+            try:
+                os.mkdir(path, 0o700)
+            except FileExistsError:
+                pass
+            info = os.lstat(path)
+        if st.S_ISLNK(info.st_mode) or not st.S_ISDIR(info.st_mode):
+            raise UnsafePrivatePath(f"{path} is a symlink or not a folder; palinode-vault does not follow it "
+                                    f"(delete it; it is rebuilt)")
+        if i == 0 and info.st_mode & 0o077 and hasattr(os, "getuid") and info.st_uid == os.getuid():
+            try:
+                os.chmod(path, 0o700)  # made by an older version, or by the umask: narrow it
+            except OSError:
+                pass
+    return path
+
+
+def open_private(path: Path, flags: int, mode: int = 0o600) -> int:
+    """`os.open` for a file in `.palinode/`: never through a symlink, only a regular file, 0600.
+
+    Where the platform has no `O_NOFOLLOW` (Windows) a symlink is refused after `lstat`.
+    Raises `UnsafePrivatePath` (a symlink, FIFO, device or folder) or `OSError`.
+    """
+    import errno
+    import stat as st
+
+    if not _NOFOLLOW and os.path.islink(path):
+        raise UnsafePrivatePath(f"{path} is a symlink; palinode-vault does not follow it (delete it)")
+    try:
+        fd = os.open(path, flags | _NOFOLLOW | _NONBLOCK | _CLOEXEC | _BINARY, mode)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK) or (exc.errno == errno.ENXIO and os.path.islink(path)):
+            raise UnsafePrivatePath(f"{path} is a symlink; palinode-vault does not follow it (delete it)") from None
+        if exc.errno == errno.ENXIO:  # a FIFO with no reader
+            raise UnsafePrivatePath(f"{path} is not a regular file (delete it)") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not st.S_ISREG(info.st_mode):
+            raise UnsafePrivatePath(f"{path} is not a regular file (delete it)")
+        if info.st_mode & 0o077 and hasattr(os, "fchmod") and (flags & (os.O_WRONLY | os.O_RDWR)):
+            try:
+                os.fchmod(fd, 0o600)
+            except OSError:
+                pass
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_private(path: Path, limit: int | None = None) -> bytes:
+    """The bytes of a regular file in `.palinode/`, read without following a symlink."""
+    fd = open_private(path, os.O_RDONLY)
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read() if limit is None else handle.read(limit)
+
+
+def inside_private(root: Path, real: str) -> bool:
+    """True when the real path `real` lies in one of the vault's non-note folders
+    (`.palinode/`, `.obsidian/`, `.git/`, `.trash/`): never read or written as a note."""
+    real_root = os.path.realpath(root)
+    try:
+        rel = os.path.relpath(real, real_root)
+    except ValueError:  # another drive on Windows
+        return False
+    first = rel.replace(os.sep, "/").split("/", 1)[0]
+    return first in NOT_NOTES

@@ -7,21 +7,23 @@ what the cache does not already know, on several processes when there is a lot t
 
 from __future__ import annotations
 
+import errno
 import gc
 import hashlib
 import os
-import pickle
+import stat as stat_module
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from palinode_vault.cache import PARSER_VERSION, ParseCache, dumps
+from palinode_vault.cache import PARSER_VERSION, ParseCache, encode_note
 from palinode_vault.core.note import Note, parse_note
 from palinode_vault.core.text import RawShape, normalise, sha256_text
 from palinode_vault.core.vault_state import Unreadable, VaultState
 from palinode_vault.kinds import IGNORED_DIRS
+from palinode_vault.pathsafe import inside_private
 from palinode_vault.settings import Settings
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
@@ -51,19 +53,36 @@ def is_note(path: str) -> bool:
     return path.lower().endswith(".md")
 
 
-def walk(root: Path) -> list[FileStat]:
-    """Every file Obsidian would show: no dot-files or dot-folders, no symlinked folders.
+def _safe_name(rel: str) -> str | None:
+    """None when `rel` is valid UTF-8 text; else a printable stand-in (a file name that is not
+    UTF-8 comes from the OS as lone surrogates, which crash every later encode)."""
+    try:
+        rel.encode("utf-8")
+        return None
+    except UnicodeEncodeError:
+        return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
-    A symlinked file counts only when it points inside the vault.
+
+def walk_with_problems(root: Path) -> tuple[list[FileStat], list[Unreadable]]:
+    """Every file Obsidian would show (no dot-files or dot-folders, no symlinked folders), and
+    what could not be looked at: a folder that cannot be listed, a name that is not UTF-8, a
+    note that is not a regular file (a FIFO would hang a read, a device would never end).
+
+    A symlinked file counts only when it points to a regular file inside the vault and not into
+    `.palinode/`, `.obsidian/` or `.git/` (the sidecar's token is not a note).
     """
     out: list[FileStat] = []
+    problems: list[Unreadable] = []
     root_real = os.path.realpath(root)
     stack = [(str(root), "")]
     while stack:
         folder, prefix = stack.pop()
         try:
             entries = list(os.scandir(folder))
-        except OSError:
+        except OSError as exc:
+            if prefix:  # the vault root itself is checked by the caller
+                problems.append(Unreadable(_safe_name(prefix[:-1]) or prefix[:-1],
+                                           f"folder cannot be read ({exc.strerror or exc}); its notes are not checked"))
             continue
         for entry in entries:
             name = entry.name
@@ -75,32 +94,67 @@ def walk(root: Path) -> list[FileStat]:
                     real = os.path.realpath(entry.path)
                     if not (real == root_real or real.startswith(root_real + os.sep)) or os.path.isdir(real):
                         continue  # outside the vault, or a folder link that could loop
+                    if inside_private(root, real):
+                        continue  # into .palinode/, .obsidian/ or .git/: never a note
                     st = os.stat(entry.path)
-                    out.append(FileStat(rel, st.st_size, st.st_mtime_ns))
                 elif entry.is_dir(follow_symlinks=False):
+                    shown = _safe_name(rel)
+                    if shown is not None:
+                        problems.append(Unreadable(shown, "folder name is not valid UTF-8; rename it (its notes are not checked)"))
+                        continue
                     stack.append((entry.path, rel + "/"))
-                elif entry.is_file(follow_symlinks=False):
+                    continue
+                else:
                     st = entry.stat(follow_symlinks=False)
-                    out.append(FileStat(rel, st.st_size, st.st_mtime_ns))
-            except OSError:
+            except OSError as exc:
+                if is_note(name):
+                    problems.append(Unreadable(_safe_name(rel) or rel, f"cannot be read: {exc.strerror or exc}"))
                 continue
+            shown = _safe_name(rel)
+            if shown is not None:
+                if is_note(shown):
+                    problems.append(Unreadable(shown, "file name is not valid UTF-8; rename it"))
+                continue
+            if not stat_module.S_ISREG(st.st_mode):
+                if is_note(rel):
+                    problems.append(Unreadable(rel, "not a regular file (a FIFO, device or socket named .md); not read"))
+                continue
+            out.append(FileStat(rel, st.st_size, st.st_mtime_ns))
     out.sort(key=lambda f: f.path)
-    return out
+    problems.sort(key=lambda u: u.path)
+    return out, problems
+
+
+def walk(root: Path) -> list[FileStat]:
+    """The vault's files (see `walk_with_problems`)."""
+    return walk_with_problems(root)[0]
 
 
 def read_note_text(root: Path, rel: str, max_bytes: int) -> NoteText | Unreadable:
-    """Read one note as text, or say clearly why it cannot be (binary, encoding, size)."""
+    """Read one note as text, or say clearly why it cannot be (binary, encoding, size, not a
+    regular file). Opened without blocking, so a FIFO put in a note's place cannot hang it."""
     full = root / rel
     try:
-        size = full.stat().st_size
-        if size > max_bytes:
-            return Unreadable(rel, f"note is {size / 1048576:.1f} MB, over the {max_bytes / 1048576:.0f} MB limit; it is not parsed")
-        data = full.read_bytes()
+        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
         return Unreadable(rel, "file disappeared while being read")
     except OSError as exc:
+        if exc.errno in (errno.EMFILE, errno.ENFILE):
+            raise  # out of file descriptors: nothing wrong with the note; the caller retries
         return Unreadable(rel, f"cannot read: {exc.strerror or exc}")
-    if b"\x00" in data[:65536] or b"\x00" in data:
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat_module.S_ISREG(info.st_mode):
+                return Unreadable(rel, "not a regular file (a FIFO, device or socket named .md); not read")
+            if info.st_size > max_bytes:
+                return Unreadable(rel, f"note is {info.st_size / 1048576:.1f} MB, over the {max_bytes / 1048576:.0f} MB limit; it is not parsed")
+            data = handle.read(max_bytes + 1)
+    except OSError as exc:
+        return Unreadable(rel, f"cannot read: {exc.strerror or exc}")
+    if len(data) > max_bytes:
+        return Unreadable(rel, f"note grew over the {max_bytes / 1048576:.0f} MB limit while being read; it is not parsed")
+    if b"\x00" in data:
         line = data[: data.find(b"\x00")].count(b"\n") + 1
         return Unreadable(rel, "binary file named .md (contains NUL bytes); not parsed", line)
     try:
@@ -146,14 +200,15 @@ def _parse_one(root: Path, stat: FileStat, max_bytes: int) -> tuple[Note | Unrea
     return parse_note(stat.path, read.text, read.text_hash), stat
 
 
-def _parse_batch(root: str, stats: list[FileStat], max_bytes: int) -> list[tuple[bytes | Unreadable, FileStat]]:
-    """Parse in a worker process; notes come back pickled as the cache stores them, so the
-    parent stores the same bytes instead of pickling every note a second time."""
-    out: list[tuple[bytes | Unreadable, FileStat]] = []
+def _parse_batch(root: str, stats: list[FileStat], max_bytes: int) -> list[tuple[Note | Unreadable, bytes | None, FileStat]]:
+    """Parse in a worker process; each note comes back with its cache row already encoded, so
+    the parent only stores it (the note itself travels by the pool's own pickling, between our
+    own processes, never through a file)."""
+    out: list[tuple[Note | Unreadable, bytes | None, FileStat]] = []
     with gc_paused():
         for stat in stats:
             item, _ = _parse_one(Path(root), stat, max_bytes)
-            out.append((item if isinstance(item, Unreadable) else dumps(item), stat))
+            out.append((item, None if isinstance(item, Unreadable) else encode_note(item), stat))
     return out
 
 
@@ -167,6 +222,7 @@ class Vault:
         self.stats: dict[str, FileStat] = {}
         self.parsed_last_load = 0
         self._walked: list[FileStat] | None = None
+        self.walk_problems: list[Unreadable] = []  # folders, names and files the walk could not take
         self.loaded = False
         # refresh(store=False) keeps parses here until flush_cache() (the sidecar flushes when idle)
         self._unsaved: dict[str, tuple[Note, int, int]] = {}
@@ -175,7 +231,7 @@ class Vault:
     def walk(self) -> list[FileStat]:
         """The vault's files (walked once per load)."""
         if self._walked is None:
-            self._walked = walk(self.root)
+            self._walked, self.walk_problems = walk_with_problems(self.root)
         return self._walked
 
     def fingerprint(self, *extra: str) -> str:
@@ -207,6 +263,8 @@ class Vault:
         notes: dict[str, Note] = {}
         unreadable: dict[str, Unreadable] = {}
         todo: list[FileStat] = []
+        for problem in self.walk_problems:
+            unreadable[problem.path] = problem
         for stat in files:
             self.stats[stat.path] = stat
             if not is_note(stat.path):
@@ -217,15 +275,14 @@ class Vault:
             else:
                 todo.append(stat)
         fresh: list[tuple[str, int, int, str, bytes]] = []
-        for item, stat in self._parse_many(todo, cache, progress):
+        for item, data, stat in self._parse_many(todo, cache, progress):
             if isinstance(item, Unreadable):
                 unreadable[item.path] = item
                 continue
-            data = item if isinstance(item, bytes) else dumps(item)
-            note = pickle.loads(data) if isinstance(item, bytes) else item
-            notes[note.path] = note
-            fresh.append((note.path, stat.size, stat.mtime_ns, note.text_hash, data))
-        cache.store_pickled(fresh)
+            notes[item.path] = item
+            if data is not None:
+                fresh.append((item.path, stat.size, stat.mtime_ns, item.text_hash, data))
+        cache.store_encoded(fresh)
         gone = [p for p in cache.rows if p not in self.stats]
         cache.forget(gone)
         cache.close()
@@ -234,8 +291,8 @@ class Vault:
         return self.state
 
     def _parse_many(self, todo: list[FileStat], cache: ParseCache, progress: Progress | None):
-        """Yield (Note, pickled note or Unreadable, FileStat) as notes are parsed, so the caller
-        unpickles one batch from the workers while they parse the next."""
+        """Yield (Note or Unreadable, encoded cache row or None, FileStat) as notes are parsed, so
+        the caller takes one batch from the workers while they parse the next."""
         max_bytes = self.settings.max_note_bytes
         # Files whose stat changed but whose content did not keep their cached parse.
         need: list[FileStat] = []
@@ -246,7 +303,7 @@ class Vault:
                 if isinstance(read, NoteText):
                     hit = cache.by_hash(stat.path, read.text_hash)
                     if hit is not None:
-                        yield hit, stat
+                        yield hit, row[3], stat  # same content, new stat: the row, under the new stat
                         continue
             need.append(stat)
         total = len(need)
@@ -264,7 +321,8 @@ class Vault:
                         progress("scan", done, total)
         else:
             for i, stat in enumerate(need):
-                yield _parse_one(self.root, stat, max_bytes)
+                item, _ = _parse_one(self.root, stat, max_bytes)
+                yield item, None if isinstance(item, Unreadable) else encode_note(item), stat
                 if progress and (i % 200 == 0 or i == total - 1):
                     progress("scan", i + 1, total)
 
@@ -288,6 +346,18 @@ class Vault:
                 st = full.stat()
             except OSError:
                 st = None
+            shown = _safe_name(rel)
+            if st is not None and shown is not None:
+                if is_note(shown):
+                    affected |= self.state.mark_unreadable(Unreadable(shown, "file name is not valid UTF-8; rename it"))
+                continue
+            if st is not None and full.is_symlink() and inside_private(self.root, os.path.realpath(full)):
+                st = None  # a link into .palinode/, .obsidian/ or .git/ is not a note
+            if st is not None and not stat_module.S_ISREG(st.st_mode) and is_note(rel):
+                self.stats.pop(rel, None)
+                affected |= self.state.mark_unreadable(
+                    Unreadable(rel, "not a regular file (a FIFO, device or socket named .md); not read"))
+                continue
             if st is None or not full.is_file():
                 self.stats.pop(rel, None)
                 affected |= self.state.remove(rel)

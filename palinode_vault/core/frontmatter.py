@@ -86,6 +86,10 @@ def parse(text: str, block: Block) -> tuple[dict[str, Any] | None, FrontmatterEr
     try:
         data = load_flat(content)
         if data is None:
+            if "*" in content and _alias_bomb(content):
+                return None, FrontmatterError(
+                    "YAML anchors/aliases expand to too many values (an alias bomb?)", first_line, 1
+                )
             data = _HANDLER.load(content)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -130,6 +134,35 @@ def _duplicate_key(content: str) -> tuple[str, int] | None:
                 return key, i
             seen.add(key)
     return None
+
+
+def _alias_bomb(content: str) -> bool:
+    """True when the YAML's aliases would expand past `MAX_ALIAS_NODES` nodes.
+
+    Checked on the composed node graph, before anything is built: merge keys (`<<: *a`) make
+    PyYAML's constructor copy mappings again and again, so a small document can take minutes
+    and gigabytes to load (every PyYAML release so far). Composing is linear in the text.
+    """
+    loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader = loader_class(content)
+    try:
+        root = loader.get_single_node()
+    finally:
+        loader.dispose()
+    budget = MAX_ALIAS_NODES
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        budget -= 1
+        if budget < 0:
+            return True
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.append(key)
+                stack.append(value)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return False
 
 
 def _too_many_nodes(data: Any) -> bool:

@@ -7,6 +7,7 @@ links of one kind between two nodes are one edge with a `count`.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
 
@@ -134,10 +135,23 @@ def to_json(graph: nx.MultiDiGraph) -> dict[str, Any]:
     }
 
 
+# Characters XML 1.0 cannot carry at all, not even as &#..; references (control characters,
+# lone surrogates, U+FFFE/U+FFFF). A title or file name may hold them; the export must still parse.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_safe(value: Any) -> Any:
+    """`value` with each character XML cannot carry written as `\\uXXXX` (ids stay distinct)."""
+    if isinstance(value, str) and _NOT_XML.search(value):
+        return _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
+    return value
+
+
 def to_graphml(graph: nx.MultiDiGraph) -> str:
+    """The graph as GraphML: well-formed XML whatever the titles and names hold."""
     clean = nx.MultiDiGraph()
     for n, d in graph.nodes(data=True):
-        clean.add_node(n, **{k: ("" if v is None else v) for k, v in d.items()})
+        clean.add_node(_xml_safe(n), **{k: ("" if v is None else _xml_safe(v)) for k, v in d.items()})
     for u, v, k, d in graph.edges(keys=True, data=True):
-        clean.add_edge(u, v, key=k, **d)
+        clean.add_edge(_xml_safe(u), _xml_safe(v), key=_xml_safe(k), **{a: _xml_safe(b) for a, b in d.items()})
     return "\n".join(nx.generate_graphml(clean))

@@ -42,7 +42,7 @@ class Memory(BaseModel):
     def _entities_list(cls, value: Any) -> Any:
         if value is None:
             return []
-        if isinstance(value, str):
+        if isinstance(value, str) or not isinstance(value, list):  # `entities: 7` is not iterable
             raise ValueError("entities must be a list, e.g. [person/alice-smith]")
         return [str(v) for v in value]
 

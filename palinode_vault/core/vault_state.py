@@ -258,6 +258,8 @@ def entity_entries(note: Note) -> list[str]:
     raw = (note.frontmatter or {}).get("entities") or []
     if isinstance(raw, str):
         raw = [raw]
+    elif not isinstance(raw, list):
+        return []  # `entities: 7` or a mapping names no note (fix reports it and leaves it)
     return [str(e) for e in raw if e is not None]
 
 

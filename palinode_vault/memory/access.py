@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from palinode_vault.memory.oplog import json_lines
+from palinode_vault.pathsafe import open_private, private_dir, read_private
 
 ACCESS_PATH = ".palinode/access.jsonl"
 MAX_BYTES = 2_000_000
@@ -60,8 +61,8 @@ def record(root: Path, event: str, session: str, paths: Iterable[str], now: dt.d
     target = Path(root) / ACCESS_PATH
     try:
         with _LOCK:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            private_dir(Path(root))  # no symlinked .palinode/, created 0700
+            fd = open_private(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND)  # never through a symlink
             try:
                 os.write(fd, line.encode("utf-8"))
             finally:
@@ -73,10 +74,14 @@ def record(root: Path, event: str, session: str, paths: Iterable[str], now: dt.d
 
 
 def _trim(target: Path) -> None:
-    lines = target.read_bytes().splitlines(keepends=True)
+    lines = read_private(target).splitlines(keepends=True)
     keep = b"".join(lines[len(lines) // 2:])
     tmp = target.with_name(target.name + ".tmp")
-    tmp.write_bytes(keep)
+    if os.path.islink(tmp):
+        os.unlink(tmp)
+    fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(keep)
     os.replace(tmp, target)
 
 
@@ -84,7 +89,7 @@ def read(root: Path) -> list[dict[str, Any]]:
     """Every readable access line, oldest first."""
     target = Path(root) / ACCESS_PATH
     try:
-        raw = target.read_text(encoding="utf-8", errors="replace")
+        raw = read_private(target).decode("utf-8", errors="replace")
     except OSError:
         return []
     return [entry for entry in json_lines(raw) if isinstance(entry.get("paths"), list)]
@@ -142,8 +147,8 @@ def cli_session(root: Path, start: bool = False, now: dt.datetime | None = None)
 def _tail(target: Path, size: int = 65536) -> list[dict[str, Any]]:
     """The readable lines in the last `size` bytes of the access log (the recent sessions)."""
     try:
-        with open(target, "rb") as handle:
-            handle.seek(max(0, target.stat().st_size - size))
+        with os.fdopen(open_private(target, os.O_RDONLY), "rb") as handle:
+            handle.seek(max(0, os.fstat(handle.fileno()).st_size - size))
             raw = handle.read().decode("utf-8", errors="replace")
     except OSError:
         return []

@@ -23,6 +23,7 @@ from palinode_vault.memory.oplog import Operation
 from palinode_vault.memory.statements import plain
 from palinode_vault.memory.update import TYPE_KIND, Item, Updater, memory_path, similar_for
 from palinode_vault.memory.workspace import Workspace, body_of, frontmatter_of, now_utc, section_bounds, set_keys
+from palinode_vault.pathsafe import PathOutsideVault, vault_relative
 from palinode_vault.program import load_program
 from palinode_vault.vault import Vault
 
@@ -63,6 +64,14 @@ def waiting(vault: Vault) -> list[dict[str, Any]]:
 def _waiting_note(ws: Workspace, path: str) -> tuple[str, dict[str, Any]]:
     if not path.startswith(INBOX_FOLDER + "/") or path.count("/") != 1 or not path.endswith(".md"):
         raise ReviewError(f"{path} is not a note in {INBOX_FOLDER}/")
+    try:
+        # Symlinks resolved: through a symlinked inbox/ an approve or reject would move and
+        # delete a file outside the vault.
+        vault_relative(ws.root, path)
+    except PathOutsideVault as exc:
+        raise ReviewError(f"{path}: {exc.reason}") from None
+    if (ws.root / path).is_symlink():
+        raise ReviewError(f"{path} is a symlink; review the note it points to")
     text = ws.text(path)
     if text is None:
         raise ReviewError(f"{path} does not exist")

@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from palinode_vault.pathsafe import open_private, private_dir, read_private
+
 __all__ = ["SidecarInfo", "DiscoveryError", "discovery_path", "write_discovery", "read_discovery", "remove_discovery"]
 
 FILENAME = "sidecar.json"
@@ -60,14 +62,15 @@ def write_discovery(vault: Path, *, port: int, token: str, version: str, pid: in
         started=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     )
     target = discovery_path(vault)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(vault)  # no symlinked .palinode/, created 0700
     temp = target.with_name(f".{FILENAME}.{os.getpid()}.tmp")
     data = (json.dumps(asdict(info), indent=2) + "\n").encode()
     # O_EXCL after removing a leftover: the file we write into is one we just created 0600.
     temp.unlink(missing_ok=True)
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd = open_private(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
-        os.fchmod(fd, 0o600)  # the umask can only narrow it; make it exact anyway
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, 0o600)  # the umask can only narrow it; make it exact anyway
         os.write(fd, data)
         os.fsync(fd)
     finally:
@@ -88,9 +91,11 @@ def read_discovery(vault: Path) -> SidecarInfo | None:
     """
     path = discovery_path(vault)
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = read_private(path, 65536).decode("utf-8")
     except FileNotFoundError:
         return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DiscoveryError(f"{path}: cannot be read ({exc}); delete it and restart the sidecar") from None
     try:
         data = json.loads(raw)
         return SidecarInfo(

@@ -1,21 +1,32 @@
-"""One sidecar per vault: an advisory lock on `VAULT/.palinode/sidecar.lock`.
+"""One sidecar per vault: a lock on `VAULT/.palinode/sidecar.lock`, through `filelock`.
 
-The lock is `fcntl.flock` on a file descriptor kept open for the life of the process, so the
-kernel releases it when the process dies in any way (even `kill -9`): a stale lock cannot
-block the next start. The pid written inside is only for messages.
-The file itself is never deleted: unlinking a lock file lets two processes lock two
-different inodes at once.
+`filelock` locks with `fcntl.flock` where it exists and `msvcrt.locking` on Windows: the lock
+is held on a file descriptor kept open for the life of the process, so the operating system
+releases it when the process dies in any way (even `kill -9`) and a stale lock cannot block the
+next start. On a platform with neither it falls back to a lock file holding the owner's pid,
+which it takes over when that process is gone.
+
+The pid of the holder goes in `sidecar.pid` beside it, for messages only (`filelock` truncates
+the lock file when it opens it). Both files are opened without following a symlink: a crafted
+`.palinode/` must not make `serve` truncate a file elsewhere.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
+import warnings
 from pathlib import Path
+
+from palinode_vault.pathsafe import UnsafePrivatePath, open_private, private_dir, read_private
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # "only soft file lock is available": said in the docstring
+    from filelock import FileLock, Timeout
 
 __all__ = ["VaultLocked", "VaultLock", "lock_path", "holder"]
 
 FILENAME = "sidecar.lock"
+PID_FILENAME = "sidecar.pid"
 
 
 class VaultLocked(RuntimeError):
@@ -34,12 +45,37 @@ def lock_path(vault: Path) -> Path:
     return Path(vault) / ".palinode" / FILENAME
 
 
-def _read_pid(fd: int) -> int | None:
+def _pid_path(vault: Path) -> Path:
+    return Path(vault) / ".palinode" / PID_FILENAME
+
+
+def _read_pid(vault: Path) -> int | None:
     try:
-        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-        return int(text) if text else None
+        text = read_private(_pid_path(vault), 32).decode("ascii", "replace").strip()
+        return int(text) if text.isdigit() else None
     except (OSError, ValueError):
         return None
+
+
+def _write_pid(vault: Path, pid: int | None) -> None:
+    try:
+        fd = open_private(_pid_path(vault), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    except OSError:
+        return  # informative only
+    try:
+        if pid is not None:
+            os.write(fd, f"{pid}\n".encode())
+    finally:
+        os.close(fd)
+
+
+def _file_lock(vault: Path) -> FileLock:
+    """The lock object, after checking that neither `.palinode/` nor the lock file is a symlink."""
+    private_dir(vault)
+    path = lock_path(vault)
+    if os.path.islink(path):
+        raise UnsafePrivatePath(f"{path} is a symlink; palinode-vault does not follow it (delete it)")
+    return FileLock(str(path), timeout=0, mode=0o600, thread_local=False)
 
 
 class VaultLock:
@@ -51,42 +87,34 @@ class VaultLock:
     def __init__(self, vault: Path) -> None:
         self.vault = Path(vault)
         self.path = lock_path(self.vault)
-        self._fd: int | None = None
+        self._lock: FileLock | None = None
 
     @property
     def held(self) -> bool:
         """True while this object holds the lock."""
-        return self._fd is not None
+        return self._lock is not None
 
     def acquire(self) -> None:
         """Take the lock without waiting, or raise `VaultLocked`."""
-        if self._fd is not None:
+        if self._lock is not None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        lock = _file_lock(self.vault)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            pid = _read_pid(fd)
-            os.close(fd)
-            raise VaultLocked(self.vault, pid) from None
-        except BaseException:
-            os.close(fd)
-            raise
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self._fd = fd
+            lock.acquire(timeout=0)
+        except Timeout:
+            raise VaultLocked(self.vault, _read_pid(self.vault)) from None
+        _write_pid(self.vault, os.getpid())
+        self._lock = lock
 
     def release(self) -> None:
         """Let go of the lock (also happens when the process exits)."""
-        if self._fd is None:
+        if self._lock is None:
             return
-        fd, self._fd = self._fd, None
+        lock, self._lock = self._lock, None
         try:
-            os.ftruncate(fd, 0)  # informative only: nobody holds it now
+            _write_pid(self.vault, None)  # informative only: nobody holds it now
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
+            lock.release(force=True)
 
     def __enter__(self) -> VaultLock:
         self.acquire()
@@ -99,20 +127,17 @@ class VaultLock:
 def holder(vault: Path) -> int | None:
     """The pid of the process holding the vault's lock, 0 if held but pid unknown, None if free.
 
-    It probes with a shared lock for an instant; a sidecar starting in that very instant
+    It probes by taking the lock for an instant; a sidecar starting in that very instant
     would be refused, so call it for status, not in a loop.
     """
-    path = lock_path(vault)
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
+    if not lock_path(vault).exists():
         return None
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return _read_pid(fd) or 0
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
+        lock = _file_lock(vault)
+        lock.acquire(timeout=0)
+    except Timeout:
+        return _read_pid(vault) or 0
+    except OSError:
+        return None  # cannot even open it (read-only vault, a symlink): nobody serves from here
+    lock.release(force=True)
+    return None

@@ -12,6 +12,7 @@ import inspect
 import itertools
 import json
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,6 +56,11 @@ NOT_AVAILABLE = -32013
 BUSY = -32014
 
 _MAX_MESSAGE_CHARS = 300  # one readable line, never a traceback
+#: Requests in one batch; a longer batch is refused whole (-32600) before any member runs.
+MAX_BATCH = 100
+#: Characters in one answer (a single response or a whole batch). A result past it is answered
+#: with BUSY naming the size; batch members after the budget is spent are not run.
+MAX_ANSWER_CHARS = 16 * 1024 * 1024
 
 
 class PalinodeError(Exception):
@@ -230,7 +236,11 @@ def request_ids(message: Any) -> list[Any]:
 
 
 def _valid_id(value: Any) -> bool:
-    return value is None or isinstance(value, (str, int, float)) and not isinstance(value, bool)
+    """A string, a number that JSON can carry back (not NaN, not infinite: `1e400` decodes as
+    infinity and could never be answered) or null."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or isinstance(value, (str, int)) and not isinstance(value, bool)
 
 
 class Dispatcher:
@@ -294,15 +304,40 @@ class Dispatcher:
         if isinstance(message, list):
             if not message:
                 return encode(error_response(None, INVALID_REQUEST, "empty batch: send at least one request"))
+            if len(message) > MAX_BATCH:
+                return encode(error_response(None, INVALID_REQUEST,
+                                             f"batch of {len(message)} requests; send at most {MAX_BATCH} at once"))
             responses = []
+            budget = MAX_ANSWER_CHARS
             for item in message:
-                response = await self._handle_one(item, conn)
+                if budget <= 0:
+                    if isinstance(item, dict) and "id" in item and _valid_id(item.get("id")):
+                        responses.append(_error_text(item["id"], BUSY, "not run: the batch's answer is already "
+                                                     f"over {MAX_ANSWER_CHARS} characters; send it in parts"))
+                    continue
+                response, cut = await self._answer_one(item, conn, budget)
                 if response is not None:
                     responses.append(response)
+                    budget = 0 if cut else budget - len(response)  # after a cut answer, nothing more runs
             return "[" + ", ".join(responses) + "]" if responses else None
         return await self._handle_one(message, conn)
 
     async def _handle_one(self, message: Any, conn: Connection) -> str | None:
+        return (await self._answer_one(message, conn, MAX_ANSWER_CHARS))[0]
+
+    async def _answer_one(self, message: Any, conn: Connection, budget: int) -> tuple[str | None, bool]:
+        """(response text or None, whether the result was refused for its size)."""
+        answer = await self._run_one(message, conn)
+        if isinstance(answer, tuple):
+            request_id, method_name, result_text = answer
+            if len(result_text) > budget:
+                return _error_text(request_id, BUSY, f"{method_name}: the answer is {len(result_text)} characters, "
+                                   f"over the {budget} this message may still carry; ask for less "
+                                   "(a smaller limit, fewer paths)"), True
+            return f'{{"jsonrpc": "2.0", "id": {encode(request_id)}, "result": {result_text}}}', False
+        return answer, False
+
+    async def _run_one(self, message: Any, conn: Connection) -> str | tuple[Any, str, str] | None:
         if not isinstance(message, dict):
             return _error_text(None, INVALID_REQUEST, f"a request must be a JSON object, got {_json_type(message)}")
         has_id = "id" in message
@@ -332,7 +367,7 @@ class Dispatcher:
         except (TypeError, ValueError) as exc:
             log.error("method %s returned a result that is not JSON: %s", method_name, exc)
             return _error_text(request_id, INTERNAL_ERROR, f"{method_name}: result is not JSON ({exc})")
-        return f'{{"jsonrpc": "2.0", "id": {encode(request_id)}, "result": {result_text}}}'
+        return request_id, method_name, result_text
 
     async def _call(self, name: str, params: Any, conn: Connection) -> Any:
         """Validate and run one method; every failure becomes a `PalinodeError`."""

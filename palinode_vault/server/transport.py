@@ -37,6 +37,13 @@ HOST = "127.0.0.1"
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 MAX_CONNECTIONS = 64
 MAX_IN_FLIGHT = 32
+#: Connections accepted but not through the opening handshake yet. An unauthenticated client
+#: holding many sockets half-open must not use up the process's file descriptors (the
+#: watcher needs them to read the person's saves); past this many, the oldest pending one is
+#: dropped (a real client finishes its handshake in milliseconds; an idle socket never does).
+MAX_PENDING_HANDSHAKES = 32
+#: Seconds a connection may take to finish its opening handshake.
+HANDSHAKE_TIMEOUT = 5.0
 STOP_GRACE_SECONDS = 5.0
 
 # Exact origins; the last two also with any port. Anything else is a web page we do not trust.
@@ -93,6 +100,8 @@ class RpcServer:
         self._requested_port = port
         self._server: Server | None = None
         self._connections: dict[ServerConnection, Connection] = {}
+        self._sockets: dict[ServerConnection, None] = {}  # every accepted TCP connection, oldest first
+        self.max_pending = MAX_PENDING_HANDSHAKES
         self._tasks: set[asyncio.Task[Any]] = set()
         self._health = json.dumps({"ok": True, "version": version}).encode()
 
@@ -112,6 +121,8 @@ class RpcServer:
             max_queue=4,
             server_header=None,
             logger=_wire_log,
+            open_timeout=HANDSHAKE_TIMEOUT,
+            create_connection=_counted_connection(self),
         )
 
     async def stop(self, grace: float = STOP_GRACE_SECONDS) -> None:
@@ -278,6 +289,27 @@ class RpcServer:
                 response = rpc.encode(errors if isinstance(message, list) else errors[0])
         if response is not None:
             await _send(conn, response)
+
+
+def _counted_connection(owner: RpcServer) -> type[ServerConnection]:
+    """A `ServerConnection` that counts itself, and drops itself at once when too many
+    connections are still in their opening handshake (half-open sockets cost a descriptor each)."""
+
+    class CountedConnection(ServerConnection):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            super().connection_made(transport)
+            owner._sockets[self] = None
+            pending = [c for c in owner._sockets if c not in owner._connections and c is not self]
+            if len(pending) >= owner.max_pending:
+                log.info("dropped the oldest of %d pending handshakes", len(pending))
+                owner._sockets.pop(pending[0], None)
+                pending[0].transport.abort()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            owner._sockets.pop(self, None)
+            super().connection_lost(exc)
+
+    return CountedConnection
 
 
 def _sender(ws: ServerConnection) -> rpc.Send:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import errno
 import logging
 import os
 import time
@@ -29,7 +30,7 @@ from palinode_vault.core.note import parse_note
 from palinode_vault.core.text import apply_spans, normalise, sha256_text
 from palinode_vault.core.vault_state import entity_entries
 from palinode_vault.kinds import is_memory_path
-from palinode_vault.maintenance import lint_context, memory_file_count
+from palinode_vault.maintenance import lint_context, memory_file_count, odd_entities
 from palinode_vault.settings import Settings
 from palinode_vault.vault import NoteText, Vault, is_note
 from palinode_vault.writer import Edit, Run, clean_temp_files, recently_undone, sha256_bytes
@@ -65,12 +66,16 @@ class Sidecar:
         self.lock = asyncio.Lock()
         self.findings: dict[str, list[Finding]] = {}
         self.analysis: Analysis | None = None
-        self.editor = EditorState()
+        self.editors: dict[int, EditorState] = {}  # per connection: one client never clears another's
         self.changed_at: dict[str, float] = {}  # path -> monotonic time of the last outside change
         self.due: dict[str, float] = {}  # path -> monotonic time its automatic fix may run
         self.own_writes: dict[str, str] = {}  # path -> sha256 of the bytes we last wrote
+        self.write_failures: dict[str, str] = {}  # path -> why the last automatic fix could not write it
         self.held: dict[str, str | None] = {}  # path -> hash an undo restored; left alone until it changes
         self.ref_renames: dict[str, str] = {}  # old entity ref -> new one
+        # old entity ref -> the notes that used it when it was renamed; a rename is applied only
+        # to them and forgotten once they are done (a new note under the old name is not touched)
+        self.rename_users: dict[str, set[str]] = {}
         self.id_renames: dict[str, str] = {}  # old memory id -> new one
         self.last_write: dict[str, Any] | None = None
         self.last_error: str | None = None
@@ -179,8 +184,22 @@ class Sidecar:
     async def on_changes(self, added: set[str], modified: set[str], deleted: set[str]) -> None:
         """Process one watcher batch: renames, own writes, refresh, findings, scheduling."""
         await self.ready.wait()
-        async with self.lock:
-            await asyncio.to_thread(self._apply_changes, added, modified, deleted)
+        delay = 0.2
+        while True:
+            try:
+                async with self.lock:
+                    # copies: an attempt cut short by EMFILE must not leave the next one less to do
+                    await asyncio.to_thread(self._apply_changes, set(added), set(modified), set(deleted))
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EMFILE, errno.ENFILE):
+                    raise
+                # Out of file descriptors (a flood of connections, another process): the person's
+                # save must not be dropped. Wait and take the same batch again.
+                self.last_error = f"out of file descriptors while reading changes; retrying in {delay:.1f} s"
+                log.warning(self.last_error)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
         self._wake.set()
 
     def _apply_changes(self, added: set[str], modified: set[str], deleted: set[str]) -> None:
@@ -243,6 +262,7 @@ class Sidecar:
                 self.held[path] = current  # an undo put it back: do not fix it straight again
             else:
                 self.held.pop(path, None)  # changed since: kept current as usual
+        self._forget_renames_to({p for p in added if is_note(p)} - {new for _, new in renames})
         for old, new in renames:
             self._record_rename(old, new)
         changed = self._recheck(affected | paths)
@@ -267,20 +287,60 @@ class Sidecar:
         if old_id and new_id:
             self.id_renames[old_id] = new_id
         now = time.monotonic()
-        users = 0
+        users = self.rename_users.setdefault(old_ref, set())
+        users |= self.rename_users.pop(new_ref, set())  # a -> b then b -> c: b's users follow too
+        for key, value in list(self.ref_renames.items()):
+            if value == new_ref and key != old_ref:
+                self.rename_users.setdefault(key, set())
+        count = 0
         for path, note in self.vault.state.notes.items():
             refs = {canonical_ref(e) for e in entity_entries(note)}
             mine = path == new and (note.frontmatter or {}).get("id") == old_id
             if old_ref in refs or mine:
-                users += 1
+                count += 1
+                users.add(path)
                 self.due[path] = max(now, self.changed_at.get(path, 0) + self.settings.quiet_seconds)
         self._wake.set()
-        return users
+        return count
+
+    def _renamed(self, path: str, entry: str) -> str:
+        """`entry` as a pending rename has it, for a note that used the old name at the time."""
+        ref = canonical_ref(entry) or ""
+        new = self.ref_renames.get(ref)
+        if new is None or path not in self.rename_users.get(ref, ()):
+            return entry
+        if self.vault.state.entity_path(ref) is not None:
+            return entry  # the old name is a note again: the ref means that note now
+        return new
+
+    def _rename_done(self, path: str) -> None:
+        """`path` is up to date with every rename: forget the renames no note waits for."""
+        for ref, users in list(self.rename_users.items()):
+            users.discard(path)
+            if not users:
+                del self.rename_users[ref]
+                self.ref_renames.pop(ref, None)
+
+    def _forget_renames_to(self, added: set[str]) -> None:
+        """A note created under a renamed-away name ends that rename: its `entities:` are the
+        person's, not a stale spelling to rewrite."""
+        for path in added:
+            ref = ref_of_path(path)
+            if ref and ref in self.ref_renames:
+                self.ref_renames.pop(ref, None)
+                self.rename_users.pop(ref, None)
+            old_id = expected_id(path)
+            if old_id:
+                self.id_renames.pop(old_id, None)
 
     async def rename(self, old: str, new: str) -> int:
         """The plugin's rename event (Obsidian renamed or moved a note)."""
         async with self.lock:
             await asyncio.to_thread(self.vault.refresh, {old, new})
+            state = self.vault.state
+            if old in state.notes or new not in state.notes:
+                # Nothing was renamed (both exist, or the new one does not): rewrite no refs.
+                return 0
             count = self._record_rename(old, new)
             changed = self._recheck({old, new})
         if changed:
@@ -321,16 +381,20 @@ class Sidecar:
         if note is None or note.text_hash != read.text_hash:
             self.vault.refresh({path})
             note = state.notes.get(path)
-        if note is None or fixable(note) is not None:
+        if note is None or note.text_hash != read.text_hash or fixable(note) is not None or odd_entities(note):
+            # The refresh read the file again and found other text: plan only from one read
+            # (the file changed; the watcher brings it back when it is quiet).
             return None
         reasons: list[str] = []
         spans = []
         data = note.frontmatter or {}
         entries = entity_entries(note)
-        renamed = [self.ref_renames.get(canonical_ref(e) or "", e) for e in entries]
+        renamed = [self._renamed(path, e) for e in entries]
         if renamed != entries:
             spans.append(fm.set_key(read.text, note.fm_block, "entities", renamed))
             reasons.append("entities: follow a rename")
+        else:
+            self._rename_done(path)  # no rename left to apply here
         old_id = data.get("id")
         if isinstance(old_id, str) and old_id in self.id_renames and expected_id(path) == self.id_renames[old_id]:
             spans.append(fm.set_key(read.text, note.fm_block, "id", self.id_renames[old_id]))
@@ -354,6 +418,16 @@ class Sidecar:
         edit = Edit(path, sha256_bytes(read.raw_bytes), raw2.encode("utf-8"), "; ".join(reasons))
         return PlannedEdit(edit, new_text, read.text_hash, reasons, read.raw_bytes)
 
+    def _plan_one(self, path: str) -> PlannedEdit | None:
+        """`plan_machine_edit`, but one note that cannot be planned (unreadable, vanished) is
+        reported and skipped, never the end of the whole batch."""
+        try:
+            return self.plan_machine_edit(path)
+        except Exception as exc:  # noqa: BLE001 - one note must not drop the others
+            log.warning("cannot plan a fix for %s: %s", path, exc)
+            self.last_error = f"{path} not fixed: {exc}"
+            return None
+
     def record_write(self, paths: list[str], run: str | None) -> None:
         """Count a write (automatic, by the plugin, or by a method) for `status`."""
         if paths:
@@ -365,8 +439,14 @@ class Sidecar:
         for item in planned:
             if run.write(item.edit):
                 self.own_writes[item.edit.path] = sha256_bytes(item.edit.new_bytes)
+                self._rename_done(item.edit.path)
         written = run.written[written_before:]
         conflicts = run.conflicts[conflicts_before:]
+        for path, reason in run.failed.items():
+            if self.write_failures.get(path) != reason:
+                log.warning("not written: %s: %s", path, reason)
+                self.last_error = f"{path} not written: {reason}"
+            self.write_failures[path] = reason
         if written:
             self.vault.refresh(set(written), store=False)
             self.record_write(written, run.id)
@@ -374,17 +454,37 @@ class Sidecar:
             self.vault.refresh(set(conflicts), store=False)
         return written
 
+    def live_editors(self) -> list[EditorState]:
+        """The editor states of connections still open (a closed one's state goes with it)."""
+        for key, state in list(self.editors.items()):
+            if state.connection is not None and getattr(state.connection, "closed", False):
+                del self.editors[key]
+        return list(self.editors.values())
+
+    @property
+    def editor(self) -> EditorState:
+        """Every live connection's editor state together: files open anywhere, the note typed
+        in most recently. (For reading; `set_editor` changes one connection's own state.)"""
+        editors = self.live_editors()
+        latest = max(editors, key=lambda e: e.last_keystroke or 0.0, default=EditorState())
+        return EditorState(latest.active, set().union(*(e.open for e in editors)), latest.last_keystroke, latest.connection)
+
+    def editor_with(self, path: str) -> EditorState | None:
+        """The live editor that has `path` open (the one to ask to apply an edit to it)."""
+        return next((e for e in self.live_editors() if path in e.open and e.connection is not None), None)
+
     def _ready(self, now: float) -> tuple[list[str], float | None]:
         """Paths whose automatic fix may run now, and when to look again."""
         quiet = self.settings.quiet_seconds
-        typing_recently = (
-            self.editor.last_keystroke is not None and time.time() - self.editor.last_keystroke < quiet
-        )
+        typing: dict[str, float] = {}  # path -> last keystroke in it, on any connection
+        for state in self.live_editors():
+            if state.active and state.last_keystroke is not None and time.time() - state.last_keystroke < quiet:
+                typing[state.active] = max(typing.get(state.active, 0.0), state.last_keystroke)
         ready, next_at = [], None
         for path, at in list(self.due.items()):
             at = max(at, self.changed_at.get(path, 0) + quiet)
-            if path == self.editor.active and typing_recently:
-                at = max(at, now + quiet - (time.time() - (self.editor.last_keystroke or 0)))
+            if path in typing:
+                at = max(at, now + quiet - (time.time() - typing[path]))
             if at <= now:
                 ready.append(path)
             else:
@@ -430,6 +530,12 @@ class Sidecar:
         for path in paths:
             self.due.pop(path, None)
         run = Run(self.root, "sidecar")  # one journaled unit for the whole batch, for undo
+        try:
+            await self._fix_batch(paths, run)
+        finally:
+            run.close()  # an undo waiting for this batch may go now
+
+    async def _fix_batch(self, paths: list[str], run: Run) -> None:
         via_plugin: list[PlannedEdit] = []
         for i in range(0, len(paths), self.FIX_CHUNK):
             chunk = paths[i : i + self.FIX_CHUNK]
@@ -437,7 +543,7 @@ class Sidecar:
                 # Taken off `due`, so say so in `status` while a large batch is planned and written.
                 was_busy, self.busy = self.busy, self.busy or "fix"
                 try:
-                    planned = await asyncio.to_thread(lambda: [p for p in map(self.plan_machine_edit, chunk) if p])
+                    planned = await asyncio.to_thread(lambda: [p for p in map(self._plan_one, chunk) if p])
                     direct = [p for p in planned if p.edit.path not in self.editor.open]
                     via_plugin += [p for p in planned if p.edit.path in self.editor.open]
                     written = await asyncio.to_thread(self._write, direct, run) if direct else []
@@ -466,10 +572,11 @@ class Sidecar:
         if it cannot, try again later."""
         path = item.edit.path
         ok = False
-        if self.request_edit is not None and self.editor.connection is not None:
+        holder = self.editor_with(path)
+        if self.request_edit is not None and holder is not None:
             try:
                 answer = await self.request_edit(
-                    self.editor.connection,
+                    holder.connection,
                     {"path": path, "old_hash": item.old_text_hash, "new_text": item.new_text},
                 )
                 ok = bool(isinstance(answer, dict) and answer.get("applied"))
@@ -478,6 +585,7 @@ class Sidecar:
         if ok:
             after = item.new_text.encode("utf-8")  # what the plugin writes: the normalised text
             self.own_writes[path] = sha256_bytes(after)
+            self._rename_done(path)
             await asyncio.to_thread(run.record_applied, path, item.old_bytes, after, item.edit.reason)
             self.record_write([path], run.id)
             self.notify("wrote", {"paths": [path], "reason": "applied by the plugin in the open editor"})
@@ -486,9 +594,12 @@ class Sidecar:
             self._wake.set()
 
     def set_editor(self, active: str | None, open_paths: list[str], last_keystroke_ms: float | None, connection: Any) -> None:
-        closed = self.editor.open - set(open_paths)
-        self.editor = EditorState(active, set(open_paths), (last_keystroke_ms / 1000.0) if last_keystroke_ms else None, connection)
-        if closed:
+        """Set the editor state of `connection` (only its own: another client's stays)."""
+        key = id(connection)
+        before = self.editors.get(key, EditorState()).open
+        self.editors[key] = EditorState(active, set(open_paths),
+                                        (last_keystroke_ms / 1000.0) if last_keystroke_ms else None, connection)
+        if before - set(open_paths):
             self._wake.set()
 
     # --- status -------------------------------------------------------------------------
