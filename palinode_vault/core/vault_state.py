@@ -136,7 +136,7 @@ class VaultState:
 
     def resolve_link(self, link: Link, source: str) -> str | None:
         """The file a link points at, Obsidian's way (None when unresolved)."""
-        return self.resolver.resolve(link.target, source, markdown_link=link.kind in ("md", "md_embed"))
+        return self.resolver.resolve(link.target, source)
 
     def entity_path(self, ref: str) -> str | None:
         """The file of a canonical entity ref, if it exists."""
