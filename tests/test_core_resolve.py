@@ -176,3 +176,14 @@ def test_resolution_in_a_vault(make_vault, load_vault):
     ]
     assert state.resolved["projects/q.md"] == ["img/pic.png", None, "projects/p.md"]
     assert dict(state.incoming["people/alice-smith.md"]) == {"projects/p.md": 3}
+
+
+def test_a_decomposed_file_arriving_later_rebinds_a_composed_link():
+    from palinode_vault.core.note import parse_note
+    from palinode_vault.core.vault_state import VaultState
+
+    note = parse_note("a.md", "See [[caf\u00e9]].\n")
+    state = VaultState.build(["a.md"], {"a.md": note})
+    assert state.resolved["a.md"] == [None]
+    assert state.add_file("notes/cafe\u0301.md") == {"a.md"}  # macOS spells the name decomposed
+    assert state.resolved["a.md"] == ["notes/cafe\u0301.md"]

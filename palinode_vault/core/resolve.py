@@ -56,7 +56,7 @@ def _folder(path: str) -> str:
     return path.rsplit("/", 1)[0] if "/" in path else ""
 
 
-def _key(path: str) -> str:
+def path_key(path: str) -> str:
     """How paths are compared: NFC, lower-case."""
     if not path.isascii():
         path = unicodedata.normalize("NFC", path)
@@ -73,31 +73,31 @@ class Resolver:
             self.add(path)
 
     def add(self, path: str) -> None:
-        lower = _key(path)
+        lower = path_key(path)
         if lower in self._by_lower:
             return
         self._by_lower[lower] = path
         self._by_name[lower.rsplit("/", 1)[-1]].append(path)
 
     def remove(self, path: str) -> None:
-        lower = _key(path)
+        lower = path_key(path)
         if self._by_lower.pop(lower, None) is None:
             return
         name = lower.rsplit("/", 1)[-1]
         bucket = self._by_name.get(name, [])
-        self._by_name[name] = [p for p in bucket if _key(p) != lower]
+        self._by_name[name] = [p for p in bucket if path_key(p) != lower]
         if not self._by_name[name]:
             del self._by_name[name]
 
     def __contains__(self, path: str) -> bool:
-        return _key(path) in self._by_lower
+        return path_key(path) in self._by_lower
 
     def files(self) -> list[str]:
         return list(self._by_lower.values())
 
     def exact(self, path: str) -> str | None:
         """The stored spelling of a vault path, matched case-insensitively."""
-        return self._by_lower.get(_key(path))
+        return self._by_lower.get(path_key(path))
 
     def resolve(self, linkpath: str, source: str) -> str | None:
         """The file a link path points at from note `source`, or None when unresolved."""
@@ -113,14 +113,14 @@ class Resolver:
         found = self._exact_or_md(linkpath)
         if found:
             return found
-        lower = _key(linkpath)
+        lower = path_key(linkpath)
         name = lower.rsplit("/", 1)[-1]
-        matches = [p for p in self._by_name.get(name, ()) if _key(p).endswith(lower)]
-        matches += [p for p in self._by_name.get(name + ".md", ()) if _key(p).endswith(lower + ".md")]
+        matches = [p for p in self._by_name.get(name, ()) if path_key(p).endswith(lower)]
+        matches += [p for p in self._by_name.get(name + ".md", ()) if path_key(p).endswith(lower + ".md")]
         if len(matches) <= 1:
             return matches[0] if matches else None
         folder = _folder(source)
-        return min(matches, key=lambda p: (not p.startswith(folder), len(p), _key(p), p))
+        return min(matches, key=lambda p: (not p.startswith(folder), len(p), path_key(p), p))
 
     def link_path(self, target: str, source: str) -> str:
         """The shortest link path that resolves to `target` from note `source`.
@@ -137,5 +137,5 @@ class Resolver:
         return bare
 
     def _exact_or_md(self, path: str) -> str | None:
-        lower = _key(path)
+        lower = path_key(path)
         return self._by_lower.get(lower) or self._by_lower.get(lower + ".md")
