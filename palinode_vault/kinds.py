@@ -12,7 +12,7 @@ from dataclasses import dataclass
 class Kind:
     name: str  # canonical kind in entity refs: person, project, ...
     folder: str  # vault folder that holds its files
-    memory: bool  # True: memory tier (needs id/category/type); False: structural
+    memory: bool  # True: memory tier (needs id and category); False: structural
     schema: str | None  # pydantic model name in core.schemas, if any
     dated_files: bool = False  # research files are named {date}-{slug}.md
 
@@ -40,7 +40,8 @@ STRUCTURAL_FOLDERS: frozenset[str] = frozenset(["daily", "archive", "logs", "pro
 # Dot-folders that are never part of the vault's notes.
 IGNORED_DIRS: frozenset[str] = frozenset([".palinode", ".obsidian", ".trash", ".git"])
 
-REQUIRED_MEMORY_KEYS: tuple[str, ...] = ("id", "category", "type")
+# `type:` is optional: `category` decides the schema (Palinode's own files carry no type)
+REQUIRED_MEMORY_KEYS: tuple[str, ...] = ("id", "category")
 
 
 def top_folder(path: str) -> str:

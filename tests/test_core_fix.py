@@ -375,3 +375,54 @@ def test_fix_is_idempotent_and_keeps_bytes_outside_spans(files):
         again = Vault(Settings(vault=root, workers=1))
         again.load()
         assert fix(again).written == []
+
+
+# --- every link fix writes lands, by Obsidian's rules, on the file it means (issue 18) ---------
+
+APOLLO = {
+    "people/alice-smith.md": front("person", "alice-smith", extra="aliases: [Al]") + "# Alice Smith\n",
+    # a note of the same name inside the linking note's folder: Obsidian opens it for [[alice-smith]]
+    "projects/apollo/alice-smith.md": "Meeting notes.\n",
+}
+
+
+def _targets(vault, path: str) -> list[tuple[str, str | None]]:
+    note = vault.state.notes[path]
+    return [(link.target, t) for link, t in zip(note.links, vault.state.resolved[path])]
+
+
+def test_footer_link_lands_on_the_entity_not_a_nearer_namesake(make_vault, load_vault):
+    files = {**APOLLO, "projects/apollo.md": front("project", "apollo", entities="[person/alice-smith]") + "# Apollo\n"}
+    root, vault = _vault(make_vault, load_vault, files)
+    fix(vault)
+    assert _read(root, "projects/apollo.md").endswith(footer("people/alice-smith"))
+    assert _targets(load_vault(root), "projects/apollo.md") == [("people/alice-smith", "people/alice-smith.md")]
+    assert fix(load_vault(root)).written == []
+
+
+def test_label_rewrite_lands_on_the_label_target(make_vault, load_vault):
+    files = {**APOLLO, "projects/apollo.md": front("project", "apollo", entities="[person/alice-smith]") + "Ask [[Al]].\n"}
+    root, vault = _vault(make_vault, load_vault, files)
+    fix(vault)
+    assert "Ask [[people/alice-smith|Al]].\n" in _read(root, "projects/apollo.md")
+    assert _targets(load_vault(root), "projects/apollo.md") == [("people/alice-smith", "people/alice-smith.md")]
+
+
+def test_repair_writes_a_link_that_lands_on_the_chosen_file(make_vault, load_vault):
+    from palinode_vault.maintenance import repair_links
+
+    files = {**APOLLO, "projects/apollo.md": front("project", "apollo", entities="[person/alice-smith]") + "Ask [[alise-smith]].\n"}
+    root, vault = _vault(make_vault, load_vault, files)
+    assert repair_links(vault, "alise-smith", "people/alice-smith.md")["written"] == ["projects/apollo.md"]
+    assert "Ask [[people/alice-smith]].\n" in _read(root, "projects/apollo.md")
+    assert _targets(load_vault(root), "projects/apollo.md") == [("people/alice-smith", "people/alice-smith.md")]
+
+
+def test_relative_wikilinks_and_embeds_resolve_and_are_left_alone(make_vault, load_vault, digest):
+    text = front("insight", "i", entities="[person/alice-smith]") + "Ask [[../people/alice-smith|Alice]] ![[../img/p.png]].\n"
+    root, vault = _vault(make_vault, load_vault, {"insights/i.md": text, "img/p.png": b"\x89PNG"})
+    assert _targets(vault, "insights/i.md") == [("../people/alice-smith", "people/alice-smith.md"), ("../img/p.png", "img/p.png")]
+    findings = [f for f in lint(vault).findings if f.path == "insights/i.md"]
+    assert not [f for f in findings if f.check in ("broken_link", "unresolvable_label", "wiki_drift")]
+    fix(vault)
+    assert "Ask [[../people/alice-smith|Alice]] ![[../img/p.png]].\n" in _read(root, "insights/i.md")

@@ -126,13 +126,15 @@ def test_structural_files_never_get_wiki_drift_or_schema(make_vault, load_vault)
 @pytest.mark.parametrize(
     "note, message",
     [
-        (("people/x.md", "---\nid: person-x\ncategory: person\n---\n[[checkout]]\n"), "missing required key(s) type"),
-        (("people/x.md", "---\nid: person-x\ncategory: person\ntype: Decision\nname: X\n---\n[[checkout]]\n"), "files in people/ are PersonMemory"),
+        # category decides the schema; `type:` is optional (tests/test_core_palinode.py)
+        (("people/x.md", "---\nid: person-x\nname: X\n---\n[[checkout]]\n"), "missing required key(s) category"),
+        (("people/x.md", "---\nid: person-x\ncategory: decision\ntype: Decision\nname: X\n---\n[[checkout]]\n"), "files in people/ are person"),
+        (("people/x.md", "---\nid: person-x\ncategory: person\n---\n[[checkout]]\n"), "missing required key 'name'"),
         (("people/x.md", "---\nid: person-x\ncategory: person\ntype: PersonMemory\n---\n[[checkout]]\n"), "missing required key 'name'"),
         (mem("decision", "d", "[[checkout]]\n", entities=["project/checkout"], extra="confidence: 2.0"), "confidence"),
         (mem("project", "p", "[[checkout]]\n", entities=["project/checkout"], extra="status: done"), "status"),
         (mem("insight", "i", "[[checkout]]\n", entities=["project/checkout"], updated="yesterday"), "not a date"),
-        (("inbox/x.md", "---\nid: x\ncategory: idea\ntype: Idea\n---\n[[checkout]]\n"), "type 'Idea' is not one of"),
+        (("inbox/x.md", "---\nid: x\ncategory: idea\ntype: Idea\n---\n[[checkout]]\n"), "category 'idea' is not one of"),
     ],
 )
 def test_schema(make_vault, load_vault, note, message):

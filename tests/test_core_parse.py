@@ -161,6 +161,31 @@ def test_offsets_are_into_normalised_text_of_a_crlf_bom_file():
     assert [(link.line, link.column) for link in note.links] == [(4, 5), (5, 12)]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Text[^1].\n\n[^1]: Source\n",  # a one-word footnote was a link to 'Source'
+        "Text[^note].\n\n[^note]: meaningful!\n",
+        "- item[^1]\n\n  [^1]: Source\n",
+        "Text [here][^1].\n\n[^1]: Source\n",
+    ],
+)
+def test_footnotes_are_not_links(text):
+    note = parse_note("n.md", text)
+    assert note.links == []
+    assert scan_body(text).links == []
+
+
+def test_links_inside_a_footnote_still_count():
+    note = parse_note("n.md", "Text[^1].\n\n[^1]: See [[Other]] and [t](x.md).\n")
+    assert [(l.kind, l.target) for l in note.links] == [("wiki", "Other"), ("md", "x.md")]
+
+
+def test_a_link_reference_definition_still_works():
+    note = parse_note("n.md", "See [it][ref].\n\n[ref]: Other.md\n")
+    assert [(l.kind, l.target) for l in note.links] == [("md", "Other.md")]
+
+
 def test_split_inner():
     assert split_inner("T#H|shown") == ("T", "H", "shown")
     assert split_inner("T\\|shown") == ("T", "", "shown")
@@ -185,6 +210,8 @@ _WORDS = [
     "`code`", "`[[InCode]]`", "``a ` [[b]]``", "`", "``", "[t](Note.md)", "![i](p.png)", "[t](a b)",
     "[t](<x>)", "[t](x.md \"title\")", "[[x]](y)", "[a](b)(c)", "](", "[t]()", "![[x]](y.md)",
     "<!-- c -->", "<!-- [[c]] -->", "<b>", "&lt;",
+    # footnotes: never links, never link reference definitions
+    "[^1]", "[^note]", "[^1]:", "[^n]: [[fn]]",
 ]
 _TARGETS = [
     "T", "Note one", "a/b", "x.png", "T#Head", "T#^blk", "#Head", "T|shown", "T#H|s", " sp ", "é",

@@ -48,14 +48,13 @@ def fixable(note: Note) -> str | None:
     if note.fm_error is not None:
         return f"frontmatter does not parse (line {note.fm_error.line}); fix it by hand first"
     if note.frontmatter is None or note.fm_block is None:
-        return "no frontmatter; add id, category and type first"
+        return "no frontmatter; add id and category first"
     return None
 
 
 def _link_text(state: VaultState, link: Link, target_file: str, source: str, table: bool) -> str:
-    stem = target_file.rsplit("/", 1)[-1][:-3]
-    # the bare name must resolve to this very file from here, else use the folder path
-    name = stem if state.resolver.resolve(stem, source) == target_file else target_file[:-3]
+    # the bare name when it resolves to this very file from here, else the shortest path that does
+    name = state.resolver.link_path(target_file, source)
     sub = f"#{link.subpath}" if link.subpath else ""
     shown = link.display if link.display is not None else link.target
     bar = "\\|" if table else "|"
@@ -149,9 +148,7 @@ def plan_link_repair(state: VaultState, note: Note, text: str, target: str, new_
             href = new_path.replace(" ", "%20") + (f"#{link.subpath}" if link.subpath else "")
             new = raw[: close + 2] + href + ")"
         else:
-            stem = new_path.rsplit("/", 1)[-1]
-            stem = stem[:-3] if stem.lower().endswith(".md") else stem
-            name = stem if state.resolver.resolve(stem, note.path) == new_path else new_path.removesuffix(".md")
+            name = state.resolver.link_path(new_path, note.path)
             sub = f"#{link.subpath}" if link.subpath else ""
             shown = f"|{link.display}" if link.display is not None else ""
             new = f"{'!' if link.kind == 'embed' else ''}[[{name}{sub}{shown}]]"

@@ -18,9 +18,9 @@ from palinode_vault.core.findings import ERROR, Finding
 from palinode_vault.core.note import Link, Note
 from palinode_vault.core.program import ProgramSettings
 from palinode_vault.core.resolve import anchor_exists
-from palinode_vault.core.schemas import SCHEMAS, validate_memory
+from palinode_vault.core.schemas import schema_of_category, validate_memory
 from palinode_vault.core.vault_state import VaultState, entity_entries
-from palinode_vault.kinds import BY_NAME, INBOX_FOLDER, REQUIRED_MEMORY_KEYS, is_memory_path, kind_of_path, top_folder
+from palinode_vault.kinds import BY_NAME, INBOX_FOLDER, KINDS, REQUIRED_MEMORY_KEYS, is_memory_path, kind_of_path, top_folder
 
 
 @dataclass(frozen=True)
@@ -147,7 +147,8 @@ def wiki_plan(state: VaultState, path: str) -> WikiPlan:
         if not canonical_ref(ref):
             continue
         file = state.entity_path(ref)
-        footer_links.append(file.rsplit("/", 1)[-1][:-3] if file else split_ref(ref)[1])
+        # a footer link must land on the entity's file from this note (Obsidian's rules)
+        footer_links.append(state.resolver.link_path(file, path) if file else split_ref(ref)[1])
     return WikiPlan(written, fixed_list, missing, uncanonical, mismatched, uncovered_after, footer_links)
 
 
@@ -187,7 +188,7 @@ def lint_note(state: VaultState, path: str, ctx: LintContext, analysis: Analysis
         err = note.fm_error
         out.append(Finding("invalid_frontmatter", path, err.line, f"{err.message}; fix the YAML by hand (palinode-vault never rewrites this file until it parses)", column=err.column))
     elif memory and note.frontmatter is None:
-        out.append(Finding("missing_frontmatter", path, 1, "memory file has no frontmatter; add id, category and type (see PROGRAM.md schemas)"))
+        out.append(Finding("missing_frontmatter", path, 1, "memory file has no frontmatter; add id and category (see PROGRAM.md schemas)"))
     elif memory:
         out.extend(_schema_findings(note, analysis))
         out.extend(_wiki_findings(state, note))
@@ -209,18 +210,25 @@ def _schema_findings(note: Note, analysis: Analysis) -> list[Finding]:
     out = []
     missing = [k for k in REQUIRED_MEMORY_KEYS if k not in data]
     if missing:
-        out.append(Finding("schema", path, 1, f"missing required key(s) {', '.join(missing)}; every memory file carries id, category and type"))
+        out.append(Finding("schema", path, 1, f"missing required key(s) {', '.join(missing)}; every memory file carries id and category"))
         return out
     kind = kind_of_path(path)
-    schema = data.get("type")
-    if top_folder(path) == INBOX_FOLDER:
-        if schema not in SCHEMAS:
-            out.append(Finding("schema", path, _key_line(note, "type"), f"type '{schema}' is not one of {', '.join(SCHEMAS)}"))
-            return out
-    elif kind is not None and kind.schema != schema:
-        out.append(Finding("schema", path, _key_line(note, "type"), f"type is '{schema}' but files in {kind.folder}/ are {kind.schema}"))
+    category = data.get("category")
+    schema = schema_of_category(category)
+    if schema is None:
+        names = ", ".join(k.name for k in KINDS if k.schema)
+        out.append(Finding("schema", path, _key_line(note, "category"), f"category '{category}' is not one of {names}"))
         return out
-    for problem in validate_memory(data, str(schema)):
+    if top_folder(path) != INBOX_FOLDER and kind is not None and kind.name != category:
+        out.append(Finding("schema", path, _key_line(note, "category"), f"category is '{category}' but files in {kind.folder}/ are {kind.name}"))
+        return out
+    # `type:` is optional (Palinode's files have none); where present it names the same schema
+    written_type = data.get("type")
+    if written_type is not None and written_type != schema:
+        out.append(Finding("schema", path, _key_line(note, "type"),
+                           f"type is '{written_type}' but category '{category}' means {schema}; category decides (fix or drop type)",
+                           severity="warning"))
+    for problem in validate_memory(data, schema):
         out.append(Finding("schema", path, _key_line(note, problem.split("'")[1] if "'" in problem else "id"), f"{schema}: {problem}"))
     want_id = expected_id(path)
     if want_id and data.get("id") != want_id and top_folder(path) != INBOX_FOLDER:

@@ -78,9 +78,24 @@ def _with_position(rule, token_type: str):
     return positioned
 
 
+def _not_a_footnote(reference_rule):
+    """Obsidian reads `[^label]: text` as a footnote, never as a link reference definition
+    (CommonMark would make `[^1]` a link to `text`); such a line stays a paragraph."""
+
+    def reference(state, start_line: int, end_line: int, silent: bool) -> bool:
+        pos = state.bMarks[start_line] + state.tShift[start_line]
+        if state.src.startswith("[^", pos):
+            return False
+        return reference_rule(state, start_line, end_line, silent)
+
+    return reference
+
+
 def build_parser() -> MarkdownIt:
     """CommonMark + tables + strikethrough, with wikilinks and positioned links/code spans."""
     md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+    block_rules = {r.name: r.fn for r in md.block.ruler.__rules__}
+    md.block.ruler.at("reference", _not_a_footnote(block_rules["reference"]))
     rules = {r.name: r.fn for r in md.inline.ruler.__rules__}
     md.inline.ruler.at("backticks", _with_position(rules["backticks"], "code_inline"))
     md.inline.ruler.at("link", _with_position(rules["link"], "link_open"))

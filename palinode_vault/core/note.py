@@ -144,10 +144,15 @@ def find_footer(text: str, body_start: int) -> Footer | None:
         search = idx + len(FOOTER_START)
     idx = text.find(LEGACY_FOOTER_MARKER, body_start)
     if idx != -1 and (idx == 0 or text[idx - 1] == "\n"):
-        # The legacy footer runs from the marker through the `## See also` list that follows.
+        # The legacy footer runs from the marker through the `## See also` list that follows;
+        # Palinode itself writes the heading first, then the marker, then the list: the
+        # heading belongs to the footer then (else a migration leaves two `## See also`).
+        heading = _see_also_before(text, idx, body_start)
         pos = text.find("\n", idx)
         pos = len(text) if pos == -1 else pos + 1
-        seen_heading = False
+        seen_heading = heading is not None
+        if heading is not None:
+            idx = heading
         while pos < len(text):
             nl = text.find("\n", pos)
             line_end = len(text) if nl == -1 else nl + 1
@@ -160,6 +165,22 @@ def find_footer(text: str, body_start: int) -> Footer | None:
                 break
             pos = line_end
         return Footer(idx, pos, True, text[idx:pos], text.count("\n", 0, idx) + 1)
+    return None
+
+
+_SEE_ALSO = re.compile(r"#{1,6}[ \t]+see also[ \t#]*", re.IGNORECASE)
+
+
+def _see_also_before(text: str, marker: int, body_start: int) -> int | None:
+    """The offset of a `## See also` heading right above the marker (blank lines between)."""
+    end = marker
+    while end > body_start:
+        start = text.rfind("\n", body_start, end - 1) + 1
+        start = max(start, body_start)
+        line = text[start : end - 1] if text[end - 1] == "\n" else text[start:end]
+        if line.strip():
+            return start if _SEE_ALSO.fullmatch(line.strip()) else None
+        end = start
     return None
 
 

@@ -1,19 +1,29 @@
 """Link resolution the way Obsidian does it, over an in-memory list of vault files.
 
-Obsidian matches case-insensitively. A link path that names a file exactly (vault path, with or
-without `.md`) wins; otherwise every file whose path ends with the link path is a candidate, and
-the one in the linking note's folder wins, then the shortest path. A link path without an
-extension means a markdown note; other files need their extension. Aliases are not targets.
-Markdown links may also be relative to the linking note (`../people/x.md`).
+Obsidian's `getFirstLinkpathDest` (docs/ARCHITECTURE.md "Links the Obsidian way"), for every
+link kind alike (wikilinks, embeds, markdown links, property links):
+
+- an empty path is the linking note itself;
+- `./x` and `../x` resolve against the linking note's folder, then need an exact vault path;
+- a leading `/` is stripped and the rest needs an exact vault path (no suffix fallback);
+- otherwise an exact vault path wins, then the files with the link's file name whose path ends
+  with the link path (a plain string suffix, no `/` boundary): first those whose path starts
+  with the linking note's folder (so its subfolders count), then all others; within a group the
+  shortest path in characters.
+
+Matching is case-insensitive and on NFC-normalised paths (macOS stores names decomposed). A link
+path without an extension means a markdown note; other files need their extension. Aliases and
+titles are not targets.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
+import unicodedata
 from collections import defaultdict
 
-# Obsidian compares heading anchors after turning this punctuation into spaces.
+# Obsidian's stripHeading: this punctuation becomes spaces, whitespace collapses, case is ignored.
 _HEADING_PUNCT = re.compile(r"[!\"#$%&()*+,.:;<=>?@^`{|}~/\[\]\\]")
 
 
@@ -23,15 +33,34 @@ def heading_key(heading: str) -> str:
 
 
 def anchor_exists(subpath: str, headings: list[tuple[int, str, int]], block_ids: frozenset[str]) -> bool:
-    """Whether `#subpath` names a heading (the last of a `#A#B` chain) or a `^block` of a note."""
+    """Whether `#subpath` names a heading chain or a `^block` of a note.
+
+    In `#A#B` each heading must come after the one before it and be deeper (Obsidian's
+    resolveSubpath); `#^id` compares lower-cased.
+    """
     if subpath.startswith("^"):
         return subpath[1:].lower() in block_ids
-    wanted = heading_key(subpath.split("#")[-1])
-    return not wanted or any(heading_key(text) == wanted for _, text, _ in headings)
+    wanted = [k for k in (heading_key(part) for part in subpath.split("#")) if k]
+    at, level = 0, 0
+    for key in wanted:
+        while at < len(headings) and not (headings[at][0] > level and heading_key(headings[at][1]) == key):
+            at += 1
+        if at == len(headings):
+            return False
+        level = headings[at][0]
+        at += 1
+    return True
 
 
 def _folder(path: str) -> str:
     return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def path_key(path: str) -> str:
+    """How paths are compared: NFC, lower-case."""
+    if not path.isascii():
+        path = unicodedata.normalize("NFC", path)
+    return path.lower()
 
 
 class Resolver:
@@ -44,68 +73,69 @@ class Resolver:
             self.add(path)
 
     def add(self, path: str) -> None:
-        lower = path.lower()
+        lower = path_key(path)
         if lower in self._by_lower:
             return
         self._by_lower[lower] = path
         self._by_name[lower.rsplit("/", 1)[-1]].append(path)
 
     def remove(self, path: str) -> None:
-        lower = path.lower()
+        lower = path_key(path)
         if self._by_lower.pop(lower, None) is None:
             return
         name = lower.rsplit("/", 1)[-1]
         bucket = self._by_name.get(name, [])
-        self._by_name[name] = [p for p in bucket if p.lower() != lower]
+        self._by_name[name] = [p for p in bucket if path_key(p) != lower]
         if not self._by_name[name]:
             del self._by_name[name]
 
     def __contains__(self, path: str) -> bool:
-        return path.lower() in self._by_lower
+        return path_key(path) in self._by_lower
 
     def files(self) -> list[str]:
         return list(self._by_lower.values())
 
     def exact(self, path: str) -> str | None:
         """The stored spelling of a vault path, matched case-insensitively."""
-        return self._by_lower.get(path.lower())
+        return self._by_lower.get(path_key(path))
 
-    def resolve(self, linkpath: str, source: str, *, markdown_link: bool = False) -> str | None:
+    def resolve(self, linkpath: str, source: str) -> str | None:
         """The file a link path points at from note `source`, or None when unresolved."""
         linkpath = linkpath.strip()
         if not linkpath:
             return source  # [[#Heading]] points into the same note
-        if markdown_link and (linkpath.startswith("./") or linkpath.startswith("../")):
+        if linkpath.startswith(("./", "../")):
             rel = posixpath.normpath(posixpath.join(_folder(source), linkpath))
-            if not rel.startswith(".."):
-                found = self._exact_or_md(rel)
-                if found:
-                    return found
-        linkpath = linkpath.lstrip("/")
-        if not linkpath:
-            return None
+            return None if rel == ".." or rel.startswith("../") else self._exact_or_md(rel)
+        if linkpath.startswith("/"):
+            rooted = linkpath.lstrip("/")
+            return self._exact_or_md(rooted) if rooted else None
         found = self._exact_or_md(linkpath)
         if found:
             return found
-        lower = linkpath.lower()
+        lower = path_key(linkpath)
         name = lower.rsplit("/", 1)[-1]
-        candidates = [(p, lower) for p in self._by_name.get(name, ())]
-        candidates += [(p, lower + ".md") for p in self._by_name.get(name + ".md", ())]
-        matches = []
-        for path, wanted in candidates:
-            pl = path.lower()
-            if pl == wanted or pl.endswith("/" + wanted):
-                matches.append(path)
-        if not matches:
-            return None
-        if len(matches) == 1:
-            return matches[0]
-        folder = _folder(source).lower()
-        return min(
-            matches,
-            key=lambda p: (_folder(p).lower() != folder, p.count("/"), len(p), p.lower()),
-        )
+        matches = [p for p in self._by_name.get(name, ()) if path_key(p).endswith(lower)]
+        matches += [p for p in self._by_name.get(name + ".md", ()) if path_key(p).endswith(lower + ".md")]
+        if len(matches) <= 1:
+            return matches[0] if matches else None
+        folder = _folder(source)
+        return min(matches, key=lambda p: (not p.startswith(folder), len(p), path_key(p), p))
+
+    def link_path(self, target: str, source: str) -> str:
+        """The shortest link path that resolves to `target` from note `source`.
+
+        The file name alone when it lands there, else the shortest tail of the path that does
+        (`people/alice-smith`), else the whole vault path. Notes lose their `.md`.
+        """
+        bare = target[:-3] if target.lower().endswith(".md") else target
+        parts = bare.split("/")
+        for i in range(len(parts) - 1, -1, -1):
+            candidate = "/".join(parts[i:])
+            if self.resolve(candidate, source) == target:
+                return candidate
+        return bare
 
     def _exact_or_md(self, path: str) -> str | None:
-        lower = path.lower()
+        lower = path_key(path)
         return self._by_lower.get(lower) or self._by_lower.get(lower + ".md")

@@ -1,6 +1,8 @@
 """The five memory schemas of PROGRAM.md as pydantic models.
 
-They validate what a memory file must carry; extra keys are the person's business and allowed.
+`category` says which schema a file follows; `type:` (the schema's name) is optional and, where
+present, only has to agree. They validate what a memory file must carry; extra keys (the
+person's, or Palinode's `summary`, `canonical_question`, provenance...) are allowed and kept.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ class Memory(BaseModel):
 
     id: str = Field(min_length=1)
     category: str
-    type: str
+    type: Any = None  # optional: category decides the schema (lint warns on disagreement)
     entities: list[str] = Field(default_factory=list)
     last_updated: DateLike | None = None
     core: bool = False
@@ -54,7 +56,6 @@ class Memory(BaseModel):
 
 class PersonMemory(Memory):
     category: Literal["person"]
-    type: Literal["PersonMemory"]
     name: str = Field(min_length=1)
     aliases: list[str] = Field(default_factory=list)
     role: str | None = None
@@ -68,7 +69,6 @@ class PersonMemory(Memory):
 
 class ProjectSnapshot(Memory):
     category: Literal["project"]
-    type: Literal["ProjectSnapshot"]
     name: str = Field(min_length=1)
     # "review": an inbox item waiting for the person (PROGRAM.md "Confidence")
     status: Literal["active", "paused", "completed", "archived", "review"] = "active"
@@ -76,7 +76,6 @@ class ProjectSnapshot(Memory):
 
 class Decision(Memory):
     category: Literal["decision"]
-    type: Literal["Decision"]
     status: Literal["active", "archived", "review"] = "active"  # review: inbox items only
     supersedes: list[str] = Field(default_factory=list)
     superseded_by: str | None = ""
@@ -86,14 +85,12 @@ class Decision(Memory):
 
 class Insight(Memory):
     category: Literal["insight"]
-    type: Literal["Insight"]
     recurrence_count: int = Field(default=1, ge=1)
     evidence_refs: list[str] = Field(default_factory=list)
 
 
 class ResearchRef(Memory):
     category: Literal["research"]
-    type: Literal["ResearchRef"]
     source_url: str | None = None
     source_file: str | None = None
     date: DateLike | None = None
@@ -103,6 +100,14 @@ class ResearchRef(Memory):
 SCHEMAS: dict[str, type[Memory]] = {
     m.__name__: m for m in (PersonMemory, ProjectSnapshot, Decision, Insight, ResearchRef)
 }
+
+
+def schema_of_category(category: object) -> str | None:
+    """The schema a memory file follows, by its `category` ('person' -> 'PersonMemory')."""
+    from palinode_vault.kinds import BY_NAME
+
+    kind = BY_NAME.get(category) if isinstance(category, str) else None
+    return kind.schema if kind is not None else None
 
 
 def validate_memory(data: dict[str, Any], schema_name: str) -> list[str]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from palinode_vault.core.entities import canonical_ref, ref_of_path, slug_of_path, slugify
 from palinode_vault.core.note import Link, Note
-from palinode_vault.core.resolve import Resolver
+from palinode_vault.core.resolve import Resolver, path_key
 from palinode_vault.kinds import is_memory_path
 
 
@@ -27,7 +27,7 @@ def _link_keys(link: Link) -> tuple[str, str]:
 
     (A label link such as [[Alice Smith]] can come to mean alice-smith.md by slug.)
     """
-    name = link.target.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    name = path_key(link.target.replace("\\", "/").rsplit("/", 1)[-1])
     name = name[:-3] if name.endswith(".md") else name
     return name, "slug:" + slugify(name)
 
@@ -136,7 +136,7 @@ class VaultState:
 
     def resolve_link(self, link: Link, source: str) -> str | None:
         """The file a link points at, Obsidian's way (None when unresolved)."""
-        return self.resolver.resolve(link.target, source, markdown_link=link.kind in ("md", "md_embed"))
+        return self.resolver.resolve(link.target, source)
 
     def entity_path(self, ref: str) -> str | None:
         """The file of a canonical entity ref, if it exists."""
@@ -236,7 +236,7 @@ class VaultState:
 
     def _rebind(self, path: str) -> set[str]:
         """Re-resolve the notes whose links could point at `path` (its name came or went)."""
-        name = path.rsplit("/", 1)[-1].lower()
+        name = path_key(path.rsplit("/", 1)[-1])
         stem = name[:-3] if name.endswith(".md") else name
         sources: set[str] = set()
         for key in (name, stem, "slug:" + slugify(stem), "slug:" + slug_of_path(path)):

@@ -64,12 +64,15 @@ def check_resolver(data: bytes) -> None:
     target = parts[-1]
     resolver = Resolver(files)
     for source in (files[:1] or ["note.md"]):
-        for markdown_link in (False, True):
-            got = resolver.resolve(target, source, markdown_link=markdown_link)
-            # an empty path means the linking note itself ([[#Heading]])
-            assert got is None or got in resolver or got == source, (target, got)
-            if got is not None and got != source:
-                assert got.lower() in {f.lower() for f in files}
+        got = resolver.resolve(target, source)
+        # an empty path means the linking note itself ([[#Heading]])
+        assert got is None or got in resolver or got == source, (target, got)
+        if got is not None and got != source:
+            assert got.lower() in {f.lower() for f in files}
+        # every link we write lands on the file it means, from the note it is written in
+        for wanted in resolver.files()[:8]:
+            if wanted.strip() == wanted and not wanted.startswith(("./", "../")) and "/./" not in wanted and "/../" not in wanted:
+                assert resolver.resolve(resolver.link_path(wanted, source), source) == wanted, (wanted, source)
 
 
 def _raw_offset(raw: str, norm_offset: int) -> int:
