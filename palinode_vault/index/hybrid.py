@@ -244,7 +244,10 @@ def search(index: Index, query: str, *, limit: int = 10, mode: str | None = None
            category: str | None = None, status: str | None = None, folder: str | None = None,
            since: str | None = None, until: str | None = None, include_daily: bool = False,
            include_archived: bool = False) -> dict[str, Any]:
-    """`{"mode", "results": [{"path", "score", "title", "snippet"}], "note"?}`.
+    """`{"mode", "results": [{"path", "score", "title", "snippet"}], "vectors", "note"?}`.
+
+    `vectors` says how much of the vault vector search sees (`Index.coverage()`): search never
+    waits for embedding; notes without vectors yet are found by their keywords.
 
     `mode` None means hybrid when vectors work, else keyword. Asking for vector or hybrid
     without a usable model gives keyword results and a `note` saying why.
@@ -267,9 +270,10 @@ def search(index: Index, query: str, *, limit: int = 10, mode: str | None = None
                 note = f"keyword-only: {index.reason or 'the index has no vectors yet (palinode-vault reindex)'}"
             if vector is None:
                 wanted = "keyword"
-        pending = index.pending() if vector is not None else 0
-        if pending:
-            note = f"the index is still embedding ({pending} chunks to go); vector results are partial"
+        coverage = index.coverage()
+        if vector is not None and coverage["with_vectors"] < coverage["notes"]:
+            note = (f"vectors cover {coverage['with_vectors']} of {coverage['notes']} notes "
+                    f"({coverage['fraction']:.0%}); the rest is found by keywords until the index fills")
         rankings = []
         keyword: list[Hit] = []
         vec: list[Hit] = []
@@ -307,7 +311,7 @@ def search(index: Index, query: str, *, limit: int = 10, mode: str | None = None
                 snippet = _shorten(body or "")
             results.append({"path": path, "score": round(scores[path], 6),
                             "title": rows.get(path, {}).get("title", path), "snippet": snippet})
-    out: dict[str, Any] = {"mode": wanted, "results": results}
+    out: dict[str, Any] = {"mode": wanted, "results": results, "vectors": coverage}
     if note:
         out["note"] = note
     return out
