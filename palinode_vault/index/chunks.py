@@ -152,7 +152,9 @@ def sections(note: Note, text: str) -> list[tuple[str, tuple[str, ...], list[tup
             cuts.append((offset, heading, tuple(h for _, h in open_headings)))
     cuts.sort()
     blocks = [(a, b) for a, b, kw, _ in spans if kw is None]  # code blocks: never cut inside
+    # links and code blocks: a paragraph of these and headings alone has no words of its own
     link_spans = [(link.start, link.end) for link in note.links if link.kind != "property" and not link.in_footer]
+    link_spans += blocks
     out = []
     for i, (offset, heading, path) in enumerate(cuts):
         stop = cuts[i + 1][0] if i + 1 < len(cuts) else len(text)
@@ -176,8 +178,9 @@ def sections(note: Note, text: str) -> list[tuple[str, tuple[str, ...], list[tup
 
 
 def _links_only(text: str, start: int, stop: int, links: list[tuple[int, int]]) -> bool:
-    """True for a paragraph of links and nothing else (a list of `[[links]]`, a line of
-    embeds): a reader learns names from it, which keyword search and the link graph have."""
+    """True for a paragraph of links or code and nothing else besides headings (a list of
+    `[[links]]`, a line of embeds, a code block under its heading): a reader learns names from
+    it, which keyword search and the link graph have, and MiniLM reads code as noise."""
     inside = [(max(a, start), min(b, stop)) for a, b in links if a < stop and b > start]
     if not inside:
         return False
@@ -186,13 +189,8 @@ def _links_only(text: str, start: int, stop: int, links: list[tuple[int, int]]) 
         rest.append(text[pos:a])
         pos = max(pos, b)
     rest.append(text[pos:stop])
-    remainder = _HEADING_MARK.sub("", _LIST_MARK.sub("", "".join(rest)))
-    return not _WORD.search(remainder)
-
-
-def has_words(body: str) -> bool:
-    """True when an embedding body has at least one word (letters, not only code or marks)."""
-    return _WORD.search(body) is not None
+    lines = [line for line in "".join(rest).splitlines() if not _HEADING_LINE.match(line)]
+    return not _WORD.search(_LIST_MARK.sub("", "\n".join(lines)))
 
 
 def _split_words(text: str, limit: int) -> list[str]:
@@ -270,11 +268,13 @@ def chunk_note(note: Note, text: str, max_chars: int = MAX_CHARS, title: str | N
     chunks = []
     folder = note.path.rpartition("/")[0]
     title = note.title if title is None else title
+    headings = {h.strip() for _, h, _ in note.headings}
     for heading, path, kws, ems in groups:
         body = "\n\n".join(e for e in ems if e)
         embed = _embed_input(folder, title, path, body)
         kw = "\n\n".join(k for k in kws if k)
-        chunks.append(Chunk(len(chunks), heading, kw, embed, _sha(embed) if _meaningful(body, heading) else ""))
+        worded = any(_WORD.search(e) and not _only_headings(e, headings) for e in ems)
+        chunks.append(Chunk(len(chunks), heading, kw, embed, _sha(embed) if worded else ""))
     if not chunks:
         embed = _embed_input(folder, title, (), "")
         chunks.append(Chunk(0, "", "", embed, _sha(embed)))
@@ -285,10 +285,9 @@ def chunk_note(note: Note, text: str, max_chars: int = MAX_CHARS, title: str | N
     return chunks
 
 
-def _meaningful(body: str, heading: str) -> bool:
-    """A chunk worth a vector: words beyond its own heading line."""
-    first, _, rest = body.partition("\n")
-    return has_words(rest if heading and first.strip() == heading.strip() else body)
+def _only_headings(paragraph: str, headings: set[str]) -> bool:
+    """True for an embedding paragraph that is nothing but heading lines (an empty section)."""
+    return all(line.strip() in headings for line in paragraph.splitlines() if line.strip())
 
 
 def _sha(text: str) -> str:
