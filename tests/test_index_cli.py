@@ -169,3 +169,30 @@ def test_cli_search_starts_a_new_session_when_core_is_old(vault, monkeypatch):
     run("search", "--vault", str(vault), "offline sync", "--json", "--limit", "2")
     entries = access.read(vault)
     assert entries[-1]["event"] == "search" and entries[-1]["session"] != old
+
+
+def test_first_search_answers_by_keyword_without_embedding_the_vault(tmp_path):
+    """A vault never indexed: keyword search answers without loading or running the model,
+    hybrid answers after at most --embed-seconds, and both say how much has vectors."""
+    root = tmp_path / "vault"
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".palinode"))
+    data = run("search", "--vault", str(root), "Cochrane", "--json", "--mode", "keyword")
+    assert data["mode"] == "keyword" and data["results"][0]["path"].startswith("research/")
+    assert data["vectors"]["notes"] == 44 and data["vectors"]["with_vectors"] == 0
+    from palinode_vault.index import open_index
+
+    with open_index(root) as index:
+        assert index.counts()["vectors"] == 0 and index.counts()["chunks"] > 44
+    hybrid = run("search", "--vault", str(root), "why not firebase", "--json", "--embed-seconds", "0")
+    assert hybrid["results"] and hybrid["vectors"]["with_vectors"] == 0
+    assert hybrid["results"][0]["path"] == "decisions/postgres-over-firebase.md"
+
+
+def test_search_says_how_much_of_the_vault_has_vectors(vault):
+    data = run("search", "--vault", str(vault), "why not firebase", "--json")
+    assert data["vectors"] == {"notes": 44, "with_vectors": 44, "fraction": 1.0} and "note" not in data
+    (vault / "insights" / "kites.md").write_text("# Kites\n\nKite surfing on the Tagus estuary on Fridays.\n",
+                                                 encoding="utf-8")
+    data = run("search", "--vault", str(vault), "kite surfing", "--json", "--embed-seconds", "0")
+    assert data["vectors"]["notes"] == 45 and data["vectors"]["with_vectors"] == 44
+    assert "44 of 45 notes" in data["note"] and data["results"][0]["path"] == "insights/kites.md"

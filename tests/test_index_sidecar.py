@@ -101,6 +101,8 @@ def test_socket_methods_and_background_updates(tmp_path, indexed_template):
         assert status["index"]["driver"] in ("sqlite3", "apsw")
         assert status["index"]["model"].startswith("all-MiniLM-L6-v2")
         assert status["index"]["reason"] is None
+        assert status["index"]["coverage"] == {"notes": 44, "with_vectors": 44, "fraction": 1.0}
+        assert status["index"]["progress"] is None and status["index"]["threads"]["now"] >= 1
 
         found = (await client.call("search", {"query": "who tests releases on old android phones", "limit": 5}))["result"]
         assert found["mode"] == "hybrid"
@@ -143,6 +145,7 @@ def test_socket_methods_and_background_updates(tmp_path, indexed_template):
             raise AssertionError("the new note never reached the index")
         progress = [n["params"] for n in client.notifications if n["method"] == "progress"]
         assert any(p["phase"] in ("index", "embed") and p["done"] == p["total"] for p in progress)
+        assert all({"per_second", "seconds_left"} <= set(p) for p in progress)
 
         (root / "insights" / "kites.md").unlink()
         deadline = loop.time() + 30

@@ -410,3 +410,36 @@ def test_blas_runs_on_one_thread_unless_the_person_chose(tmp_path):
     chosen = subprocess.run([sys.executable, "-c", probe], env={**env, "OPENBLAS_NUM_THREADS": "2"},
                             capture_output=True, text=True, check=True)
     assert chosen.stdout.split() == ["2", "1"]
+
+
+def test_dedup_knows_a_note_passed_back_as_a_draft(vault, embedder):
+    """The note's own text, with or without its frontmatter and machine footer, is the note."""
+    import re
+
+    index = open_index(vault, embedder=embedder)
+    for path in ("insights/estimate-in-ranges.md", "people/dev-raman.md", "decisions/postgres-over-firebase.md"):
+        text = (vault / path).read_text(encoding="utf-8")
+        body = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.DOTALL)
+        body = re.sub(r"<!-- palinode:see-also -->.*?<!-- /palinode:see-also -->\n?", "", body, flags=re.DOTALL)
+        assert body != text
+        for draft in (text, body, body.replace("\n\n", "\n\n\n")):
+            found = dedup(index, draft)
+            assert found[0].path == path and found[0].similarity >= 0.99 and found[0].strong, (path, found[:2])
+    # one paragraph more is no longer the same text: similarity from the vectors, still strong
+    text = (vault / "insights" / "estimate-in-ranges.md").read_text(encoding="utf-8")
+    grown = dedup(index, text + "\nWe also keep a log of how far off each estimate was.\n")
+    assert grown[0].path == "insights/estimate-in-ranges.md" and 0.9 <= grown[0].similarity < 1.0
+    index.close()
+
+
+def test_coverage_counts_notes_whose_chunks_all_have_vectors(vault, embedder):
+    index = open_index(vault, embedder=embedder)
+    assert index.coverage() == {"notes": 44, "with_vectors": 44, "fraction": 1.0}
+    (vault / "insights" / "kites.md").write_text("# Kites\n\nKite surfing on the Tagus estuary.\n", encoding="utf-8")
+    refresh(index, load(vault), embed=False)
+    assert index.coverage() == {"notes": 45, "with_vectors": 44, "fraction": round(44 / 45, 4)}
+    found = search(index, "kite surfing estuary", limit=3)
+    assert found["results"][0]["path"] == "insights/kites.md" and "44 of 45 notes" in found["note"]
+    refresh(index, load(vault))
+    assert index.coverage()["with_vectors"] == 45
+    index.close()

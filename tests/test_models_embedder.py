@@ -158,3 +158,23 @@ def test_loading_a_model_does_not_swallow_other_threads_output(embedder, tmp_pat
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [f"line {i}" for i in range(400)]
+
+
+def test_packed_micro_batches_equal_one_text_per_call(embedder):
+    """Texts packed into one micro-batch (each its own masked sequence) get the vectors they
+    get alone; long and short texts mixed, more texts than fit one pack."""
+    words = "vault note link search index sync publish canvas graph plugin".split()
+    texts = [" ".join(words[(i + j) % len(words)] for j in range(5 + (i * 37) % 180)) for i in range(24)]
+    packed = embedder.embed_many(texts)
+    single = np.stack([embedder.embed(t) for t in texts])
+    assert (packed * single).sum(axis=1).min() > 0.9999
+
+
+def test_threads_can_change_between_calls(embedder):
+    before = embedder.embed("Threads change how fast, not what.")
+    embedder.set_threads(1)
+    assert embedder.threads == 1
+    one = embedder.embed("Threads change how fast, not what.")
+    embedder.set_threads(2)
+    two = embedder.embed("Threads change how fast, not what.")
+    assert float(before @ one) > 0.9999 and float(one @ two) > 0.9999

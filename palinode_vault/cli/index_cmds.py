@@ -18,6 +18,9 @@ from palinode_vault.cli import main
 from palinode_vault.cli.options import resolve_vault, vault_option
 
 _MODEL_HELP = "A GGUF embedding model instead of the default all-MiniLM-L6-v2."
+#: How long `search` embeds new text before it answers: a first search on a big vault answers
+#: by keywords at once instead of embedding for half an hour (`reindex` or the sidecar fills in).
+SEARCH_EMBED_SECONDS = 5.0
 
 
 def _model_option(func):
@@ -56,8 +59,10 @@ class ProgressBar:
                    err=True, nl=done >= total)
 
 
-def open_vault_index(vault: Path, embedding_model: str | None, *, update: bool = True, quiet: bool = False):
-    """(Vault, Index) for a one-shot command, the index brought up to date unless `update` is False."""
+def open_vault_index(vault: Path, embedding_model: str | None, *, update: bool = True, quiet: bool = False,
+                     embed_seconds: float | None = None):
+    """(Vault, Index) for a one-shot command, the index brought up to date unless `update` is False
+    (keywords fully; embedding for at most `embed_seconds`, None: all of it)."""
     from palinode_vault.index import open_index, refresh
     from palinode_vault.settings import Settings
     from palinode_vault.store import StoreError
@@ -72,7 +77,7 @@ def open_vault_index(vault: Path, embedding_model: str | None, *, update: bool =
         raise click.ClickException(str(exc)) from exc
     try:
         if update:
-            refresh(index, v, bar)
+            refresh(index, v, bar, embed_seconds=embed_seconds)
         else:
             v.load(bar)
     except KeyboardInterrupt:
@@ -112,17 +117,23 @@ def _note_or_fail(v, path: str) -> str:
 @click.option("--until", metavar="YYYY-MM-DD", help="Only notes dated on or before this day.")
 @click.option("--include-daily", is_flag=True, help="Rank daily logs as high as memories.")
 @click.option("--include-archived", is_flag=True, help="Include notes whose status is archived.")
+@click.option("--embed-seconds", type=click.FloatRange(0), default=SEARCH_EMBED_SECONDS, show_default=True,
+              help="Embed new text for at most this long before answering (the rest: reindex or the sidecar).")
 @_no_update_option
 @_model_option
 def search_command(vault: Path, query: str, as_json: bool, limit: int, mode: str | None, category: str | None,
                    status: str | None, folder: str | None, since: str | None, until: str | None,
-                   include_daily: bool, include_archived: bool, no_update: bool,
+                   include_daily: bool, include_archived: bool, embed_seconds: float, no_update: bool,
                    embedding_model: str | None) -> None:
-    """Hybrid search: keywords (BM25) and meaning (vectors), blended as PROGRAM.md search.fusion says."""
+    """Hybrid search: keywords (BM25) and meaning (vectors), blended as PROGRAM.md search.fusion says.
+
+    Never waits for a whole vault to be embedded: keywords are brought up to date, new text is
+    embedded for a few seconds at most, and the answer says how much of the vault has vectors."""
     from palinode_vault.index import search
     from palinode_vault.memory import access
 
-    v, index = open_vault_index(vault, embedding_model, update=not no_update, quiet=as_json)
+    v, index = open_vault_index(vault, embedding_model, update=not no_update, quiet=as_json,
+                                embed_seconds=0 if mode == "keyword" else embed_seconds)
     with index:
         result = search(index, query, limit=limit, mode=mode, category=category, status=status,
                         folder=folder, since=since, until=until, include_daily=include_daily,
@@ -134,6 +145,8 @@ def search_command(vault: Path, query: str, as_json: bool, limit: int, mode: str
         return
     if result.get("note"):
         click.echo(f"note: {result['note']}", err=True)
+        if result["vectors"]["with_vectors"] < result["vectors"]["notes"]:
+            click.echo("note: palinode-vault reindex --keep embeds the rest (or keep the sidecar running)", err=True)
     for i, item in enumerate(result["results"], 1):
         click.echo(f"{i:>2}. {item['path']}  ({item['title']}, {item['score']:.4f})")
         if item["snippet"]:
@@ -268,12 +281,15 @@ def reindex_command(vault: Path, keep: bool, as_json: bool, embedding_model: str
     """Rebuild the search index from the files (vectors of unchanged text are kept unless the
     model changed). Ctrl-C stops it; running again resumes."""
     from palinode_vault.index import open_index, refresh
+    from palinode_vault.index.worker import Pace
     from palinode_vault.settings import Settings
     from palinode_vault.vault import Vault
 
     root = resolve_vault(vault)
     v = Vault(Settings(vault=root, embedding_model=embedding_model))
     index = open_index(root, model_path=embedding_model)
+    # the person asked for this and waits for it: every core, unless other programs need one
+    index.threads_now = Pace()
     bar = ProgressBar(sys.stderr.isatty())
     if not keep:
         index.forget_notes()  # vectors stay (by hash): unchanged text is not embedded again

@@ -57,11 +57,19 @@ def text_reader(vault: "Vault"):
     return read
 
 
-def refresh(index: Index, vault: "Vault", progress=None, embed: bool = True) -> UpdateReport:
-    """Bring the index in line with the vault's files (loading the vault if needed)."""
+def refresh(index: Index, vault: "Vault", progress=None, embed: bool = True,
+            embed_seconds: float | None = None) -> UpdateReport:
+    """Bring the index in line with the vault's files (loading the vault if needed).
+
+    Keywords are always brought up to date; embedding stops after about `embed_seconds`
+    (None: embed everything; 0 or `embed=False`: nothing)."""
+    import time
+
     if not vault.loaded:
         vault.load(progress)
-    return index.sync(vault.state.notes, text_reader(vault), progress, embed=embed)
+    deadline = None if embed_seconds is None else time.monotonic() + embed_seconds
+    return index.sync(vault.state.notes, text_reader(vault), progress,
+                      embed=embed and embed_seconds != 0, deadline=deadline)
 
 
 def add_lint_candidates(vault: "Vault", report: dict) -> None:

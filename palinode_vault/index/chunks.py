@@ -18,6 +18,12 @@ Two texts come out of every chunk:
 The chunk's hash is the SHA-256 of its embedding text: the same text is embedded once, ever
 (across edits of other sections, re-indexes and renames within a folder; a note moved to
 another folder is embedded again, as its context changed).
+
+Chunks that carry no words of their own are not embedded at all (their hash is empty):
+an empty section, a list whose items are only links, a section that is only code. Their
+vector would be the context prefix alone, which matches every query about the note's title
+and crowds out the chunks that say something. A note with nothing else keeps one chunk
+(title and context) so that related notes and dedup still see it.
 """
 
 from __future__ import annotations
@@ -32,8 +38,8 @@ from palinode_vault.core.text import line_starts
 
 #: Bump when preprocessing or chunking changes: every note is re-chunked (vectors of chunks
 #: whose text did not change are still reused, by hash). 2: folder and heading path in the
-#: embedding text.
-CHUNKER_VERSION = 2
+#: embedding text. 3: chunks without words of their own are not embedded.
+CHUNKER_VERSION = 3
 #: MiniLM reads 254 content tokens; English prose runs about 4 characters per token, and the
 #: title and heading take a few. Longer notes are split at headings into chunks of this size.
 MAX_CHARS = 900
@@ -47,6 +53,8 @@ _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 _BLANKS = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _NOT_NOTE = re.compile(r"\.(?!md$)[A-Za-z0-9]{1,5}$")  # an attachment: image.png, doc.pdf
+_LIST_MARK = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])(?:[ \t]+\[[ xX]\])?[ \t]*", re.MULTILINE)
+_WORD = re.compile(r"[^\W\d_]{2,}")
 
 
 @dataclass(frozen=True)
@@ -57,7 +65,7 @@ class Chunk:
     heading: str  # the section heading it starts with ('' for the top of the note)
     text: str  # keyword text (FTS5, snippets)
     embed: str  # embedding input: folder, title, heading path, prose
-    hash: str  # sha256 of `embed`
+    hash: str  # sha256 of `embed`; '' when the chunk is not embedded (no words of its own)
 
 
 def link_text(note: Note, text: str, link) -> str:
@@ -144,6 +152,9 @@ def sections(note: Note, text: str) -> list[tuple[str, tuple[str, ...], list[tup
             cuts.append((offset, heading, tuple(h for _, h in open_headings)))
     cuts.sort()
     blocks = [(a, b) for a, b, kw, _ in spans if kw is None]  # code blocks: never cut inside
+    # links and code blocks: a paragraph of these and headings alone has no words of its own
+    link_spans = [(link.start, link.end) for link in note.links if link.kind != "property" and not link.in_footer]
+    link_spans += blocks
     out = []
     for i, (offset, heading, path) in enumerate(cuts):
         stop = cuts[i + 1][0] if i + 1 < len(cuts) else len(text)
@@ -158,12 +169,28 @@ def sections(note: Note, text: str) -> list[tuple[str, tuple[str, ...], list[tup
         rendered = []
         for a, b in paragraphs:
             kw = _render(text, a, b, spans, keyword=True)
-            em = _render(text, a, b, spans, keyword=False)
+            em = "" if _links_only(text, a, b, link_spans) else _render(text, a, b, spans, keyword=False)
             if kw or em:
                 rendered.append((kw, em))
         if rendered:
             out.append((heading, path, rendered))
     return out
+
+
+def _links_only(text: str, start: int, stop: int, links: list[tuple[int, int]]) -> bool:
+    """True for a paragraph of links or code and nothing else besides headings (a list of
+    `[[links]]`, a line of embeds, a code block under its heading): a reader learns names from
+    it, which keyword search and the link graph have, and MiniLM reads code as noise."""
+    inside = [(max(a, start), min(b, stop)) for a, b in links if a < stop and b > start]
+    if not inside:
+        return False
+    rest, pos = [], start
+    for a, b in sorted(inside):
+        rest.append(text[pos:a])
+        pos = max(pos, b)
+    rest.append(text[pos:stop])
+    lines = [line for line in "".join(rest).splitlines() if not _HEADING_LINE.match(line)]
+    return not _WORD.search(_LIST_MARK.sub("", "\n".join(lines)))
 
 
 def _split_words(text: str, limit: int) -> list[str]:
@@ -185,14 +212,14 @@ def _embed_input(folder: str, title: str, path: tuple[str, ...], body: str) -> s
     section are about, not as a loose paragraph."""
     first = body.split("\n", 1)[0].strip()  # a section's own heading line, if it starts there
     parts = [folder.replace("/", " / ")] if folder else []
-    if first != title:
+    if title and first != title:
         parts.append(title)
     parts += [h for h in path if h and h != title and h != first]
     head = ": ".join(parts)
     return f"{head}\n{body}".strip() if head else body
 
 
-def chunk_note(note: Note, text: str, max_chars: int = MAX_CHARS) -> list[Chunk]:
+def chunk_note(note: Note, text: str, max_chars: int = MAX_CHARS, title: str | None = None) -> list[Chunk]:
     """The note's chunks: one for a short note, else consecutive sections packed up to
     `max_chars`; a longer section is cut at paragraph boundaries (a longer paragraph at
     words, for the embedding text)."""
@@ -240,15 +267,27 @@ def chunk_note(note: Note, text: str, max_chars: int = MAX_CHARS) -> list[Chunk]
         flush()
     chunks = []
     folder = note.path.rpartition("/")[0]
+    title = note.title if title is None else title
+    headings = {h.strip() for _, h, _ in note.headings}
     for heading, path, kws, ems in groups:
         body = "\n\n".join(e for e in ems if e)
-        embed = _embed_input(folder, note.title, path, body)
+        embed = _embed_input(folder, title, path, body)
         kw = "\n\n".join(k for k in kws if k)
-        chunks.append(Chunk(len(chunks), heading, kw, embed, _sha(embed)))
+        worded = any(_WORD.search(e) and not _only_headings(e, headings) for e in ems)
+        chunks.append(Chunk(len(chunks), heading, kw, embed, _sha(embed) if worded else ""))
     if not chunks:
-        embed = _embed_input(folder, note.title, (), "")
+        embed = _embed_input(folder, title, (), "")
         chunks.append(Chunk(0, "", "", embed, _sha(embed)))
+    elif not any(c.hash for c in chunks):  # nothing but headings, links or code: keep the title
+        first = chunks[0]
+        embed = _embed_input(folder, title, (), "")
+        chunks[0] = Chunk(0, first.heading, first.text, embed, _sha(embed))
     return chunks
+
+
+def _only_headings(paragraph: str, headings: set[str]) -> bool:
+    """True for an embedding paragraph that is nothing but heading lines (an empty section)."""
+    return all(line.strip() in headings for line in paragraph.splitlines() if line.strip())
 
 
 def _sha(text: str) -> str:
@@ -265,6 +304,23 @@ def clean_draft(text: str) -> str:
     body = "\n\n".join(em for _, _, paras in sections(note, norm) for _, em in paras)
     title = note.title if note.title != "draft" else ""
     return f"{title}\n{body}".strip() if title and not body.startswith(f"# {title}") else body
+
+
+def draft_chunks(text: str) -> list[Chunk]:
+    """A draft (not a vault note) chunked exactly as a note is, without folder context and
+    without the file name as a title (a draft has neither): a whole note passed back as a
+    draft gives the note's own chunks, so dedup compares like with like."""
+    from palinode_vault.core.note import parse_note
+    from palinode_vault.core.text import normalise
+
+    norm, _ = normalise(text)
+    note = parse_note("draft.md", norm)
+    return chunk_note(note, norm, title=note.title if note.title != "draft" else "")
+
+
+def same_words(a: str, b: str) -> bool:
+    """True when two keyword texts are the same text up to spacing and line breaks."""
+    return " ".join(a.split()) == " ".join(b.split())
 
 
 def line_at(text: str, offset: int) -> str:

@@ -18,6 +18,7 @@ is in `search.exclude_status` are left out unless `include_archived`.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -225,8 +226,12 @@ def fuse(rankings: list[list[Hit]], k: int) -> dict[str, float]:
     return scores
 
 
-def blend(keyword: list[Hit], vector: list[Hit], vector_weight: float) -> dict[str, float]:
-    """Weighted fusion: min-max scaled BM25 and cosine, `vector_weight` on meaning."""
+def blend(keyword: list[Hit], vector: list[Hit], vector_weight: float,
+          unembedded: set[str] | frozenset[str] = frozenset()) -> dict[str, float]:
+    """Weighted fusion: min-max scaled BM25 and cosine, `vector_weight` on meaning.
+
+    A note in `unembedded` (its vectors not computed yet) is scored by its keywords at full
+    weight: while the index fills, a note is not ranked down for lacking what it will have."""
     scores: dict[str, float] = {}
     for hits, weight, value in ((keyword, 1.0 - vector_weight, lambda h: h.bm25),
                                 (vector, vector_weight, lambda h: h.similarity)):
@@ -236,15 +241,30 @@ def blend(keyword: list[Hit], vector: list[Hit], vector_weight: float) -> dict[s
         top, low = max(values), min(values)
         for hit, v in zip(hits, values):
             scaled = (v - low) / (top - low) if top > low else 1.0
-            scores[hit.path] = scores.get(hit.path, 0.0) + weight * scaled
+            full = hits is keyword and hit.path in unembedded
+            scores[hit.path] = scores.get(hit.path, 0.0) + (1.0 if full else weight) * scaled
     return scores
+
+
+def unembedded_paths(index: Index, paths: Iterable[str]) -> set[str]:
+    """Those of `paths` with a chunk still waiting for its vector."""
+    paths = list(dict.fromkeys(paths))
+    if not paths:
+        return set()
+    marks = ",".join("?" * len(paths))
+    return {p for (p,) in index.conn.fetchall(
+        f"select distinct path from chunks where path in ({marks}) and hash != '' "
+        "and hash not in (select hash from vectors)", paths)}
 
 
 def search(index: Index, query: str, *, limit: int = 10, mode: str | None = None,
            category: str | None = None, status: str | None = None, folder: str | None = None,
            since: str | None = None, until: str | None = None, include_daily: bool = False,
            include_archived: bool = False) -> dict[str, Any]:
-    """`{"mode", "results": [{"path", "score", "title", "snippet"}], "note"?}`.
+    """`{"mode", "results": [{"path", "score", "title", "snippet"}], "vectors", "note"?}`.
+
+    `vectors` says how much of the vault vector search sees (`Index.coverage()`): search never
+    waits for embedding; notes without vectors yet are found by their keywords.
 
     `mode` None means hybrid when vectors work, else keyword. Asking for vector or hybrid
     without a usable model gives keyword results and a `note` saying why.
@@ -267,9 +287,10 @@ def search(index: Index, query: str, *, limit: int = 10, mode: str | None = None
                 note = f"keyword-only: {index.reason or 'the index has no vectors yet (palinode-vault reindex)'}"
             if vector is None:
                 wanted = "keyword"
-        pending = index.pending() if vector is not None else 0
-        if pending:
-            note = f"the index is still embedding ({pending} chunks to go); vector results are partial"
+        coverage = index.coverage()
+        if vector is not None and coverage["with_vectors"] < coverage["notes"]:
+            note = (f"vectors cover {coverage['with_vectors']} of {coverage['notes']} notes "
+                    f"({coverage['fraction']:.0%}); the rest is found by keywords until the index fills")
         rankings = []
         keyword: list[Hit] = []
         vec: list[Hit] = []
@@ -281,7 +302,11 @@ def search(index: Index, query: str, *, limit: int = 10, mode: str | None = None
         if wanted in ("hybrid", "vector"):
             vec = vector_hits(index, vector, filters, settings.exclude_status, depth)
             rankings.append(vec)
-        scores = blend(keyword, vec, settings.vector_weight) if weighted else fuse(rankings, settings.rrf_k)
+        partial = vector is not None and coverage["with_vectors"] < coverage["notes"]
+        unembedded = unembedded_paths(index, (h.path for h in keyword)) if partial else set()
+        scores = (blend(keyword, vec, settings.vector_weight, unembedded) if weighted
+                  else fuse(rankings + ([[h for h in keyword if h.path in unembedded]] if unembedded else []),
+                            settings.rrf_k))
         rows = index.note_rows(scores)
         for path in scores:
             if not include_daily and rows.get(path, {}).get("daily"):
@@ -307,7 +332,7 @@ def search(index: Index, query: str, *, limit: int = 10, mode: str | None = None
                 snippet = _shorten(body or "")
             results.append({"path": path, "score": round(scores[path], 6),
                             "title": rows.get(path, {}).get("title", path), "snippet": snippet})
-    out: dict[str, Any] = {"mode": wanted, "results": results}
+    out: dict[str, Any] = {"mode": wanted, "results": results, "vectors": coverage}
     if note:
         out["note"] = note
     return out

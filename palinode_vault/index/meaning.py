@@ -13,7 +13,7 @@ from typing import Any
 
 from palinode_vault.core.repair import Candidate, name_candidates
 from palinode_vault.core.vault_state import VaultState
-from palinode_vault.index.chunks import clean_draft, line_at
+from palinode_vault.index.chunks import line_at
 from palinode_vault.index.hybrid import Filters, nearest_chunks, vector_hits
 from palinode_vault.index.store import Index
 from palinode_vault.models.errors import ModelUnavailable
@@ -53,20 +53,56 @@ class Suggestion:
 
 def dedup(index: Index, text: str, *, category: str | None = None, limit: int = 5,
           exclude_path: str | None = None, include_archived: bool = False) -> list[Suggestion]:
-    """Existing notes near a draft memory, best first, with cosine similarity.
+    """Existing notes near a draft memory, best first, with a similarity in [-1, 1].
 
-    `strong` marks similarity at or above PROGRAM.md's `update.strong_duplicate` (0.90):
-    almost always an UPDATE (or a NOOP), not an ADD. The draft may be a whole note with
-    frontmatter; it is preprocessed as indexed notes are. Raises NoVectors without a model.
+    The draft is chunked as a note is, and compared with each candidate note as a whole: the
+    similarity is the mean, weighted by length, of each draft chunk's best cosine against the
+    note's chunks (a one-paragraph draft is its paragraph's best match). A draft whose text is
+    the note's text (frontmatter and the machine footer aside, spacing aside) is the note:
+    similarity 1.0. `strong` marks similarity at or above PROGRAM.md's
+    `update.strong_duplicate`: almost always an UPDATE (or a NOOP), not an ADD.
+    Raises NoVectors without a model.
     """
+    import numpy as np
+
+    from palinode_vault.index.chunks import draft_chunks, same_words
+
     program = load_program(index.root).settings
-    vector = _embed(index, clean_draft(text))
+    pieces = draft_chunks(text)
+    meaningful = [c for c in pieces if c.hash] or pieces
+    _require_vectors(index)
+    try:
+        vectors = np.asarray(index.model.get().embed_many([c.embed for c in meaningful]))
+    except ModelUnavailable as exc:
+        raise NoVectors(str(exc)) from exc
+    weights = np.array([max(1, len(c.embed)) for c in meaningful], dtype=np.float32)
     filters = Filters(category=category, include_archived=include_archived,
                       exclude_paths={exclude_path} if exclude_path else set())
+    body = "\n\n".join(c.text for c in pieces if c.text)
+    scores: dict[str, float] = {}
     with index.lock:
-        hits = vector_hits(index, vector, filters, program.search.exclude_status, depth=limit)
+        candidates: dict[str, None] = {}
+        for vector in vectors:
+            for hit in vector_hits(index, vector, filters, program.search.exclude_status,
+                                   depth=max(2 * limit, 10)):
+                candidates[hit.path] = None
+        for path in candidates:
+            theirs = note_vectors(index, path)
+            if not theirs:
+                continue
+            best = (vectors @ np.stack(theirs).T).max(axis=1)
+            scores[path] = float((best * weights).sum() / weights.sum())
+            if body and same_words(body, _keyword_body(index, path)):
+                scores[path] = 1.0
     strong = program.update.strong_duplicate
-    return [Suggestion(h.path, round(h.similarity or 0.0, 4), (h.similarity or 0.0) >= strong) for h in hits]
+    ranked = sorted(scores, key=lambda p: (-scores[p], p))[:limit]
+    return [Suggestion(p, round(scores[p], 4), scores[p] >= strong) for p in ranked]
+
+
+def _keyword_body(index: Index, path: str) -> str:
+    """The note's keyword text as indexed: its chunks' text, without frontmatter and footer."""
+    rows = index.conn.fetchall("select text from chunks where path = ? order by ord", (path,))
+    return "\n\n".join(t for (t,) in rows if t)
 
 
 def note_vectors(index: Index, path: str) -> list[Any]:

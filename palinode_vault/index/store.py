@@ -39,7 +39,7 @@ from palinode_vault.store import Connection, connect, serialize_vector
 SCHEMA_VERSION = 2
 INDEX_NAME = "index.db"
 NOTE_BATCH = 200  # notes chunked per transaction
-EMBED_BATCH = 16  # texts embedded per transaction (a commit every second or so)
+EMBED_BATCH = 48  # texts per embedder call and transaction (the embedder packs them; a commit every few seconds)
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 ReadText = Callable[[str], "str | None"]  # vault-relative path -> normalised text, or None
@@ -188,8 +188,11 @@ class Index:
         self.conn: Connection = connect(self.path, driver=_driver())
         self.embed_calls = 0  # texts embedded through this object (tests count them)
         self.stop = threading.Event()  # set to interrupt long work between batches
+        #: asked before each embedding batch: how many threads the model may use now (None: as loaded)
+        self.threads_now: Callable[[], int | None] | None = None
         self._pending: tuple[Any, int] | None = None  # (data_version, count); None after own writes
         self._matrix: tuple[Any, Any, Any] | None = None  # (data_version, ids, vectors); ditto
+        self._coverage: tuple[Any, dict] | None = None  # (data_version, coverage()); ditto
         with self.lock:
             self._ensure_schema()
 
@@ -280,7 +283,7 @@ class Index:
         return dict(self.conn.fetchall("select path, text_hash from notes"))
 
     def sync(self, notes: Mapping[str, Note], read: ReadText, progress: Progress | None = None,
-             embed: bool = True) -> UpdateReport:
+             embed: bool = True, deadline: float | None = None) -> UpdateReport:
         """Bring the index in line with `notes` (the whole vault): add, re-chunk, remove, embed.
 
         `read(path)` gives a note's normalised text. Unchanged notes cost one dict lookup.
@@ -291,16 +294,17 @@ class Index:
             for path, note in notes.items():
                 if stored.get(path) != note.text_hash:
                     changes[path] = note
-            report = self.update(changes, read, progress, embed=embed)
+            report = self.update(changes, read, progress, embed=embed, deadline=deadline)
             report.unchanged = len(notes) - report.indexed
             return report
 
     def update(self, changes: Mapping[str, Note | None], read: ReadText,
-               progress: Progress | None = None, embed: bool = True) -> UpdateReport:
+               progress: Progress | None = None, embed: bool = True,
+               deadline: float | None = None) -> UpdateReport:
         """Index the given notes (None: remove), then embed what has no vector yet."""
         started = time.monotonic()
         report = UpdateReport()
-        self._pending = self._matrix = None
+        self._pending = self._matrix = self._coverage = None
         with self.lock:
             report.reset_vectors = self._check_model()
             items = sorted(changes.items())
@@ -326,8 +330,8 @@ class Index:
             if report.removed or report.indexed:
                 self._collect_garbage()
             if embed:
-                report.embedded = self.embed_missing(progress)
-            self._pending = self._matrix = None
+                report.embedded = self.embed_missing(progress, deadline)
+            self._pending = self._matrix = self._coverage = None
             report.pending = self.pending()
             report.mode = "hybrid" if self.vectors_usable else "keyword"
             report.reason = self.reason
@@ -345,7 +349,7 @@ class Index:
         with self.lock, self.conn.transaction():
             for table in ("notes_fts", "chunks", "notes"):
                 self.conn.execute(f"delete from {table}")
-            self._pending = None
+            self._pending = self._coverage = None
 
     def _store_note(self, note: Note, text: str) -> None:
         self._remove(note.path)
@@ -374,9 +378,26 @@ class Index:
         stamp = self.conn.fetchvalue("pragma data_version")  # changes when another connection commits
         if self._pending is None or self._pending[0] != stamp:
             count = int(self.conn.fetchvalue(
-                "select count(distinct hash) from chunks where hash not in (select hash from vectors)", default=0))
+                "select count(distinct hash) from chunks where hash != '' "
+                "and hash not in (select hash from vectors)", default=0))
             self._pending = (stamp, count)
         return self._pending[1]
+
+    def coverage(self) -> dict[str, Any]:
+        """How much of the vault vector search sees: `{"notes", "with_vectors", "fraction"}`.
+
+        A note counts when every chunk of it that is embedded at all has its vector (recounted
+        only after a commit, by any connection)."""
+        stamp = self.conn.fetchvalue("pragma data_version")
+        if self._coverage is None or self._coverage[0] != stamp:
+            notes = int(self.conn.fetchvalue("select count(*) from notes", default=0))
+            waiting = int(self.conn.fetchvalue(
+                "select count(distinct path) from chunks where hash != '' "
+                "and hash not in (select hash from vectors)", default=0))
+            done = notes - waiting if self.vectors_usable else 0
+            self._coverage = (stamp, {"notes": notes, "with_vectors": done,
+                                      "fraction": round(done / notes, 4) if notes else 1.0})
+        return dict(self._coverage[1])
 
     def vector_matrix(self) -> tuple[Any, Any]:
         """(ids, unit vectors as a float32 matrix) of every stored vector, kept in memory and
@@ -393,17 +414,19 @@ class Index:
                 self._matrix = (stamp, ids, matrix)
             return self._matrix[1], self._matrix[2]
 
-    def embed_missing(self, progress: Progress | None = None) -> int:
+    def embed_missing(self, progress: Progress | None = None, deadline: float | None = None) -> int:
         """Embed every chunk text without a vector, committing in batches. Returns texts embedded.
 
-        Does nothing (keyword-only) when no model or no sqlite-vec is available.
+        Does nothing (keyword-only) when no model or no sqlite-vec is available. With
+        `deadline` (a `time.monotonic()` value) it stops after the batch that passes it; the
+        rest waits for the next call (search answers with the vectors there are).
         """
         with self.lock:
             if not self.conn.vec_available or self.model.identity() is None:
                 return 0
             self._check_model()
             todo = self.conn.fetchall(
-                "select hash, min(embed) from chunks where hash not in (select hash from vectors) "
+                "select hash, min(embed) from chunks where hash != '' and hash not in (select hash from vectors) "
                 "group by hash order by min(id)")
             if not todo:
                 return 0
@@ -412,15 +435,18 @@ class Index:
             except ModelUnavailable:
                 return 0
             if self._check_model():  # loading revealed a different identity than the header
-                return self.embed_missing(progress)
+                return self.embed_missing(progress, deadline)
             done = 0
             total = len(todo)
             if progress:
                 progress("embed", 0, total)
             for start in range(0, total, EMBED_BATCH):
-                if self.stop.is_set():
+                if self.stop.is_set() or (deadline is not None and time.monotonic() >= deadline):
                     break
                 batch = todo[start : start + EMBED_BATCH]
+                threads = self.threads_now() if self.threads_now is not None else None
+                if threads and hasattr(embedder, "set_threads"):
+                    embedder.set_threads(threads)
                 vectors = embedder.embed_many([text for _, text in batch])
                 self.embed_calls += len(batch)
                 with self.conn.transaction():
@@ -431,7 +457,7 @@ class Index:
                         self.conn.execute("insert into vec_chunks(rowid, embedding) values (?, ?)",
                                           (rowid, serialize_vector(vector)))
                 done += len(batch)
-                self._pending = self._matrix = None
+                self._pending = self._matrix = self._coverage = None
                 if progress:
                     progress("embed", done, total)
             return done
@@ -441,7 +467,7 @@ class Index:
         with self.lock:
             self._drop_all()
             self._ensure_schema()
-            self._pending = self._matrix = None
+            self._pending = self._matrix = self._coverage = None
 
     # -- reading ------------------------------------------------------------------------
 
@@ -468,6 +494,7 @@ class Index:
                 "reason": self.reason,
                 "path": str(self.path),
                 **self.counts(),
+                "coverage": self.coverage(),
             }
 
     def note_rows(self, paths: Iterable[str]) -> dict[str, dict[str, Any]]:

@@ -10,6 +10,7 @@ for the writer) and the same loaded model.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -24,6 +25,45 @@ from palinode_vault.vault import NoteText, is_note, read_note_text
 log = logging.getLogger(__name__)
 
 Notify = Callable[[str, dict], Any]
+#: No keystroke for this long and the person counts as away: the bulk index may use every core.
+IDLE_SECONDS = 60.0
+
+
+def machine_busy(own_threads: int) -> bool:
+    """True when other programs keep at least one core busy (1-minute load average less our own
+    threads); False where the load average is unknown (Windows)."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return False
+    return load - own_threads >= 1.0
+
+
+class Pace:
+    """How many threads the bulk index uses: every core while the person is away and the machine
+    otherwise idle, one the moment they type (or something else needs the CPU).
+
+    `last_keystroke()` gives the time (`time.time()`) of the editor's last keystroke, or None."""
+
+    def __init__(self, last_keystroke: Callable[[], float | None] | None = None,
+                 cores: int | None = None, idle_seconds: float = IDLE_SECONDS,
+                 busy: Callable[[int], bool] = machine_busy) -> None:
+        self.last_keystroke = last_keystroke or (lambda: None)
+        self.busy = busy
+        self.cores = max(1, cores or os.cpu_count() or 1)
+        self.idle_seconds = idle_seconds
+        self.threads = 1
+        self.why = "starting"
+
+    def __call__(self) -> int:
+        typed = self.last_keystroke()
+        if typed is not None and time.time() - typed < self.idle_seconds:
+            self.threads, self.why = 1, "the person is typing: one thread"
+        elif self.busy(self.threads):
+            self.threads, self.why = 1, "the machine is busy with other programs: one thread"
+        else:
+            self.threads, self.why = self.cores, f"idle: all {self.cores} cores"
+        return self.threads
 
 
 class IndexWorker:
@@ -31,7 +71,8 @@ class IndexWorker:
 
     def __init__(self, root: Path, *, model_path: str | None = None, notify: Notify | None = None,
                  snapshot: Callable[[], Mapping[str, Note]] | None = None, max_bytes: int = 10 * 1024 * 1024,
-                 model: ModelSlot | None = None) -> None:
+                 model: ModelSlot | None = None,
+                 last_keystroke: Callable[[], float | None] | None = None) -> None:
         self.root = Path(root)
         self.model = model or ModelSlot(model_path)
         self.notify = notify or (lambda method, params: None)
@@ -39,6 +80,10 @@ class IndexWorker:
         self.max_bytes = max_bytes
         self.writer = Index(self.root, model=self.model)
         self.reader = Index(self.root, model=self.model)
+        self.pace = Pace(last_keystroke)
+        self.writer.threads_now = self.pace
+        self.progress: dict[str, Any] | None = None  # the running phase, with rate and time left
+        self._phase_start: tuple[str, float, int] | None = None
         self.busy: str | None = None
         self.last_error: str | None = None
         self.last_report: dict[str, Any] | None = None
@@ -98,15 +143,24 @@ class IndexWorker:
             info = {"mode": "keyword", "driver": None, "model": None, "reason": f"index unavailable: {exc}"}
         info["busy"] = self.busy
         info["last_error"] = self.last_error
+        info["progress"] = dict(self.progress) if self.progress else None
+        info["threads"] = {"now": self.pace.threads, "why": self.pace.why}
         return info
 
     # -- the thread ---------------------------------------------------------------------
 
     def _progress(self, phase: str, done: int, total: int) -> None:
         now = time.monotonic()
+        if self._phase_start is None or self._phase_start[0] != phase or done < self._phase_start[2]:
+            self._phase_start = (phase, now, done)
+        _, since, first = self._phase_start
+        rate = (done - first) / (now - since) if now > since and done > first else None
+        left = round((total - done) / rate, 1) if rate and done < total else (0.0 if done >= total else None)
+        self.progress = {"phase": phase, "done": done, "total": total,
+                         "per_second": round(rate, 2) if rate else None, "seconds_left": left}
         if done >= total or done == 0 or now - self._last_notify >= 0.5:
             self._last_notify = now
-            self.notify("progress", {"phase": phase, "done": done, "total": total})
+            self.notify("progress", dict(self.progress))
 
     def _read(self, path: str) -> str | None:
         got = read_note_text(self.root, path, self.max_bytes)
@@ -135,6 +189,8 @@ class IndexWorker:
             finally:
                 with self._cond:
                     self.busy = None
+                    self.progress = None
+                    self._phase_start = None
 
     def _copy_snapshot(self) -> dict[str, Note]:
         for _ in range(20):  # the sidecar may be changing its dict in another thread

@@ -27,6 +27,11 @@ from palinode_vault.models.hashing import file_sha256
 DEFAULT_MAX_TOKENS = 256
 #: Context for other GGUF models, capped by what the model was trained on.
 DEFAULT_CONTEXT = 512
+#: Tokens decoded per llama.cpp call: several texts share one micro-batch (each its own
+#: sequence, masked from the others). One text per call left most of the time in per-call
+#: overhead and thin matrix products; much larger packs pay for attention over the whole pack
+#: (the mask is n_tokens x n_tokens). Measured in bench/bench_embed.py (docs/BENCHMARKS.md).
+PACK_TOKENS = 1024
 
 
 class Embedder:
@@ -39,7 +44,8 @@ class Embedder:
     """
 
     def __init__(self, model_path: str | os.PathLike[str] | None = None, *,
-                 max_tokens: int | None = None, n_threads: int | None = None) -> None:
+                 max_tokens: int | None = None, n_threads: int | None = None,
+                 pack_tokens: int = PACK_TOKENS, flash_attn: bool = False) -> None:
         """Load `model_path`, or the default MiniLM (converted into the cache if needed).
 
         Raises ModelUnavailable when llama-cpp-python or the model file is missing, or
@@ -59,12 +65,14 @@ class Embedder:
             is_default = self.path.name == MINILM_GGUF_NAME
             max_tokens = DEFAULT_MAX_TOKENS if is_default else DEFAULT_CONTEXT
         threads = n_threads or default_threads()
+        self._pack, self._flash_attn = pack_tokens, flash_attn
         self._llama = self._load(max(4, max_tokens), threads)
         trained = int(self._llama._model.n_ctx_train())
         if 0 < trained < self.max_tokens:
             # Positions past the trained context do not exist in the model: shrink.
             self._llama.close()
             self._llama = self._load(trained, threads)
+        self.threads = threads
         if self._llama.pooling_type() == self._llama_cpp.LLAMA_POOLING_TYPE_NONE:
             raise ModelUnavailable(
                 f"{self.path.name} has no pooling: it is not a sentence-embedding model",
@@ -72,7 +80,17 @@ class Embedder:
             )
         self.dimensions = int(self._llama.n_embd())
         self._n_seq_max = int(self._llama.context_params.n_seq_max)
+        self._n_batch = int(self._llama.context_params.n_batch)
         self._head, self._tail = self._framing()
+
+    def set_threads(self, threads: int) -> None:
+        """Use `threads` threads from the next call on (the bulk index drops to one while the
+        person types, and takes every core when they are away)."""
+        threads = max(1, int(threads))
+        with self._lock:
+            if threads != self.threads:
+                self._llama_cpp.llama_set_n_threads(self._llama._ctx.ctx, threads, threads)
+                self.threads = threads
 
     # -- identity -----------------------------------------------------------------------
 
@@ -115,33 +133,38 @@ class Embedder:
         """Embed one text: a float32 numpy vector of length `dimensions`, L2 norm 1."""
         return self.embed_tokens([self.tokens(text)])[0]
 
-    def embed_many(self, texts: Sequence[str], batch_size: int = 4) -> Any:
+    def embed_many(self, texts: Sequence[str], batch_size: int | None = None) -> Any:
         """Embed several texts: a float32 array of shape (len(texts), dimensions).
 
-        Small batches are fastest on few cores; one huge batch is slower.
+        Texts are packed into micro-batches of up to `pack_tokens` tokens (at most
+        `batch_size` texts each, when given); pass many texts at once for the best rate.
         """
         return self.embed_tokens([self.tokens(t) for t in texts], batch_size=batch_size)
 
-    def embed_tokens(self, sequences: Sequence[Sequence[int]], batch_size: int = 4) -> Any:
+    def embed_tokens(self, sequences: Sequence[Sequence[int]], batch_size: int | None = None) -> Any:
         """Embed token sequences (each at most `max_tokens` long) as unit vectors."""
         import numpy as np
 
         out = np.zeros((len(sequences), self.dimensions), dtype=np.float32)
-        group: list[int] = []
-        used = 0
         for index, seq in enumerate(sequences):
             if not seq or len(seq) > self.max_tokens:
                 raise ValueError(
                     f"token sequence {index} has {len(seq)} tokens; "
                     f"expected 1..{self.max_tokens}"
                 )
-            full = len(group) >= min(batch_size, self._n_seq_max)
-            if group and (full or used + len(seq) > self.max_tokens):
-                self._decode(sequences, group, out)
-                group, used = [], 0
-            group.append(index)
-            used += len(seq)
-        if group:
+        most = min(batch_size or self._n_seq_max, self._n_seq_max)
+        # Longest first, each into the first pack with room: packs come out nearly full.
+        packs: list[tuple[list[int], int]] = []  # (indices, tokens used)
+        for index in sorted(range(len(sequences)), key=lambda i: -len(sequences[i])):
+            size = len(sequences[index])
+            for pos, (group, used) in enumerate(packs):
+                if used + size <= self._n_batch and len(group) < most:
+                    group.append(index)
+                    packs[pos] = (group, used + size)
+                    break
+            else:
+                packs.append(([index], size))
+        for group, _ in packs:
             self._decode(sequences, group, out)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
@@ -196,9 +219,10 @@ class Embedder:
     def _load(self, max_tokens: int, threads: int) -> Any:
         self.max_tokens = max_tokens
         # A non-causal model must see a whole sequence in one micro-batch, so
-        # n_batch = n_ubatch = n_ctx; several short texts share one batch.
+        # n_batch = n_ubatch = n_ctx; several texts share one micro-batch (PACK_TOKENS).
+        size = max(max_tokens, self._pack)
         return load_llama(
-            str(self.path), role="embedding", embedding=True, n_ctx=max_tokens,
-            n_batch=max_tokens, n_ubatch=max_tokens, n_threads=threads,
-            n_threads_batch=threads,
+            str(self.path), role="embedding", embedding=True, n_ctx=size,
+            n_batch=size, n_ubatch=size, n_threads=threads,
+            n_threads_batch=threads, flash_attn=self._flash_attn,
         )

@@ -647,7 +647,8 @@ class Sidecar:
         try:
             self.index_worker = IndexWorker(self.root, model_path=self.settings.embedding_model, notify=notify,
                                             snapshot=lambda: self.vault.state.notes,
-                                            max_bytes=self.settings.max_note_bytes)
+                                            max_bytes=self.settings.max_note_bytes,
+                                            last_keystroke=lambda: self.editor.last_keystroke)
             self.index_worker.start(full=True)
         except Exception as exc:  # noqa: BLE001 - serve without search rather than not at all
             self.index_worker = None
