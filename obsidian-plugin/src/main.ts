@@ -2,7 +2,10 @@
  * The Palinode plugin: wires the sidecar client, the status bar, the views, the commands, the
  * editor-safety events and the settings tab into Obsidian. The logic lives in the modules it imports.
  */
-import { FileSystemAdapter, MarkdownView, Plugin, TFile, requestUrl, type Editor, type WorkspaceLeaf } from "obsidian";
+import { spawn } from "child_process";
+import { stat } from "fs/promises";
+import { homedir } from "os";
+import { FileSystemAdapter, MarkdownView, Notice, Platform, Plugin, TFile, requestUrl, type Editor, type WorkspaceLeaf } from "obsidian";
 import {
   approveInboxNote,
   extractMemories,
@@ -21,6 +24,7 @@ import { SidecarClient, type SocketConstructor } from "./client";
 import { EditorStateReporter } from "./editor-state";
 import { linkAtCursor, repairTargetFor } from "./link-at-cursor";
 import { SidecarSession } from "./session";
+import { SidecarProcess, executableCandidates, type SpawnFn } from "./sidecar-process";
 import { DEFAULT_SETTINGS, locateSidecar, normaliseSettings, type PalinodeSettings } from "./settings";
 import type { Rpc } from "./side-view-model";
 import type { PalinodeContext } from "./obsidian/context";
@@ -36,16 +40,19 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
   ui!: PalinodeUI;
   reviewUI!: PalinodeUI;
   rpc!: Rpc;
+  /** Starts and stops the sidecar with Obsidian; null on mobile, or when the setting is off. */
+  sidecarProcess: SidecarProcess | null = null;
   private editorState!: EditorStateReporter;
 
   async onload(): Promise<void> {
     this.settings = normaliseSettings(await this.loadData());
     const adapter = this.app.vault.adapter;
+    const vaultPath = adapter instanceof FileSystemAdapter ? adapter.getBasePath() : undefined;
     this.client = new SidecarClient({
       WebSocket: window.WebSocket as unknown as SocketConstructor,
       locate: () => locateSidecar(this.settings, (p) => adapter.read(p)),
-      health: async (port) => (await requestUrl({ url: `http://127.0.0.1:${port}/health`, throw: false })).status === 200,
-      vaultPath: adapter instanceof FileSystemAdapter ? adapter.getBasePath() : undefined,
+      health: (port) => this.health(port),
+      vaultPath,
       timeoutMs: this.settings.timeoutSeconds * 1000,
     });
     this.rpc = (method, params) => this.client.call(method, params);
@@ -61,13 +68,68 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
     this.addRibbonIcon("brain-circuit", "Open the Palinode view", () => void this.revealView(PALINODE_VIEW));
     this.wireCommands();
     this.addSettingTab(new PalinodeSettingTab(this.app, this, this));
-    this.app.workspace.onLayoutReady(() => this.client.start());
+    this.app.workspace.onLayoutReady(() => {
+      this.client.start();
+      if (vaultPath) this.startSidecarProcess(vaultPath);
+    });
   }
 
   onunload(): void {
     this.editorState?.dispose();
     this.session?.dispose();
     this.client?.stop();
+    this.sidecarProcess?.stopNow();
+  }
+
+  private async health(port: number): Promise<boolean> {
+    try {
+      return (await requestUrl({ url: `http://127.0.0.1:${port}/health`, throw: false })).status === 200;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Desktop only: adopt or start the vault's sidecar (settings: manageSidecar, executablePath).
+   * The client keeps finding it through the discovery file; this only makes sure one runs.
+   */
+  startSidecarProcess(vaultPath: string): void {
+    if (!Platform.isDesktopApp || !this.settings.manageSidecar || this.settings.connection !== "file" || this.sidecarProcess) return;
+    const adapter = this.app.vault.adapter;
+    const proc = new SidecarProcess({
+      vaultPath,
+      spawn: spawn as unknown as SpawnFn,
+      env: process.env,
+      candidates: () =>
+        executableCandidates({ setting: this.settings.executablePath, vaultPath, platform: process.platform, env: process.env, home: homedir() }),
+      isFile: async (p) => (await stat(p)).isFile(),
+      alive: async () => {
+        const found = await locateSidecar(this.settings, (p) => adapter.read(p));
+        return found.ok && (await this.health(found.info.port));
+      },
+    });
+    this.sidecarProcess = proc;
+    let noticed = false;
+    this.register(
+      proc.onState((state, message) => {
+        this.session.setSidecarProcess(state, message);
+        // Connect at once rather than after the client's backoff.
+        if ((state === "running" || state === "adopted") && this.client.state !== "connected") this.client.restart();
+        if (state === "failed" && !noticed) {
+          noticed = true;
+          new Notice(message, 0);
+        }
+      }),
+    );
+    // An adopted sidecar that goes away is replaced by one of ours.
+    this.register(
+      this.client.onState((state) => {
+        if (state === "not-running" && proc.state === "adopted") void proc.ensure();
+      }),
+    );
+    // Obsidian may quit without unloading plugins: end our child with the window.
+    this.registerDomEvent(window, "beforeunload", () => proc.stopNow());
+    void proc.start();
   }
 
   async saveSettings(): Promise<void> {

@@ -3,6 +3,9 @@
  * plugin in Node and drive its wiring (commands, events, status bar, settings) from tests.
  */
 
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+
 type Listener = (...args: any[]) => any;
 
 export class Events {
@@ -59,14 +62,16 @@ export class Vault extends Events {
 }
 
 export class FileSystemAdapter {
-  constructor(private vault: Vault, private basePath = "/vault") {}
+  /** `basePath`: "/vault" (in memory only) or a real folder, read when a path is not in memory. */
+  constructor(private vault: Vault, public basePath = "/vault") {}
   getBasePath(): string {
     return this.basePath;
   }
   async read(path: string): Promise<string> {
     const text = this.vault.files.get(path);
-    if (text === undefined) throw new Error(`ENOENT: no such file, open '${path}'`);
-    return text;
+    if (text !== undefined) return text;
+    if (this.basePath !== "/vault") return readFile(join(this.basePath, path), "utf8");
+    throw new Error(`ENOENT: no such file, open '${path}'`);
   }
 }
 
@@ -137,6 +142,10 @@ export class Component {
     this.cleanups.push(cb);
   }
   registerEvent(_ref: unknown): void {}
+  registerDomEvent(el: { addEventListener(n: string, cb: Listener): void; removeEventListener(n: string, cb: Listener): void }, name: string, cb: Listener): void {
+    el.addEventListener(name, cb);
+    this.register(() => el.removeEventListener(name, cb));
+  }
   unload(): void {
     for (const c of this.cleanups.splice(0)) c();
   }
@@ -240,6 +249,15 @@ export class Notice {
   }
 }
 
-export async function requestUrl(_req: unknown): Promise<{ status: number }> {
-  return { status: 404 };
+/** A real request to the loopback (the real sidecar's /health); 404 for anything else. */
+export async function requestUrl(req: { url: string }): Promise<{ status: number }> {
+  if (!/^http:\/\/127\.0\.0\.1:\d+\//.test(req.url)) return { status: 404 };
+  try {
+    return { status: (await fetch(req.url)).status };
+  } catch {
+    return { status: 0 };
+  }
 }
+
+/** Desktop by default, as the plugin is desktop-only. */
+export const Platform = { isDesktopApp: true, isMobile: false };

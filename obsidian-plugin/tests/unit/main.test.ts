@@ -24,6 +24,8 @@ async function loaded(withSidecar = true) {
   sidecar.on("rename", () => ({ written: ["b.md"], refs_updated: 1 }));
   if (withSidecar) app.vault.files.set(".palinode/sidecar.json", sidecar.discovery());
   const plugin = new PalinodePlugin(app, { id: "palinode-vault", version: "0.1.0" } as any);
+  // These tests drive the wiring against a fake sidecar; starting a real one is tests/integration/lifecycle.
+  (plugin as any).saved = { manageSidecar: false };
   await plugin.onload();
   cleanups.push(() => plugin.onunload());
   return { app, plugin: plugin as any, sidecar };
