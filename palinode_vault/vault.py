@@ -21,6 +21,7 @@ from palinode_vault.cache import PARSER_VERSION, ParseCache, dumps
 from palinode_vault.core.note import Note, parse_note
 from palinode_vault.core.text import RawShape, normalise, sha256_text
 from palinode_vault.core.vault_state import Unreadable, VaultState
+from palinode_vault.exclusions import load_exclusions
 from palinode_vault.kinds import IGNORED_DIRS
 from palinode_vault.settings import Settings
 
@@ -171,11 +172,13 @@ class Vault:
         # refresh(store=False) keeps parses here until flush_cache() (the sidecar flushes when idle)
         self._unsaved: dict[str, tuple[Note, int, int]] = {}
         self._forgotten: set[str] = set()
+        self.excluded = load_exclusions(self.root).excludes  # re-read at every walk
 
     def walk(self) -> list[FileStat]:
         """The vault's files (walked once per load)."""
         if self._walked is None:
-            self._walked = walk(self.root)
+            self.excluded = load_exclusions(self.root).excludes
+            self._walked = [f for f in walk(self.root) if not self.excluded(f.path)]
         return self._walked
 
     def fingerprint(self, *extra: str) -> str:
@@ -288,7 +291,7 @@ class Vault:
                 st = full.stat()
             except OSError:
                 st = None
-            if st is None or not full.is_file():
+            if st is None or not full.is_file() or self.excluded(rel):
                 self.stats.pop(rel, None)
                 affected |= self.state.remove(rel)
                 forgotten.append(rel)

@@ -81,6 +81,21 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
     this.sidecarProcess?.stopNow();
   }
 
+  applySidecarSetting(): void {
+    const vaultPath = this.app.vault.adapter instanceof FileSystemAdapter ? this.app.vault.adapter.getBasePath() : undefined;
+    if (this.settings.manageSidecar && vaultPath) {
+      this.startSidecarProcess(vaultPath);
+    } else if (this.sidecarProcess) {
+      const proc = this.sidecarProcess;
+      this.sidecarProcess = null;
+      void proc.stop();
+    }
+  }
+
+  sidecarProcessMessage(): string | null {
+    return this.sidecarProcess?.message || null;
+  }
+
   private async health(port: number): Promise<boolean> {
     try {
       return (await requestUrl({ url: `http://127.0.0.1:${port}/health`, throw: false })).status === 200;

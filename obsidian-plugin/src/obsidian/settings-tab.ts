@@ -2,7 +2,7 @@
 import { App, Plugin, PluginSettingTab, Setting } from "obsidian";
 import { describeError } from "../actions";
 import type { ParamsOf, SidecarSettings } from "../protocol";
-import { parsePort, parseQuietSeconds } from "../settings";
+import { parsePort, parseQuietSeconds, parseSeconds } from "../settings";
 import type { PalinodeContext } from "./context";
 
 export class PalinodeSettingTab extends PluginSettingTab {
@@ -41,6 +41,7 @@ export class PalinodeSettingTab extends PluginSettingTab {
       new Setting(containerEl).setName("Port").addText((t) =>
         t.setPlaceholder("53121").setValue(s.port === null ? "" : String(s.port)).onChange(async (v) => {
           s.port = parsePort(v);
+          markValidity(t.inputEl, s.port !== null, "A port from 1 to 65535");
           await this.ctx.saveSettings();
         }),
       );
@@ -54,15 +55,40 @@ export class PalinodeSettingTab extends PluginSettingTab {
     }
     new Setting(containerEl)
       .setName("Call timeout (seconds)")
-      .setDesc("Every call to the sidecar gives up after this long, so Obsidian never waits on it.")
+      .setDesc("Every call to the sidecar gives up after this long, so Obsidian never waits on it (1 to 600).")
       .addText((t) =>
         t.setValue(String(s.timeoutSeconds)).onChange(async (v) => {
-          const n = Number(v);
-          if (Number.isFinite(n) && n >= 1 && n <= 600) {
+          const n = parseSeconds(v, 1, 600);
+          markValidity(t.inputEl, n !== null, "A number of seconds from 1 to 600");
+          if (n !== null) {
             s.timeoutSeconds = n;
             this.ctx.client.timeoutMs = n * 1000;
             await this.ctx.saveSettings();
           }
+        }),
+      );
+
+    new Setting(containerEl).setName("Sidecar process").setHeading();
+    new Setting(containerEl)
+      .setName("Start the sidecar with Obsidian")
+      .setDesc(
+        "Start palinode-vault serve when this vault opens, restart it if it stops, and stop it when Obsidian quits. " +
+          "Turn off if you run it yourself (for example as a service). A sidecar already running for this vault is used as it is.",
+      )
+      .addToggle((t) =>
+        t.setValue(s.manageSidecar).onChange(async (v) => {
+          s.manageSidecar = v;
+          await this.ctx.saveSettings();
+          this.ctx.applySidecarSetting();
+        }),
+      );
+    new Setting(containerEl)
+      .setName("palinode-vault executable")
+      .setDesc("Leave empty to look in the vault's .venv, PATH and the pipx/uv folders. " + (this.ctx.sidecarProcessMessage() ?? ""))
+      .addText((t) =>
+        t.setPlaceholder("/home/you/.local/bin/palinode-vault").setValue(s.executablePath).onChange(async (v) => {
+          s.executablePath = v.trim();
+          await this.ctx.saveSettings();
         }),
       );
 
@@ -92,6 +118,7 @@ export class PalinodeSettingTab extends PluginSettingTab {
       .addText((t) =>
         t.setValue(String(current.quiet_seconds)).onChange(async (v) => {
           const n = parseQuietSeconds(v);
+          markValidity(t.inputEl, n !== null, "A number of seconds from 0 to 3600");
           if (n !== null) await set({ quiet_seconds: n });
         }),
       );
@@ -106,4 +133,12 @@ export class PalinodeSettingTab extends PluginSettingTab {
     new Setting(el).setName("Embedding model").setDesc(current.models.embedding ?? "none (keyword search only)");
     new Setting(el).setName("Generation model").setDesc(current.models.generation ?? "none (extraction unavailable)");
   }
+}
+
+/** Marks a text field valid or not (red outline and a tooltip saying what is expected). */
+function markValidity(input: HTMLInputElement | undefined, valid: boolean, expected: string): void {
+  if (!input) return;
+  input.toggleClass?.("palinode-invalid", !valid);
+  input.setAttribute?.("aria-invalid", valid ? "false" : "true");
+  input.title = valid ? "" : expected;
 }
