@@ -302,10 +302,10 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
       name: "Extract memories from the selection or the current note",
       editorCallback: (editor: Editor, ctx) => {
         const text = editor.getSelection() || editor.getValue();
-        void extractMemories(rpc, ui, text, ctx.file?.path);
+        void extractMemories(rpc, ui, text, ctx.file?.path, this.client);
       },
     });
-    this.addCommand({ id: "consolidate", name: "Run consolidation", callback: () => void runConsolidation(rpc, ui) });
+    this.addCommand({ id: "consolidate", name: "Run consolidation", callback: () => void runConsolidation(rpc, ui, this.client) });
     this.addCommand({ id: "search-memory", name: "Search memory", callback: () => new SearchModal(this.app, rpc, (p) => this.openPath(p)).open() });
     const { reviewUI } = this;
     this.addCommand({

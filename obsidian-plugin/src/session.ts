@@ -30,6 +30,15 @@ export class SidecarSession {
         this.changed();
       }),
       client.onNotification("wrote", (p) => this.pathsChanged(p.paths ?? [])),
+      // A job's progress shows in the status bar like the sidecar's own long work.
+      client.onNotification("job.progress", (p) => {
+        this.progress = p.done >= p.total ? null : { phase: p.kind, done: p.done, total: p.total };
+        this.changed();
+      }),
+      client.onNotification("job.done", () => {
+        this.progress = null;
+        this.changed();
+      }),
     );
   }
 

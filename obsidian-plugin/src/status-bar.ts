@@ -27,6 +27,8 @@ const PHASE_WORDS: Record<string, string> = {
   index: "indexing",
   embed: "embedding",
   consolidate: "consolidating",
+  extract: "extracting",
+  reindex: "re-indexing",
 };
 
 /** "indexing 40/120 (33%)". */

@@ -1,5 +1,6 @@
 /** Obsidian modals for the commands: diff preview, row preview, note picker, memory search. */
 import { App, Modal, Notice } from "obsidian";
+import { jobProgressText, type JobDisplay } from "../jobs";
 import { describeError, searchRows, type PalinodeUI, type PickRow, type PreviewRow } from "../actions";
 import type { Rpc } from "../side-view-model";
 import { renderDiff } from "../dom/diff";
@@ -151,6 +152,30 @@ export class SearchModal extends Modal {
   }
 }
 
+/** A notice that stays while a job runs: its progress, and Cancel when the job can stop. */
+export function jobNotice(cancel: (() => void) | null): JobDisplay {
+  const notice = new Notice("Palinode: starting…", 0);
+  const el: HTMLElement | undefined = (notice as unknown as { noticeEl?: HTMLElement }).noticeEl;
+  const text = el?.createDiv ? el.createDiv() : undefined;
+  if (el && typeof el.empty === "function") {
+    el.empty();
+    el.appendChild(text as HTMLElement);
+    if (cancel) {
+      const button = el.createEl("button", { text: "Cancel", cls: "palinode-job-cancel" });
+      button.addEventListener("click", (ev) => {
+        ev.stopPropagation();
+        button.disabled = true;
+        button.setText("Cancelling…");
+        cancel();
+      });
+    }
+  }
+  return {
+    update: (p) => (text ? text.setText(jobProgressText(p)) : notice.setMessage(jobProgressText(p))),
+    close: () => notice.hide(),
+  };
+}
+
 /** The commands' UI in Obsidian: notices and modals. */
 export function obsidianUI(app: App, openPath: (path: string) => void): PalinodeUI {
   return {
@@ -160,5 +185,6 @@ export function obsidianUI(app: App, openPath: (path: string) => void): Palinode
       new Promise((resolve) => new RowsModal(app, title, rows, applyLabel, note, resolve).open()),
     pickNote: (title, rows, emptyText) => new Promise((resolve) => new PickNoteModal(app, title, rows, emptyText, resolve).open()),
     openPath,
+    jobDisplay: (cancel) => jobNotice(cancel),
   };
 }

@@ -244,8 +244,17 @@ export class Setting {
 
 export const notices: string[] = [];
 export class Notice {
-  constructor(public message: string) {
+  hidden = false;
+  constructor(public message: string, public duration?: number) {
     notices.push(message);
+  }
+  setMessage(message: string): this {
+    this.message = message;
+    notices.push(message);
+    return this;
+  }
+  hide(): void {
+    this.hidden = true;
   }
 }
 
