@@ -39,8 +39,20 @@ CATEGORY_FOLDERS: tuple[str, ...] = tuple(k.folder for k in KINDS) + (INBOX_FOLD
 
 
 def default_plugin_dir() -> Path:
-    """The obsidian-plugin/ folder of this source checkout."""
-    return Path(__file__).resolve().parents[2] / "obsidian-plugin"
+    """The obsidian-plugin/ folder of this source checkout, else the built plugin in the package.
+
+    A wheel carries the built plugin in palinode_vault/obsidian_plugin/ (setup.py); a checkout
+    (editable install) has its obsidian-plugin/ project, built on demand.
+    """
+    checkout = Path(__file__).resolve().parents[2] / "obsidian-plugin"
+    if (checkout / "manifest.json").is_file():
+        return checkout
+    return packaged_plugin_dir()
+
+
+def packaged_plugin_dir() -> Path:
+    """Where the wheel puts the built plugin."""
+    return Path(__file__).resolve().parents[1] / "obsidian_plugin"
 
 
 # ---- plugin install -------------------------------------------------------------------------
@@ -72,7 +84,8 @@ def install_plugin(plugin_dir: Path, vault: Path, *, rebuild: bool = False) -> P
     """
     if not (plugin_dir / "manifest.json").is_file():
         raise click.ClickException(
-            f"no Obsidian plugin project at {plugin_dir} (manifest.json missing); pass --from PATH"
+            f"no built Obsidian plugin at {plugin_dir} (manifest.json missing); reinstall palinode-vault "
+            "from a wheel that includes it, or pass --from PATH to an obsidian-plugin/ folder"
         )
     if rebuild or not (plugin_dir / "main.js").is_file():
         build_plugin(plugin_dir)
@@ -110,7 +123,7 @@ def plugin_group() -> None:
     "plugin_dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=default_plugin_dir,
-    show_default="obsidian-plugin/ of this checkout",
+    show_default="obsidian-plugin/ of this checkout, else the plugin shipped in the package",
     help="The plugin project folder to install from.",
 )
 @click.option("--rebuild", is_flag=True, help="Build with npm even when main.js exists.")
