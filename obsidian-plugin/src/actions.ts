@@ -6,7 +6,7 @@
 import { RpcError, messageOf } from "./client";
 import { ErrorCode, type ExtractItem, type FixResult, type LintResult } from "./protocol";
 import { JobCancelled, runJob, type JobClient, type JobDisplay } from "./jobs";
-import type { ConsolidateResult, ExtractResult } from "./protocol";
+import type { ConsolidateResult, ExtractResult, ParamsOf } from "./protocol";
 import { basename, type Rpc } from "./side-view-model";
 
 export interface PreviewRow {
@@ -175,8 +175,14 @@ function itemRow(i: ExtractItem): PreviewRow {
  * Runs long work as a sidecar job when a job client is given (progress and cancel shown, no call
  * timeout), else as one call (older sidecars, tests of the flow).
  */
-function longCall<T>(rpc: Rpc, ui: PalinodeUI, jobs: JobClient | undefined, method: "extract" | "consolidate", params: any): Promise<T> {
-  if (!jobs) return rpc(method, params) as Promise<T>;
+function longCall<T>(
+  rpc: Rpc,
+  ui: PalinodeUI,
+  jobs: JobClient | undefined,
+  method: "extract" | "consolidate",
+  params: ParamsOf<"extract"> | ParamsOf<"consolidate">,
+): Promise<T> {
+  if (!jobs) return rpc(method, params as ParamsOf<"extract">) as Promise<T>;
   const display = ui.jobDisplay ? (cancel: (() => void) | null) => ui.jobDisplay!(cancel) : undefined;
   return runJob<T>(jobs, `${method}.start`, params, display);
 }

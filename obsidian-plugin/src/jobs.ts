@@ -4,11 +4,11 @@
  * promise, reporting progress on the way and offering cancel. Imports nothing from `obsidian`.
  */
 import { RpcError } from "./client";
-import type { JobInfo, MethodName, Notifications, ParamsOf } from "./protocol";
+import type { JobInfo, MethodName, Notifications, ParamsOf, ResultOf } from "./protocol";
 
 /** The part of the client a job needs (SidecarClient provides it). */
 export interface JobClient {
-  call<M extends MethodName>(method: M, params: ParamsOf<M>, opts?: { timeoutMs?: number }): Promise<any>;
+  call<M extends MethodName>(method: M, params: ParamsOf<M>, opts?: { timeoutMs?: number }): Promise<ResultOf<M>>;
   onNotification<N extends keyof Notifications>(method: N, listener: (params: Notifications[N]) => void): () => void;
 }
 
@@ -55,7 +55,7 @@ export async function runJob<T>(
   display?: (cancel: (() => void) | null) => JobDisplay,
   pollMs = 5000,
 ): Promise<T> {
-  const job: JobInfo = await client.call(method, params as never);
+  const job: JobInfo = await client.call(method, params);
   let view: JobDisplay | undefined;
   const offs: (() => void)[] = [];
   try {
@@ -80,7 +80,7 @@ export async function runJob<T>(
         : null;
       view = display?.(cancel);
       view?.update(job);
-      const timer = setInterval(() => {
+      const timer = window.setInterval(() => {
         client.call("job.get", { id: job.id }).then(
           (info: JobInfo) => {
             if (info.state !== "running") finish(info);
@@ -88,7 +88,7 @@ export async function runJob<T>(
           () => undefined, // not connected right now: the next poll or the notification will tell
         );
       }, pollMs);
-      offs.push(() => clearInterval(timer));
+      offs.push(() => window.clearInterval(timer));
       if (job.state !== "running") finish(job);
     });
   } finally {

@@ -25,13 +25,16 @@ import { EditorStateReporter } from "./editor-state";
 import { linkAtCursor, repairTargetFor } from "./link-at-cursor";
 import { SidecarSession } from "./session";
 import { SidecarProcess, executableCandidates, type SpawnFn } from "./sidecar-process";
-import { DEFAULT_SETTINGS, locateSidecar, normaliseSettings, type PalinodeSettings } from "./settings";
+import { DEFAULT_SETTINGS, IGNORE_PATH, cleanFolders, locateSidecar, normaliseSettings, type PalinodeSettings } from "./settings";
 import type { Rpc } from "./side-view-model";
 import type { PalinodeContext } from "./obsidian/context";
 import { GRAPH_VIEW, PalinodeGraphView } from "./obsidian/graph-view";
 import { SearchModal, obsidianUI } from "./obsidian/modals";
 import { PALINODE_VIEW, PalinodeView } from "./obsidian/palinode-view";
 import { PalinodeSettingTab } from "./obsidian/settings-tab";
+
+/** Notes waiting for review live in inbox/ (the kinds table's INBOX_FOLDER). */
+const inInbox = (path: string) => path.startsWith("inbox/");
 
 export default class PalinodePlugin extends Plugin implements PalinodeContext {
   settings: PalinodeSettings = { ...DEFAULT_SETTINGS };
@@ -65,7 +68,7 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
     this.wireEditorSafety();
     this.registerView(PALINODE_VIEW, (leaf) => new PalinodeView(leaf, this));
     this.registerView(GRAPH_VIEW, (leaf) => new PalinodeGraphView(leaf, this));
-    this.addRibbonIcon("brain-circuit", "Open the Palinode view", () => void this.revealView(PALINODE_VIEW));
+    this.addRibbonIcon("brain-circuit", "Open the memory side view", () => void this.revealView(PALINODE_VIEW));
     this.wireCommands();
     this.addSettingTab(new PalinodeSettingTab(this.app, this, this));
     this.app.workspace.onLayoutReady(() => {
@@ -90,6 +93,21 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
       this.sidecarProcess = null;
       void proc.stop();
     }
+  }
+
+  async readIgnoredFolders(): Promise<string[]> {
+    try {
+      return cleanFolders((await this.app.vault.adapter.read(IGNORE_PATH)).split("\n"));
+    } catch {
+      return []; // no file yet
+    }
+  }
+
+  async writeIgnoredFolders(lines: string[]): Promise<void> {
+    const adapter = this.app.vault.adapter;
+    const folders = cleanFolders(lines);
+    if (!(await adapter.exists(".palinode"))) await adapter.mkdir(".palinode");
+    await adapter.write(IGNORE_PATH, folders.map((f) => `${f}\n`).join(""));
   }
 
   sidecarProcessMessage(): string | null {
@@ -169,7 +187,7 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
     const start = Date.now();
     while (!(this.app.vault.getAbstractFileByPath(path) instanceof TFile)) {
       if (Date.now() - start > timeoutMs) return;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await new Promise((resolve) => window.setTimeout(resolve, 100));
     }
     this.openPath(path);
   }
@@ -262,12 +280,16 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
     await workspace.revealLeaf(leaf);
   }
 
-  /** A command that needs the active note; tells the person when there is none. */
-  private withNote(run: (path: string) => unknown): () => void {
-    return () => {
+  /**
+   * A command that needs the active note (`checkCallback`): offered in the palette only while a
+   * note for it is open (`when` narrows which notes).
+   */
+  private withNote(run: (path: string) => unknown, when: (path: string) => boolean = () => true): (checking: boolean) => boolean {
+    return (checking) => {
       const path = this.activePath();
-      if (!path) return this.ui.notice("Palinode: open a note first.");
-      void run(path);
+      if (!path || !when(path)) return false;
+      if (!checking) void run(path);
+      return true;
     };
   }
 
@@ -281,10 +303,10 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
         await this.session.refreshStatus();
       },
     });
-    this.addCommand({ id: "fix-note", name: "Fix the current note", callback: this.withNote((p) => fixNote(rpc, ui, p)) });
+    this.addCommand({ id: "fix-note", name: "Fix the current note", checkCallback: this.withNote((p) => fixNote(rpc, ui, p)) });
     this.addCommand({
       id: "repair-link",
-      name: "Repair the link under the cursor",
+      name: "Repair the link at the caret",
       editorCallback: async (editor: Editor, ctx) => {
         const path = ctx.file?.path;
         if (!path) return;
@@ -295,8 +317,8 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
         await repairLink(rpc, ui, path, repairTargetFor(link, findings, cursor.line + 1));
       },
     });
-    this.addCommand({ id: "find-duplicates", name: "Find duplicates of this note", callback: this.withNote((p) => findDuplicates(rpc, ui, p)) });
-    this.addCommand({ id: "show-related", name: "Show related notes", callback: this.withNote((p) => showRelated(rpc, ui, p)) });
+    this.addCommand({ id: "find-duplicates", name: "Find duplicates of this note", checkCallback: this.withNote((p) => findDuplicates(rpc, ui, p)) });
+    this.addCommand({ id: "show-related", name: "Show related notes", checkCallback: this.withNote((p) => showRelated(rpc, ui, p)) });
     this.addCommand({
       id: "extract-memories",
       name: "Extract memories from the selection or the current note",
@@ -311,11 +333,15 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
     this.addCommand({
       id: "approve-inbox-note",
       name: "Approve this inbox note",
-      callback: this.withNote((p) => approveInboxNote(rpc, reviewUI, p)),
+      checkCallback: this.withNote((p) => approveInboxNote(rpc, reviewUI, p), inInbox),
     });
-    this.addCommand({ id: "reject-inbox-note", name: "Reject this inbox note", callback: this.withNote((p) => rejectInboxNote(rpc, ui, p)) });
+    this.addCommand({
+      id: "reject-inbox-note",
+      name: "Reject this inbox note",
+      checkCallback: this.withNote((p) => rejectInboxNote(rpc, ui, p), inInbox),
+    });
     this.addCommand({ id: "undo-last-fix", name: "Undo the last fix", callback: () => void undoLastFix(rpc, ui) });
-    this.addCommand({ id: "open-view", name: "Open the Palinode view", callback: () => void this.revealView(PALINODE_VIEW) });
+    this.addCommand({ id: "open-view", name: "Open the side view", callback: () => void this.revealView(PALINODE_VIEW) });
     this.addCommand({ id: "open-graph", name: "Open the graph view", callback: () => void this.revealView(GRAPH_VIEW) });
   }
 }

@@ -221,7 +221,8 @@ export type ResultOf<M extends MethodName> = Methods[M][1];
 /** Notifications pushed by the sidecar (no `id`). */
 export interface Notifications {
   "findings.changed": { paths: string[]; counts: Record<string, number>; total: number };
-  progress: { phase: "scan" | "index" | "embed" | "consolidate" | string; done: number; total: number };
+  /** `phase`: scan, index, embed, consolidate, or a job's kind. */
+  progress: { phase: string; done: number; total: number };
   wrote: { paths: string[]; reason: string };
   "job.progress": { id: string; kind: string; done: number; total: number; message: string };
   "job.done": { id: string; kind: string; state: "done" | "failed" | "cancelled"; result?: unknown; error?: string };

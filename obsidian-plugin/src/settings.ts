@@ -47,8 +47,21 @@ export function normaliseSettings(raw: unknown): PalinodeSettings {
 
 /** A TCP port from text or a number, or null. */
 export function parsePort(value: unknown): number | null {
-  const n = typeof value === "number" ? value : Number(String(value ?? "").trim());
+  const n = typeof value === "number" ? value : typeof value === "string" ? Number(value.trim()) : NaN;
   return Number.isInteger(n) && n > 0 && n < 65536 ? n : null;
+}
+
+/** Where the folders palinode-vault ignores are listed (read by the sidecar and the CLI). */
+export const IGNORE_PATH = ".palinode/ignore";
+
+/** The folder lines worth saving: trimmed, '/'-separated, no empty, `.` or `..` parts. */
+export function cleanFolders(lines: string[]): string[] {
+  const out: string[] = [];
+  for (const line of lines) {
+    const parts = line.split("#")[0].trim().replace(/\\/g, "/").split("/").filter((p) => p && p !== ".");
+    if (parts.length && !parts.includes("..") && !out.includes(parts.join("/"))) out.push(parts.join("/"));
+  }
+  return out;
 }
 
 /** A whole number of seconds in [min, max] from text, or null (the settings tab refuses the rest). */

@@ -105,7 +105,7 @@ export class SidecarProcess {
   private wanted = false;
   private failures = 0;
   private output: string[] = [];
-  private timer: ReturnType<typeof setTimeout> | null = null;
+  private timer: number | null = null;
   private listeners = new Set<(state: SidecarProcessState, message: string) => void>();
 
   constructor(private readonly options: SidecarProcessOptions) {}
@@ -157,16 +157,16 @@ export class SidecarProcess {
   /** Stops restarting and ends the child this supervisor started (an adopted sidecar keeps running). */
   async stop(graceMs = 5000): Promise<void> {
     this.wanted = false;
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer) window.clearTimeout(this.timer);
     this.timer = null;
     const child = this.child;
     this.child = null;
     if (child && child.exitCode === null) {
       const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
       child.kill("SIGTERM");
-      const force = setTimeout(() => child.kill("SIGKILL"), graceMs);
+      const force = window.setTimeout(() => child.kill("SIGKILL"), graceMs);
       await exited;
-      clearTimeout(force);
+      window.clearTimeout(force);
     }
     this.setState("off", "Palinode: the plugin does not start the sidecar");
   }
@@ -174,7 +174,7 @@ export class SidecarProcess {
   /** Ends our child at once without waiting (Obsidian is closing its window). */
   stopNow(): void {
     this.wanted = false;
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer) window.clearTimeout(this.timer);
     this.timer = null;
     const child = this.child;
     this.child = null;
@@ -241,7 +241,7 @@ export class SidecarProcess {
         child.kill("SIGKILL"); // the exit handler counts the failure and schedules the restart
         return;
       }
-      await new Promise((r) => setTimeout(r, this.options.pollMs ?? 250));
+      await new Promise((r) => window.setTimeout(r, this.options.pollMs ?? 250));
     }
   }
 
@@ -262,7 +262,7 @@ export class SidecarProcess {
     const b = this.options.backoff ?? {};
     const delay = backoffDelay(this.failures - 1, b.initialMs ?? 1000, b.maxMs ?? 30_000, b.factor);
     this.setState("restarting", `Palinode: ${why}; restarting in ${Math.round(delay / 100) / 10} s`);
-    this.timer = setTimeout(() => {
+    this.timer = window.setTimeout(() => {
       this.timer = null;
       void this.ensure();
     }, delay);

@@ -22,4 +22,7 @@ export interface PalinodeContext {
   applySidecarSetting(): void;
   /** What the plugin's sidecar process is doing, or null when it manages none. */
   sidecarProcessMessage(): string | null;
+  /** The folders in .palinode/ignore (the "Folders to ignore" setting). */
+  readIgnoredFolders(): Promise<string[]>;
+  writeIgnoredFolders(lines: string[]): Promise<void>;
 }

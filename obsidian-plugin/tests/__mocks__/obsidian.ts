@@ -73,6 +73,13 @@ export class FileSystemAdapter {
     if (this.basePath !== "/vault") return readFile(join(this.basePath, path), "utf8");
     throw new Error(`ENOENT: no such file, open '${path}'`);
   }
+  async write(path: string, data: string): Promise<void> {
+    this.vault.files.set(path, data);
+  }
+  async exists(path: string): Promise<boolean> {
+    return this.vault.files.has(path) || [...this.vault.files.keys()].some((p) => p.startsWith(path + "/"));
+  }
+  async mkdir(_path: string): Promise<void> {}
 }
 
 export class WorkspaceLeaf {
@@ -217,28 +224,96 @@ export class PluginSettingTab {
   constructor(public app: App, public plugin: Plugin) {}
 }
 
-export class Setting {
-  constructor(public containerEl: unknown) {}
-  setName(): this {
+/** A form control: records its value and change handler so tests can type into it. */
+export class FakeControl {
+  value: unknown = undefined;
+  placeholder = "";
+  disabled = false;
+  change: Listener | null = null;
+  click: Listener | null = null;
+  inputEl: any = Object.assign(new FakeEl(), {
+    title: "",
+    type: "text",
+    toggleClass(this: FakeEl, c: string, on: boolean) {
+      if (on) this.classes.add(c);
+      else this.classes.delete(c);
+    },
+    setAttribute(this: FakeEl, k: string, v: string) {
+      this.attrs[k] = v;
+    },
+  });
+  setValue(v: unknown): this {
+    this.value = v;
     return this;
   }
-  setDesc(): this {
+  setPlaceholder(p: string): this {
+    this.placeholder = p;
+    return this;
+  }
+  setDisabled(d: boolean): this {
+    this.disabled = d;
+    return this;
+  }
+  setButtonText(t: string): this {
+    this.value = t;
+    return this;
+  }
+  addOption(): this {
+    return this;
+  }
+  onChange(cb: Listener): this {
+    this.change = cb;
+    return this;
+  }
+  onClick(cb: Listener): this {
+    this.click = cb;
+    return this;
+  }
+}
+
+/** Every Setting row created, in order (the settings tab tests read them). */
+export const settingRows: Setting[] = [];
+
+export class Setting {
+  name = "";
+  desc: unknown = "";
+  heading = false;
+  controls: FakeControl[] = [];
+  constructor(public containerEl: unknown) {
+    settingRows.push(this);
+  }
+  setName(n: string): this {
+    this.name = n;
+    return this;
+  }
+  setDesc(d: unknown): this {
+    this.desc = d;
     return this;
   }
   setHeading(): this {
+    this.heading = true;
     return this;
   }
-  addText(): this {
+  private add(cb?: (c: FakeControl) => unknown): this {
+    const c = new FakeControl();
+    this.controls.push(c);
+    cb?.(c);
     return this;
   }
-  addToggle(): this {
-    return this;
+  addText(cb?: (c: FakeControl) => unknown): this {
+    return this.add(cb);
   }
-  addDropdown(): this {
-    return this;
+  addTextArea(cb?: (c: FakeControl) => unknown): this {
+    return this.add(cb);
   }
-  addButton(): this {
-    return this;
+  addToggle(cb?: (c: FakeControl) => unknown): this {
+    return this.add(cb);
+  }
+  addDropdown(cb?: (c: FakeControl) => unknown): this {
+    return this.add(cb);
+  }
+  addButton(cb?: (c: FakeControl) => unknown): this {
+    return this.add(cb);
   }
 }
 

@@ -24,7 +24,7 @@ afterEach(async () => {
 });
 
 beforeAll(() => {
-  (globalThis as any).window = { WebSocket, setTimeout, clearTimeout, addEventListener() {}, removeEventListener() {} };
+  Object.assign(window, { WebSocket });
 });
 
 function alive(pid: number | undefined): boolean {

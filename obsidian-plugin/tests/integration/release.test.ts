@@ -66,7 +66,6 @@ describe("release assets, installed as BRAT does", () => {
     const PluginClass = mod.exports.default ?? mod.exports;
     const app = new obsidian.App() as any;
     app.vault.adapter.basePath = vault;
-    (globalThis as any).window ??= { WebSocket: class {}, setTimeout, clearTimeout, addEventListener() {}, removeEventListener() {} };
     const plugin = new PluginClass(app, json(join(dir, "manifest.json")));
     plugin.saved = { manageSidecar: false };
     await plugin.onload();
