@@ -328,7 +328,7 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
       },
     });
     this.addCommand({ id: "consolidate", name: "Run consolidation", callback: () => void runConsolidation(rpc, ui, this.client) });
-    this.addCommand({ id: "search-memory", name: "Search memory", callback: () => new SearchModal(this.app, rpc, (p) => this.openPath(p)).open() });
+    this.addCommand({ id: "search-memory", name: "Search memory", callback: () => new SearchModal(this.app, rpc, (p, newTab) => void this.app.workspace.openLinkText(p, "", newTab)).open() });
     const { reviewUI } = this;
     this.addCommand({
       id: "approve-inbox-note",

@@ -140,7 +140,30 @@ export class FakeEl {
   addEventListener(name: string, cb: Listener): void {
     (this.listeners[name] ??= []).push(cb);
   }
-  empty(): void {}
+  children: FakeEl[] = [];
+  empty(): void {
+    this.children = [];
+  }
+  createEl(_tag: string, o: { text?: string; cls?: string } = {}): FakeEl {
+    const child = new FakeEl();
+    if (o.text) child.text = o.text;
+    if (o.cls) child.addClass(o.cls);
+    this.children.push(child);
+    return child;
+  }
+  appendChild(child: FakeEl): FakeEl {
+    if (!this.children.includes(child)) this.children.push(child);
+    return child;
+  }
+  set textContent(t: string) {
+    this.text = t;
+  }
+  get classList() {
+    return { add: (c: string) => this.classes.add(c) };
+  }
+  get ownerDocument() {
+    return {};
+  }
 }
 
 export class Component {
@@ -216,6 +239,22 @@ export class Modal {
   }
   close(): void {
     (this as any).onClose?.();
+  }
+}
+
+export class SuggestModal<T> extends Modal {
+  placeholder = "";
+  emptyStateText = "";
+  limit = 0;
+  instructions: { command: string; purpose: string }[] = [];
+  setPlaceholder(p: string): void {
+    this.placeholder = p;
+  }
+  setInstructions(i: { command: string; purpose: string }[]): void {
+    this.instructions = i;
+  }
+  getSuggestions(_query: string): T[] | Promise<T[]> {
+    return [];
   }
 }
 
