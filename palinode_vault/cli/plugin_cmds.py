@@ -8,6 +8,7 @@ merging with the groups the person already has.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -131,14 +132,26 @@ def plugin_group() -> None:
 def install_command(vault: Path, plugin_dir: Path, rebuild: bool, enable: bool) -> None:
     """Copy the built plugin into VAULT/.obsidian/plugins/palinode-vault/ (builds it if needed)."""
     vault = resolve_vault(vault)
-    target = install_plugin(Path(plugin_dir).resolve(), vault, rebuild=rebuild)
-    click.echo(f"Installed {', '.join(PLUGIN_FILES)} into {target}")
-    if enable and enable_plugin(vault):
-        click.echo("Enabled palinode-vault in .obsidian/community-plugins.json")
+    with _writable(vault):
+        target = install_plugin(Path(plugin_dir).resolve(), vault, rebuild=rebuild)
+        click.echo(f"Installed {', '.join(PLUGIN_FILES)} into {target}")
+        if enable and enable_plugin(vault):
+            click.echo("Enabled palinode-vault in .obsidian/community-plugins.json")
     click.echo(
         "Next: start the sidecar (`palinode-vault serve --vault "
         f"{vault}`), reload Obsidian and turn on Palinode under Settings → Community plugins."
     )
+
+
+@contextlib.contextmanager
+def _writable(vault: Path):
+    """Turns a refused write into one line naming the folder (a read-only vault), not a traceback."""
+    try:
+        yield
+    except PermissionError as exc:
+        raise click.ClickException(
+            f"cannot write to {exc.filename or vault}: the vault {vault} is read-only ({exc.strerror}); make it writable and run this again"
+        ) from None
 
 
 # ---- init --obsidian ------------------------------------------------------------------------
@@ -236,7 +249,8 @@ if _existing_init is None:
         if not obsidian:
             raise click.UsageError("nothing to do: pass --obsidian to add colour groups to .obsidian/graph.json")
         vault = resolve_vault(vault)
-        _report_init(vault, init_obsidian(vault))
+        with _writable(vault):
+            _report_init(vault, init_obsidian(vault))
 
 elif not any(p.name == "obsidian" for p in _existing_init.params):
     # Another module already defines `init`: add --obsidian to it rather than replace it.
@@ -247,7 +261,8 @@ elif not any(p.name == "obsidian" for p in _existing_init.params):
         result = _original_init(*args, **kwargs) if _original_init else None
         if obsidian:
             vault = resolve_vault(kwargs.get("vault") or Path.cwd())
-            _report_init(vault, init_obsidian(vault))
+            with _writable(vault):
+                _report_init(vault, init_obsidian(vault))
         return result
 
     _existing_init.callback = _init_with_obsidian
