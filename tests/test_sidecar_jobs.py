@@ -64,7 +64,7 @@ def test_extract_job_answers_at_once_reports_progress_and_leaves_the_vault_free(
                 assert await asyncio.to_thread(gen.entered.wait, 20)
                 # The model is busy: vault work (it takes the vault lock) still answers at once.
                 t0 = time.monotonic()
-                findings = await client.call("note.findings", {"path": "people/alice-smith.md"}, timeout=5)
+                findings = await client.call("note.findings", {"path": "people/elena-vasquez.md"}, timeout=5)
                 assert "findings" in findings and time.monotonic() - t0 < 3.0
                 assert (await client.call("job.get", {"id": job["id"]}))["state"] == "running"
                 gen.release.set()
@@ -75,9 +75,9 @@ def test_extract_job_answers_at_once_reports_progress_and_leaves_the_vault_free(
     job, done, progress = run(body(), timeout=90)
     assert done["state"] == "done", done
     assert done["result"]["model_calls_under_lock"] == 0
-    written = done["result"]["written"]
-    assert len(written) == 1 and (sample_vault / written[0]).is_file()
-    assert "Redis" in (sample_vault / written[0]).read_text()
+    items = done["result"]["items"]
+    assert [i["op"] for i in items] in (["ADD"], ["INBOX"]), items
+    assert "Redis" in (sample_vault / items[0]["path"]).read_text()
     assert [p["done"] for p in progress][0] == 0 and progress[-1]["done"] == progress[-1]["total"] == 3
     assert any("model" in p["message"] for p in progress)
 
