@@ -8,6 +8,7 @@ export default defineConfig({
   },
   test: {
     include: ["tests/**/*.test.ts"],
+    setupFiles: ["tests/setup-window.ts"],
     environment: "node",
     testTimeout: 20_000,
     hookTimeout: 60_000,

@@ -22,6 +22,7 @@ from palinode_vault.cache import PARSER_VERSION, ParseCache, encode_note
 from palinode_vault.core.note import Note, parse_note
 from palinode_vault.core.text import RawShape, normalise, sha256_text
 from palinode_vault.core.vault_state import Unreadable, VaultState
+from palinode_vault.exclusions import load_exclusions
 from palinode_vault.kinds import IGNORED_DIRS
 from palinode_vault.pathsafe import inside_private
 from palinode_vault.settings import Settings
@@ -227,11 +228,14 @@ class Vault:
         # refresh(store=False) keeps parses here until flush_cache() (the sidecar flushes when idle)
         self._unsaved: dict[str, tuple[Note, int, int]] = {}
         self._forgotten: set[str] = set()
+        self.excluded = load_exclusions(self.root).excludes  # re-read at every walk
 
     def walk(self) -> list[FileStat]:
         """The vault's files (walked once per load)."""
         if self._walked is None:
-            self._walked, self.walk_problems = walk_with_problems(self.root)
+            self.excluded = load_exclusions(self.root).excludes
+            walked, self.walk_problems = walk_with_problems(self.root)
+            self._walked = [f for f in walked if not self.excluded(f.path)]
         return self._walked
 
     def fingerprint(self, *extra: str) -> str:
@@ -358,7 +362,7 @@ class Vault:
                 affected |= self.state.mark_unreadable(
                     Unreadable(rel, "not a regular file (a FIFO, device or socket named .md); not read"))
                 continue
-            if st is None or not full.is_file():
+            if st is None or not full.is_file() or self.excluded(rel):
                 self.stats.pop(rel, None)
                 affected |= self.state.remove(rel)
                 forgotten.append(rel)

@@ -5,6 +5,8 @@
  */
 import { RpcError, messageOf } from "./client";
 import { ErrorCode, type ExtractItem, type FixResult, type LintResult } from "./protocol";
+import { JobCancelled, runJob, type JobClient, type JobDisplay } from "./jobs";
+import type { ConsolidateResult, ExtractResult, ParamsOf } from "./protocol";
 import { basename, type Rpc } from "./side-view-model";
 
 export interface PreviewRow {
@@ -29,6 +31,8 @@ export interface PalinodeUI {
   /** Lets the person pick one note; resolves with its path, or null when dismissed. */
   pickNote(title: string, rows: PickRow[], emptyText: string): Promise<string | null>;
   openPath(path: string): void;
+  /** Shows a running job's progress, with Cancel when `cancel` is given (Obsidian: a lasting notice). */
+  jobDisplay?(cancel: (() => void) | null): JobDisplay;
 }
 
 /** One line for the person about a failure; never a stack trace. */
@@ -48,6 +52,10 @@ async function guarded<T>(ui: PalinodeUI, doing: string, work: () => Promise<T>)
   try {
     return await work();
   } catch (err) {
+    if (err instanceof JobCancelled) {
+      ui.notice(`Palinode: ${err.message}; nothing was written.`);
+      return null;
+    }
     ui.notice(describeError(err, doing));
     return null;
   }
@@ -163,21 +171,37 @@ function itemRow(i: ExtractItem): PreviewRow {
   return { primary: `${i.op} ${i.path}`, secondary: i.reason, badge: `${i.type} · ${Math.round(i.confidence * 100)}%` };
 }
 
+/**
+ * Runs long work as a sidecar job when a job client is given (progress and cancel shown, no call
+ * timeout), else as one call (older sidecars, tests of the flow).
+ */
+function longCall<T>(
+  rpc: Rpc,
+  ui: PalinodeUI,
+  jobs: JobClient | undefined,
+  method: "extract" | "consolidate",
+  params: ParamsOf<"extract"> | ParamsOf<"consolidate">,
+): Promise<T> {
+  if (!jobs) return rpc(method, params as ParamsOf<"extract">) as Promise<T>;
+  const display = ui.jobDisplay ? (cancel: (() => void) | null) => ui.jobDisplay!(cancel) : undefined;
+  return runJob<T>(jobs, `${method}.start`, params, display);
+}
+
 /** Extract memories from text: preview what would be filed, then file it. */
-export function extractMemories(rpc: Rpc, ui: PalinodeUI, text: string, source?: string): Promise<string[] | null> {
+export function extractMemories(rpc: Rpc, ui: PalinodeUI, text: string, source?: string, jobs?: JobClient): Promise<string[] | null> {
   return guarded(ui, "extracting memories", async () => {
     if (!text.trim()) {
       ui.notice("Palinode: nothing to extract: select some text or open a note with content.");
       return [];
     }
-    const dry = await rpc("extract", { text, source, dry_run: true });
+    const dry = await longCall<ExtractResult>(rpc, ui, jobs, "extract", { text, source, dry_run: true });
     const secrets = dry.withheld_secrets ? `${dry.withheld_secrets} secret(s) withheld.` : undefined;
     if (!dry.items.length) {
       ui.notice(`Palinode: nothing worth filing found.${secrets ? ` ${secrets}` : ""}`);
       return [];
     }
     if (!(await ui.confirmRows("Memories to file", dry.items.map(itemRow), "File memories", secrets))) return [];
-    const r = await rpc("extract", { text, source, dry_run: false });
+    const r = await longCall<ExtractResult>(rpc, ui, jobs, "extract", { text, source, dry_run: false });
     const paths = r.items.map((i) => i.path);
     ui.notice(`Palinode: filed ${paths.length} memor${paths.length === 1 ? "y" : "ies"}.`);
     return paths;
@@ -185,16 +209,16 @@ export function extractMemories(rpc: Rpc, ui: PalinodeUI, text: string, source?:
 }
 
 /** Consolidation: dry run first, show the operations, then run it for real. */
-export function runConsolidation(rpc: Rpc, ui: PalinodeUI): Promise<string[] | null> {
+export function runConsolidation(rpc: Rpc, ui: PalinodeUI, jobs?: JobClient): Promise<string[] | null> {
   return guarded(ui, "consolidation", async () => {
-    const dry = await rpc("consolidate", { dry_run: true });
+    const dry = await longCall<ConsolidateResult>(rpc, ui, jobs, "consolidate", { dry_run: true });
     if (!dry.operations.length) {
       ui.notice("Palinode: nothing to consolidate.");
       return [];
     }
     const rows = dry.operations.map((o) => ({ primary: `${o.op} ${o.path}`, secondary: o.reason }));
     if (!(await ui.confirmRows("Consolidation (dry run)", rows, "Run consolidation"))) return [];
-    const r = await rpc("consolidate", { dry_run: false });
+    const r = await longCall<ConsolidateResult>(rpc, ui, jobs, "consolidate", { dry_run: false });
     ui.notice(`Palinode: consolidation wrote ${r.written.length} file(s).`);
     return r.written;
   });

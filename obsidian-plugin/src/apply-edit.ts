@@ -7,7 +7,7 @@ import type { ApplyEditParams, ApplyEditResult } from "./protocol";
 /** Hex SHA-256 of text encoded as UTF-8 (Web Crypto: in Obsidian, browsers and Node 20). */
 export async function sha256Hex(text: string): Promise<string> {
   const bytes = new TextEncoder().encode(text);
-  const digest = await globalThis.crypto.subtle.digest("SHA-256", bytes);
+  const digest = await window.crypto.subtle.digest("SHA-256", bytes);
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 

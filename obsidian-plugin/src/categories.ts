@@ -13,7 +13,7 @@ export interface Category {
   colour: string;
 }
 
-export const CATEGORIES: readonly Category[] = table as Category[];
+export const CATEGORIES: readonly Category[] = table;
 
 /** Colour for notes that belong to no category (structural files, unresolved targets). */
 export const OTHER_COLOUR = "#9aa0a6";

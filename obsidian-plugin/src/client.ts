@@ -121,14 +121,24 @@ type Pending = {
   method: string;
   resolve: (value: unknown) => void;
   reject: (err: RpcError) => void;
-  timer: ReturnType<typeof setTimeout>;
+  timer: number;
 };
 
-type RequestHandler = (params: unknown) => unknown | Promise<unknown>;
+/** May return a promise; its value is the answer. */
+type RequestHandler = (params: unknown) => unknown;
 
 /** The message shown when the sidecar is not there: what to run, never a stack trace. */
 export function notRunningMessage(vaultPath?: string): string {
   return `Palinode sidecar not running — start it with \`palinode-vault serve --vault ${vaultPath || "…"}\``;
+}
+
+/** A JSON-RPC message from the sidecar, as far as the client reads it (every field checked before use). */
+interface IncomingMessage {
+  id?: unknown;
+  method?: unknown;
+  params?: unknown;
+  result?: unknown;
+  error?: { code?: unknown; message?: unknown; data?: unknown } | null;
 }
 
 /** The plugin's connection to one sidecar. */
@@ -141,11 +151,11 @@ export class SidecarClient {
   private socket: SocketLike | null = null;
   private nextId = 1;
   private pending = new Map<number, Pending>();
-  private notificationListeners = new Map<string, Set<(params: any) => void>>();
+  private notificationListeners = new Map<string, Set<(params: unknown) => void>>();
   private stateListeners = new Set<(state: ConnectionState, message: string) => void>();
   private requestHandlers = new Map<string, RequestHandler>();
   private attempt = 0;
-  private retryTimer: ReturnType<typeof setTimeout> | null = null;
+  private retryTimer: number | null = null;
   private running = false;
   /** Hard timeout of each call in ms (settings may change it). */
   timeoutMs: number;
@@ -165,7 +175,7 @@ export class SidecarClient {
   /** Closes the connection and stops reconnecting; pending calls fail. */
   stop(): void {
     this.running = false;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (this.retryTimer) window.clearTimeout(this.retryTimer);
     this.retryTimer = null;
     const socket = this.socket;
     this.socket = null;
@@ -196,14 +206,14 @@ export class SidecarClient {
   waitConnected(timeoutMs = this.timeoutMs): Promise<void> {
     if (this.state === "connected") return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = window.setTimeout(() => {
         off();
         reject(new RpcError(ErrorCode.TIMEOUT, this.statusMessage));
       }, timeoutMs);
       const off = this.onState((state, message) => {
         const givenUp = state === "stopped" || (this.options.reconnect === false && (state === "not-running" || state === "refused"));
         if (state === "connected" || givenUp) {
-          clearTimeout(timer);
+          window.clearTimeout(timer);
           off();
           if (state === "connected") resolve();
           else reject(new RpcError(ErrorCode.NOT_CONNECTED, message));
@@ -226,7 +236,7 @@ export class SidecarClient {
     const id = this.nextId++;
     const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = window.setTimeout(() => {
         this.pending.delete(id);
         reject(
           new RpcError(
@@ -239,7 +249,7 @@ export class SidecarClient {
       try {
         socket.send(JSON.stringify({ jsonrpc: "2.0", id, method, params: params ?? {} }));
       } catch (err) {
-        clearTimeout(timer);
+        window.clearTimeout(timer);
         this.pending.delete(id);
         reject(new RpcError(ErrorCode.CONNECTION_CLOSED, `Palinode: could not send ${method}: ${messageOf(err)}`));
       }
@@ -248,12 +258,12 @@ export class SidecarClient {
 
   /** Listens to a notification; returns the function that stops listening. */
   onNotification<N extends keyof Notifications>(method: N, listener: (params: Notifications[N]) => void): () => void;
-  onNotification(method: string, listener: (params: any) => void): () => void;
-  onNotification(method: string, listener: (params: any) => void): () => void {
+  onNotification(method: string, listener: (params: unknown) => void): () => void;
+  onNotification(method: string, listener: (params: unknown) => void): () => void {
     let set = this.notificationListeners.get(method);
     if (!set) this.notificationListeners.set(method, (set = new Set()));
     set.add(listener);
-    return () => set!.delete(listener);
+    return () => set.delete(listener);
   }
 
   /** Answers the sidecar's requests of this method (e.g. `apply_edit`). */
@@ -315,7 +325,8 @@ export class SidecarClient {
     };
     socket.onmessage = (ev) => this.receive(socket, ev.data);
     socket.onerror = (ev) => {
-      errorText = messageOf((ev as { message?: string; error?: unknown })?.message ?? (ev as any)?.error ?? "");
+      const e = ev as { message?: string; error?: unknown } | null;
+      errorText = messageOf(e?.message ?? e?.error ?? "");
     };
     socket.onclose = (ev) => {
       if (this.socket !== socket) return;
@@ -356,8 +367,8 @@ export class SidecarClient {
     if (!this.running || this.options.reconnect === false) return;
     const b = this.options.backoff ?? {};
     const delay = backoffDelay(this.attempt++, b.initialMs, b.maxMs, b.factor);
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = setTimeout(() => {
+    if (this.retryTimer) window.clearTimeout(this.retryTimer);
+    this.retryTimer = window.setTimeout(() => {
       this.retryTimer = null;
       void this.connect();
     }, delay);
@@ -365,14 +376,14 @@ export class SidecarClient {
 
   private failPending(code: number, message: string): void {
     for (const [id, p] of this.pending) {
-      clearTimeout(p.timer);
+      window.clearTimeout(p.timer);
       p.reject(new RpcError(code, `${message} (while waiting for ${p.method})`));
       this.pending.delete(id);
     }
   }
 
   private receive(socket: SocketLike, raw: unknown): void {
-    let msg: any;
+    let msg: unknown;
     try {
       msg = JSON.parse(typeof raw === "string" ? raw : String(raw));
     } catch {
@@ -382,8 +393,9 @@ export class SidecarClient {
     for (const m of messages) this.dispatch(socket, m);
   }
 
-  private dispatch(socket: SocketLike, m: any): void {
-    if (!m || typeof m !== "object") return;
+  private dispatch(socket: SocketLike, raw: unknown): void {
+    if (!raw || typeof raw !== "object") return;
+    const m = raw as IncomingMessage;
     if (typeof m.method === "string") {
       if (m.id === undefined || m.id === null) {
         for (const l of [...(this.notificationListeners.get(m.method) ?? [])]) {
@@ -398,12 +410,14 @@ export class SidecarClient {
       void this.answer(socket, m.id, m.method, m.params);
       return;
     }
+    if (typeof m.id !== "number") return;
     const p = this.pending.get(m.id);
     if (!p) return;
     this.pending.delete(m.id);
-    clearTimeout(p.timer);
+    window.clearTimeout(p.timer);
     if (m.error) {
-      p.reject(new RpcError(Number(m.error.code) || ErrorCode.INTERNAL, String(m.error.message ?? "error"), m.error.data));
+      const message = typeof m.error.message === "string" ? m.error.message : "error";
+      p.reject(new RpcError(Number(m.error.code) || ErrorCode.INTERNAL, message, m.error.data));
     } else {
       p.resolve(m.result);
     }

@@ -14,7 +14,7 @@ export class EditorStateReporter {
   private state: EditorStateParams = { active: null, open: [], last_keystroke: null };
   private lastSentAt = -Infinity;
   private lastSent = "";
-  private timer: ReturnType<typeof setTimeout> | null = null;
+  private timer: number | null = null;
   private readonly intervalMs: number;
   private readonly now: () => number;
 
@@ -61,7 +61,7 @@ export class EditorStateReporter {
       this.emit(false);
       return;
     }
-    this.timer = setTimeout(() => {
+    this.timer = window.setTimeout(() => {
       this.timer = null;
       this.emit(false);
     }, wait);
@@ -81,7 +81,7 @@ export class EditorStateReporter {
   }
 
   private clearTimer(): void {
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer) window.clearTimeout(this.timer);
     this.timer = null;
   }
 }

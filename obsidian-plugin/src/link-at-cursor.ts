@@ -10,7 +10,7 @@ export interface LinkAtCursor {
   to: number;
 }
 
-const WIKI = /!?\[\[([^\[\]\n]+?)\]\]/g;
+const WIKI = /!?\[\[([^[\]\n]+?)\]\]/g;
 const MARKDOWN = /!?\[[^\]\n]*\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g;
 
 /** The wikilink or markdown link that contains column `ch` of `line`, or null. */

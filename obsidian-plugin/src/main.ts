@@ -2,7 +2,10 @@
  * The Palinode plugin: wires the sidecar client, the status bar, the views, the commands, the
  * editor-safety events and the settings tab into Obsidian. The logic lives in the modules it imports.
  */
-import { FileSystemAdapter, MarkdownView, Plugin, TFile, requestUrl, type Editor, type WorkspaceLeaf } from "obsidian";
+import { spawn } from "child_process";
+import { stat } from "fs/promises";
+import { homedir } from "os";
+import { FileSystemAdapter, MarkdownView, Notice, Platform, Plugin, TFile, requestUrl, type Editor, type WorkspaceLeaf } from "obsidian";
 import {
   approveInboxNote,
   extractMemories,
@@ -21,13 +24,17 @@ import { SidecarClient, type SocketConstructor } from "./client";
 import { EditorStateReporter } from "./editor-state";
 import { linkAtCursor, repairTargetFor } from "./link-at-cursor";
 import { SidecarSession } from "./session";
-import { DEFAULT_SETTINGS, locateSidecar, normaliseSettings, type PalinodeSettings } from "./settings";
+import { SidecarProcess, executableCandidates, type SpawnFn } from "./sidecar-process";
+import { DEFAULT_SETTINGS, IGNORE_PATH, cleanFolders, locateSidecar, normaliseSettings, type PalinodeSettings } from "./settings";
 import type { Rpc } from "./side-view-model";
 import type { PalinodeContext } from "./obsidian/context";
 import { GRAPH_VIEW, PalinodeGraphView } from "./obsidian/graph-view";
 import { SearchModal, obsidianUI } from "./obsidian/modals";
 import { PALINODE_VIEW, PalinodeView } from "./obsidian/palinode-view";
 import { PalinodeSettingTab } from "./obsidian/settings-tab";
+
+/** Notes waiting for review live in inbox/ (the kinds table's INBOX_FOLDER). */
+const inInbox = (path: string) => path.startsWith("inbox/");
 
 export default class PalinodePlugin extends Plugin implements PalinodeContext {
   settings: PalinodeSettings = { ...DEFAULT_SETTINGS };
@@ -36,16 +43,19 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
   ui!: PalinodeUI;
   reviewUI!: PalinodeUI;
   rpc!: Rpc;
+  /** Starts and stops the sidecar with Obsidian; null on mobile, or when the setting is off. */
+  sidecarProcess: SidecarProcess | null = null;
   private editorState!: EditorStateReporter;
 
   async onload(): Promise<void> {
     this.settings = normaliseSettings(await this.loadData());
     const adapter = this.app.vault.adapter;
+    const vaultPath = adapter instanceof FileSystemAdapter ? adapter.getBasePath() : undefined;
     this.client = new SidecarClient({
       WebSocket: window.WebSocket as unknown as SocketConstructor,
       locate: () => locateSidecar(this.settings, (p) => adapter.read(p)),
-      health: async (port) => (await requestUrl({ url: `http://127.0.0.1:${port}/health`, throw: false })).status === 200,
-      vaultPath: adapter instanceof FileSystemAdapter ? adapter.getBasePath() : undefined,
+      health: (port) => this.health(port),
+      vaultPath,
       timeoutMs: this.settings.timeoutSeconds * 1000,
     });
     this.rpc = (method, params) => this.client.call(method, params);
@@ -58,16 +68,101 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
     this.wireEditorSafety();
     this.registerView(PALINODE_VIEW, (leaf) => new PalinodeView(leaf, this));
     this.registerView(GRAPH_VIEW, (leaf) => new PalinodeGraphView(leaf, this));
-    this.addRibbonIcon("brain-circuit", "Open the Palinode view", () => void this.revealView(PALINODE_VIEW));
+    this.addRibbonIcon("brain-circuit", "Open the memory side view", () => void this.revealView(PALINODE_VIEW));
     this.wireCommands();
     this.addSettingTab(new PalinodeSettingTab(this.app, this, this));
-    this.app.workspace.onLayoutReady(() => this.client.start());
+    this.app.workspace.onLayoutReady(() => {
+      this.client.start();
+      if (vaultPath) this.startSidecarProcess(vaultPath);
+    });
   }
 
   onunload(): void {
     this.editorState?.dispose();
     this.session?.dispose();
     this.client?.stop();
+    this.sidecarProcess?.stopNow();
+  }
+
+  applySidecarSetting(): void {
+    const vaultPath = this.app.vault.adapter instanceof FileSystemAdapter ? this.app.vault.adapter.getBasePath() : undefined;
+    if (this.settings.manageSidecar && vaultPath) {
+      this.startSidecarProcess(vaultPath);
+    } else if (this.sidecarProcess) {
+      const proc = this.sidecarProcess;
+      this.sidecarProcess = null;
+      void proc.stop();
+    }
+  }
+
+  async readIgnoredFolders(): Promise<string[]> {
+    try {
+      return cleanFolders((await this.app.vault.adapter.read(IGNORE_PATH)).split("\n"));
+    } catch {
+      return []; // no file yet
+    }
+  }
+
+  async writeIgnoredFolders(lines: string[]): Promise<void> {
+    const adapter = this.app.vault.adapter;
+    const folders = cleanFolders(lines);
+    if (!(await adapter.exists(".palinode"))) await adapter.mkdir(".palinode");
+    await adapter.write(IGNORE_PATH, folders.map((f) => `${f}\n`).join(""));
+  }
+
+  sidecarProcessMessage(): string | null {
+    return this.sidecarProcess?.message || null;
+  }
+
+  private async health(port: number): Promise<boolean> {
+    try {
+      return (await requestUrl({ url: `http://127.0.0.1:${port}/health`, throw: false })).status === 200;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Desktop only: adopt or start the vault's sidecar (settings: manageSidecar, executablePath).
+   * The client keeps finding it through the discovery file; this only makes sure one runs.
+   */
+  startSidecarProcess(vaultPath: string): void {
+    if (!Platform.isDesktopApp || !this.settings.manageSidecar || this.settings.connection !== "file" || this.sidecarProcess) return;
+    const adapter = this.app.vault.adapter;
+    const proc = new SidecarProcess({
+      vaultPath,
+      spawn: spawn as unknown as SpawnFn,
+      env: process.env,
+      candidates: () =>
+        executableCandidates({ setting: this.settings.executablePath, vaultPath, platform: process.platform, env: process.env, home: homedir() }),
+      isFile: async (p) => (await stat(p)).isFile(),
+      alive: async () => {
+        const found = await locateSidecar(this.settings, (p) => adapter.read(p));
+        return found.ok && (await this.health(found.info.port));
+      },
+    });
+    this.sidecarProcess = proc;
+    let noticed = false;
+    this.register(
+      proc.onState((state, message) => {
+        this.session.setSidecarProcess(state, message);
+        // Connect at once rather than after the client's backoff.
+        if ((state === "running" || state === "adopted") && this.client.state !== "connected") this.client.restart();
+        if (state === "failed" && !noticed) {
+          noticed = true;
+          new Notice(message, 0);
+        }
+      }),
+    );
+    // An adopted sidecar that goes away is replaced by one of ours.
+    this.register(
+      this.client.onState((state) => {
+        if (state === "not-running" && proc.state === "adopted") void proc.ensure();
+      }),
+    );
+    // Obsidian may quit without unloading plugins: end our child with the window.
+    this.registerDomEvent(window, "beforeunload", () => proc.stopNow());
+    void proc.start();
   }
 
   async saveSettings(): Promise<void> {
@@ -92,7 +187,7 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
     const start = Date.now();
     while (!(this.app.vault.getAbstractFileByPath(path) instanceof TFile)) {
       if (Date.now() - start > timeoutMs) return;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await new Promise((resolve) => window.setTimeout(resolve, 100));
     }
     this.openPath(path);
   }
@@ -185,12 +280,16 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
     await workspace.revealLeaf(leaf);
   }
 
-  /** A command that needs the active note; tells the person when there is none. */
-  private withNote(run: (path: string) => unknown): () => void {
-    return () => {
+  /**
+   * A command that needs the active note (`checkCallback`): offered in the palette only while a
+   * note for it is open (`when` narrows which notes).
+   */
+  private withNote(run: (path: string) => unknown, when: (path: string) => boolean = () => true): (checking: boolean) => boolean {
+    return (checking) => {
       const path = this.activePath();
-      if (!path) return this.ui.notice("Palinode: open a note first.");
-      void run(path);
+      if (!path || !when(path)) return false;
+      if (!checking) void run(path);
+      return true;
     };
   }
 
@@ -204,10 +303,10 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
         await this.session.refreshStatus();
       },
     });
-    this.addCommand({ id: "fix-note", name: "Fix the current note", callback: this.withNote((p) => fixNote(rpc, ui, p)) });
+    this.addCommand({ id: "fix-note", name: "Fix the current note", checkCallback: this.withNote((p) => fixNote(rpc, ui, p)) });
     this.addCommand({
       id: "repair-link",
-      name: "Repair the link under the cursor",
+      name: "Repair the link at the caret",
       editorCallback: async (editor: Editor, ctx) => {
         const path = ctx.file?.path;
         if (!path) return;
@@ -218,27 +317,31 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
         await repairLink(rpc, ui, path, repairTargetFor(link, findings, cursor.line + 1));
       },
     });
-    this.addCommand({ id: "find-duplicates", name: "Find duplicates of this note", callback: this.withNote((p) => findDuplicates(rpc, ui, p)) });
-    this.addCommand({ id: "show-related", name: "Show related notes", callback: this.withNote((p) => showRelated(rpc, ui, p)) });
+    this.addCommand({ id: "find-duplicates", name: "Find duplicates of this note", checkCallback: this.withNote((p) => findDuplicates(rpc, ui, p)) });
+    this.addCommand({ id: "show-related", name: "Show related notes", checkCallback: this.withNote((p) => showRelated(rpc, ui, p)) });
     this.addCommand({
       id: "extract-memories",
       name: "Extract memories from the selection or the current note",
       editorCallback: (editor: Editor, ctx) => {
         const text = editor.getSelection() || editor.getValue();
-        void extractMemories(rpc, ui, text, ctx.file?.path);
+        void extractMemories(rpc, ui, text, ctx.file?.path, this.client);
       },
     });
-    this.addCommand({ id: "consolidate", name: "Run consolidation", callback: () => void runConsolidation(rpc, ui) });
-    this.addCommand({ id: "search-memory", name: "Search memory", callback: () => new SearchModal(this.app, rpc, (p) => this.openPath(p)).open() });
+    this.addCommand({ id: "consolidate", name: "Run consolidation", callback: () => void runConsolidation(rpc, ui, this.client) });
+    this.addCommand({ id: "search-memory", name: "Search memory", callback: () => new SearchModal(this.app, rpc, (p, newTab) => void this.app.workspace.openLinkText(p, "", newTab)).open() });
     const { reviewUI } = this;
     this.addCommand({
       id: "approve-inbox-note",
       name: "Approve this inbox note",
-      callback: this.withNote((p) => approveInboxNote(rpc, reviewUI, p)),
+      checkCallback: this.withNote((p) => approveInboxNote(rpc, reviewUI, p), inInbox),
     });
-    this.addCommand({ id: "reject-inbox-note", name: "Reject this inbox note", callback: this.withNote((p) => rejectInboxNote(rpc, ui, p)) });
+    this.addCommand({
+      id: "reject-inbox-note",
+      name: "Reject this inbox note",
+      checkCallback: this.withNote((p) => rejectInboxNote(rpc, ui, p), inInbox),
+    });
     this.addCommand({ id: "undo-last-fix", name: "Undo the last fix", callback: () => void undoLastFix(rpc, ui) });
-    this.addCommand({ id: "open-view", name: "Open the Palinode view", callback: () => void this.revealView(PALINODE_VIEW) });
+    this.addCommand({ id: "open-view", name: "Open the side view", callback: () => void this.revealView(PALINODE_VIEW) });
     this.addCommand({ id: "open-graph", name: "Open the graph view", callback: () => void this.revealView(GRAPH_VIEW) });
   }
 }

@@ -200,6 +200,12 @@ export interface Methods {
   related: [{ path: string }, { results: { path: string; similarity: number }[] }];
   extract: [{ text: string; source?: string; dry_run?: boolean }, ExtractResult];
   consolidate: [{ dry_run?: boolean; now?: string }, ConsolidateResult];
+  "extract.start": [{ text: string; source?: string; dry_run?: boolean }, JobInfo];
+  "consolidate.start": [{ dry_run?: boolean; now?: string }, JobInfo];
+  "reindex.start": [Record<string, never>, JobInfo];
+  "job.get": [{ id: string }, JobInfo];
+  "job.cancel": [{ id: string }, JobInfo];
+  "job.list": [Record<string, never>, { jobs: JobInfo[] }];
   "inbox.list": [Record<string, never>, InboxListResult];
   "inbox.approve": [{ path: string }, InboxApproveResult];
   "inbox.reject": [{ path: string }, InboxRejectResult];
@@ -215,8 +221,25 @@ export type ResultOf<M extends MethodName> = Methods[M][1];
 /** Notifications pushed by the sidecar (no `id`). */
 export interface Notifications {
   "findings.changed": { paths: string[]; counts: Record<string, number>; total: number };
-  progress: { phase: "scan" | "index" | "embed" | "consolidate" | string; done: number; total: number };
+  /** `phase`: scan, index, embed, consolidate, or a job's kind. */
+  progress: { phase: string; done: number; total: number };
   wrote: { paths: string[]; reason: string };
+  "job.progress": { id: string; kind: string; done: number; total: number; message: string };
+  "job.done": { id: string; kind: string; state: "done" | "failed" | "cancelled"; result?: unknown; error?: string };
+}
+
+/** A long piece of work in the sidecar (docs/PROTOCOL.md, "Jobs"). */
+export interface JobInfo {
+  id: string;
+  kind: string;
+  state: "running" | "done" | "failed" | "cancelled";
+  done: number;
+  total: number;
+  message: string;
+  cancellable: boolean;
+  seconds: number;
+  result?: unknown;
+  error?: string;
 }
 
 export interface ApplyEditParams {

@@ -3,12 +3,15 @@
  * long work. Fed by the client's state and notifications; read by the status bar and the views.
  */
 import type { ConnectionState, SidecarClient } from "./client";
+import type { SidecarProcessState } from "./sidecar-process";
 import { statusBarModel, totalOf, type Progress, type StatusBarModel } from "./status-bar";
 
 export class SidecarSession {
   findingsTotal: number | null = null;
   findingCounts: Record<string, number> = {};
   progress: Progress | null = null;
+  /** The plugin's own sidecar process, when it manages one. */
+  sidecarProcess: { state: SidecarProcessState; message: string } | null = null;
   private listeners = new Set<() => void>();
   private pathListeners = new Set<(paths: string[]) => void>();
   private offs: (() => void)[] = [];
@@ -27,6 +30,15 @@ export class SidecarSession {
         this.changed();
       }),
       client.onNotification("wrote", (p) => this.pathsChanged(p.paths ?? [])),
+      // A job's progress shows in the status bar like the sidecar's own long work.
+      client.onNotification("job.progress", (p) => {
+        this.progress = p.done >= p.total ? null : { phase: p.kind, done: p.done, total: p.total };
+        this.changed();
+      }),
+      client.onNotification("job.done", () => {
+        this.progress = null;
+        this.changed();
+      }),
     );
   }
 
@@ -37,7 +49,14 @@ export class SidecarSession {
       message: this.client.statusMessage,
       findingsTotal: this.findingsTotal,
       progress: this.progress,
+      sidecar: this.sidecarProcess,
     });
+  }
+
+  /** Called by the plugin when its sidecar process changes state. */
+  setSidecarProcess(state: SidecarProcessState, message: string): void {
+    this.sidecarProcess = { state, message };
+    this.changed();
   }
 
   /** Called on any change of what the status bar shows. */

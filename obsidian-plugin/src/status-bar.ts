@@ -1,6 +1,7 @@
 /** What the status bar item shows: connection, findings in the vault, progress of long work. */
 import type { ConnectionState } from "./client";
 import type { Notifications } from "./protocol";
+import type { SidecarProcessState } from "./sidecar-process";
 
 export type Progress = Notifications["progress"];
 
@@ -9,6 +10,8 @@ export interface StatusInput {
   message: string;
   findingsTotal: number | null;
   progress: Progress | null;
+  /** What the plugin's own sidecar process is doing (absent when the plugin does not manage it). */
+  sidecar?: { state: SidecarProcessState; message: string } | null;
 }
 
 export interface StatusBarModel {
@@ -24,6 +27,8 @@ const PHASE_WORDS: Record<string, string> = {
   index: "indexing",
   embed: "embedding",
   consolidate: "consolidating",
+  extract: "extracting",
+  reindex: "re-indexing",
 };
 
 /** "indexing 40/120 (33%)". */
@@ -37,6 +42,11 @@ export function progressText(p: Progress): string {
 /** The status bar text for the current state. */
 export function statusBarModel(input: StatusInput): StatusBarModel {
   if (input.state !== "connected") {
+    const proc = input.sidecar?.state;
+    if (proc === "searching" || proc === "starting" || proc === "restarting" || proc === "running" || proc === "adopted") {
+      return { text: "Palinode: starting…", title: input.sidecar!.message, tone: "working" };
+    }
+    if (proc === "failed") return { text: "Palinode: sidecar failed", title: input.sidecar!.message, tone: "offline" };
     const text =
       input.state === "connecting"
         ? "Palinode: connecting…"

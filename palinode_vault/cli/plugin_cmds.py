@@ -8,6 +8,7 @@ merging with the groups the person already has.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -39,8 +40,20 @@ CATEGORY_FOLDERS: tuple[str, ...] = tuple(k.folder for k in KINDS) + (INBOX_FOLD
 
 
 def default_plugin_dir() -> Path:
-    """The obsidian-plugin/ folder of this source checkout."""
-    return Path(__file__).resolve().parents[2] / "obsidian-plugin"
+    """The obsidian-plugin/ folder of this source checkout, else the built plugin in the package.
+
+    A wheel carries the built plugin in palinode_vault/obsidian_plugin/ (setup.py); a checkout
+    (editable install) has its obsidian-plugin/ project, built on demand.
+    """
+    checkout = Path(__file__).resolve().parents[2] / "obsidian-plugin"
+    if (checkout / "manifest.json").is_file():
+        return checkout
+    return packaged_plugin_dir()
+
+
+def packaged_plugin_dir() -> Path:
+    """Where the wheel puts the built plugin."""
+    return Path(__file__).resolve().parents[1] / "obsidian_plugin"
 
 
 # ---- plugin install -------------------------------------------------------------------------
@@ -72,7 +85,8 @@ def install_plugin(plugin_dir: Path, vault: Path, *, rebuild: bool = False) -> P
     """
     if not (plugin_dir / "manifest.json").is_file():
         raise click.ClickException(
-            f"no Obsidian plugin project at {plugin_dir} (manifest.json missing); pass --from PATH"
+            f"no built Obsidian plugin at {plugin_dir} (manifest.json missing); reinstall palinode-vault "
+            "from a wheel that includes it, or pass --from PATH to an obsidian-plugin/ folder"
         )
     if rebuild or not (plugin_dir / "main.js").is_file():
         build_plugin(plugin_dir)
@@ -110,7 +124,7 @@ def plugin_group() -> None:
     "plugin_dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=default_plugin_dir,
-    show_default="obsidian-plugin/ of this checkout",
+    show_default="obsidian-plugin/ of this checkout, else the plugin shipped in the package",
     help="The plugin project folder to install from.",
 )
 @click.option("--rebuild", is_flag=True, help="Build with npm even when main.js exists.")
@@ -118,14 +132,26 @@ def plugin_group() -> None:
 def install_command(vault: Path, plugin_dir: Path, rebuild: bool, enable: bool) -> None:
     """Copy the built plugin into VAULT/.obsidian/plugins/palinode-vault/ (builds it if needed)."""
     vault = resolve_vault(vault)
-    target = install_plugin(Path(plugin_dir).resolve(), vault, rebuild=rebuild)
-    click.echo(f"Installed {', '.join(PLUGIN_FILES)} into {target}")
-    if enable and enable_plugin(vault):
-        click.echo("Enabled palinode-vault in .obsidian/community-plugins.json")
+    with _writable(vault):
+        target = install_plugin(Path(plugin_dir).resolve(), vault, rebuild=rebuild)
+        click.echo(f"Installed {', '.join(PLUGIN_FILES)} into {target}")
+        if enable and enable_plugin(vault):
+            click.echo("Enabled palinode-vault in .obsidian/community-plugins.json")
     click.echo(
         "Next: start the sidecar (`palinode-vault serve --vault "
         f"{vault}`), reload Obsidian and turn on Palinode under Settings → Community plugins."
     )
+
+
+@contextlib.contextmanager
+def _writable(vault: Path):
+    """Turns a refused write into one line naming the folder (a read-only vault), not a traceback."""
+    try:
+        yield
+    except PermissionError as exc:
+        raise click.ClickException(
+            f"cannot write to {exc.filename or vault}: the vault {vault} is read-only ({exc.strerror}); make it writable and run this again"
+        ) from None
 
 
 # ---- init --obsidian ------------------------------------------------------------------------
@@ -223,7 +249,8 @@ if _existing_init is None:
         if not obsidian:
             raise click.UsageError("nothing to do: pass --obsidian to add colour groups to .obsidian/graph.json")
         vault = resolve_vault(vault)
-        _report_init(vault, init_obsidian(vault))
+        with _writable(vault):
+            _report_init(vault, init_obsidian(vault))
 
 elif not any(p.name == "obsidian" for p in _existing_init.params):
     # Another module already defines `init`: add --obsidian to it rather than replace it.
@@ -234,7 +261,8 @@ elif not any(p.name == "obsidian" for p in _existing_init.params):
         result = _original_init(*args, **kwargs) if _original_init else None
         if obsidian:
             vault = resolve_vault(kwargs.get("vault") or Path.cwd())
-            _report_init(vault, init_obsidian(vault))
+            with _writable(vault):
+                _report_init(vault, init_obsidian(vault))
         return result
 
     _existing_init.callback = _init_with_obsidian

@@ -58,8 +58,50 @@ def open_vault(vault: Path, now: dt.datetime | None = None, quiet: bool = False,
     return v
 
 
+def note_paths(v, paths: tuple[str, ...], command: str) -> list[str]:
+    """The vault-relative notes named by `paths` (a note or a folder, vault-relative or not).
+
+    A path that does not exist, lies outside the vault, or names no note palinode-vault reads (not
+    Markdown, excluded, in a dot-folder) is a usage error with one line naming it: never a silent
+    "0 findings".
+    """
+    out: list[str] = []
+    known = set(v.state.notes) | set(v.state.unreadable)
+    for raw in paths:
+        given = Path(raw).expanduser()
+        candidates = [given] if given.is_absolute() else [Path.cwd() / given, v.root / given]
+        found = next((c for c in candidates if c.exists()), None)
+        if found is None:
+            raise click.ClickException(f"{command}: {raw}: no such file or folder (in {Path.cwd()} or the vault {v.root})")
+        try:
+            rel = found.resolve().relative_to(v.root).as_posix()
+        except ValueError:
+            raise click.ClickException(f"{command}: {raw} is not inside the vault {v.root}") from None
+        if found.is_dir():
+            prefix = "" if rel == "." else rel + "/"
+            inside = sorted(p for p in known if p.startswith(prefix))
+            if not inside:
+                raise click.ClickException(f"{command}: {raw}: no notes of the vault in this folder")
+            out += inside
+        elif rel in known:
+            out.append(rel)
+        else:
+            why = "not a Markdown note" if not rel.lower().endswith(".md") else "excluded or hidden (see PROGRAM.md ignore_folders)"
+            raise click.ClickException(f"{command}: {raw} is not a note palinode-vault reads ({why})")
+    return list(dict.fromkeys(out))
+
+
 def _program_error(exc: Exception) -> click.ClickException:
     return click.ClickException(str(exc))
+
+
+def read_only_error(root: Path, exc: OSError) -> click.ClickException:
+    """One line for a vault (or its .palinode/ folder) that cannot be written."""
+    where = exc.filename or root
+    return click.ClickException(
+        f"cannot write to {where}: the vault {root} is read-only ({exc.strerror or exc}); "
+        "nothing was changed. Make it writable, or use --dry-run to see the fixes."
+    )
 
 
 def _print_findings(findings) -> None:
@@ -116,7 +158,7 @@ def lint(vault: Path, as_json: bool, checks: tuple[str, ...], paths: tuple[str, 
     v = open_vault(vault, now, quiet=as_json, load=bool(paths))
     try:
         if paths:
-            report = run_lint(v, paths, checks or None)
+            report = run_lint(v, note_paths(v, paths, "lint"), checks or None)
         else:
             report, _ = vault_report(v, _progress(as_json))
             if checks:
@@ -150,9 +192,11 @@ def fix(vault: Path, dry_run: bool, as_json: bool, paths: tuple[str, ...], now) 
 
     v = open_vault(vault, now, quiet=as_json)
     try:
-        result = run_fix(v, paths or None, dry_run=dry_run)
+        result = run_fix(v, note_paths(v, paths, "fix") if paths else None, dry_run=dry_run)
     except ProgramError as exc:
         raise _program_error(exc)
+    except PermissionError as exc:
+        raise read_only_error(v.root, exc) from None
     if as_json:
         data = result.to_json()
         if dry_run:

@@ -56,6 +56,63 @@ class InboxParams(_Params):
     path: str = Field(min_length=1, max_length=1000)
 
 
+class JobParams(_Params):
+    id: str = Field(min_length=1, max_length=100)
+
+
+class ReplayingGenerator:
+    """Answers the prompts already answered outside the vault lock; asks the model for any other.
+
+    The extraction job runs the model first, holding only the model lock, then files the items
+    under the vault lock: extract_text calls generate_json again with the same prompts and gets the
+    recorded answers at once. A prompt that differs (PROGRAM.md edited in between) goes to the model.
+    """
+
+    def __init__(self, generator: Any):
+        self.generator = generator
+        self.answers: dict[tuple, Any] = {}
+        self.misses = 0
+
+    @staticmethod
+    def _key(system: str, user: str, schema: dict, max_tokens: int) -> tuple:
+        import json
+
+        return (system, user, json.dumps(schema, sort_keys=True), max_tokens)
+
+    def record(self, system: str, user: str, schema: dict, max_tokens: int = 512):
+        answer = self.generator.generate_json(system, user, schema, max_tokens)
+        self.answers[self._key(system, user, schema, max_tokens)] = answer
+        return answer
+
+    def generate_json(self, system: str, user: str, schema: dict, max_tokens: int = 512):
+        key = self._key(system, user, schema, max_tokens)
+        if key in self.answers:
+            return self.answers.pop(key)
+        self.misses += 1
+        return self.generator.generate_json(system, user, schema, max_tokens)
+
+
+def run_model_first(replay: ReplayingGenerator, root, text: str) -> None:
+    """The model's part of an extraction of `text`, recorded in `replay`; touches no vault state.
+
+    Prepares the prompt as extract_turns does (secrets redacted before the model sees anything).
+    """
+    from palinode_vault.memory import extract as ex
+    from palinode_vault.memory import secrets
+    from palinode_vault.program import load_program
+
+    turns = ex.parse_transcript(text)
+    redacted = secrets.redact_conversation([(t.role, t.content) for t in turns])
+    clean = [ex.Turn(t.role, clean_text) for t, (clean_text, _) in zip(turns, redacted)]
+    if not ex.substantive(clean):
+        return
+
+    class Recorder:
+        generate_json = replay.record
+
+    ex.run_model(Recorder(), load_program(root), clean)
+
+
 def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
     """Add the memory methods to `dispatcher`, bound to `sidecar`."""
     from palinode_vault.memory.session import Sessions, end_session
@@ -85,20 +142,18 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
     def model_error(exc: Exception) -> PalinodeError:
         return PalinodeError(NOT_AVAILABLE, f"no generation model: {exc}")
 
-    async def extract(params: ExtractParams, conn: Connection) -> dict:
-        from palinode_vault.memory.extract import extract_text
-        from palinode_vault.models import ModelUnavailable
+    # ---- jobs: long work answers at once; progress and the end are pushed (sidecar/jobs.py) ----
+    import threading
 
-        try:
-            result = await sidecar.run(lambda: extract_text(sidecar.vault, params.text, generator=generator(),
-                                                            source=params.source or "socket", dry_run=params.dry_run))
-        except ModelUnavailable as exc:
-            raise model_error(exc) from exc
-        await after_write(result.written, "extract")
-        out = result.to_json()
-        if params.dry_run:
-            out["diff"] = "".join(result.diffs[p] for p in sorted(result.diffs))
-        return out
+    from palinode_vault.sidecar.jobs import Jobs
+
+    jobs: Jobs = getattr(sidecar, "jobs", None) or Jobs(sidecar.notify)
+    sidecar.jobs = jobs
+    model_lock = threading.Lock()  # one generation at a time; never the vault lock
+
+
+    async def extract(params: ExtractParams, conn: Connection) -> dict:
+        return await extract_work(params, None)
 
     async def session_turn(params: TurnParams, conn: Connection) -> dict:
         sessions.turn(params.session, params.role, params.content)
@@ -157,6 +212,92 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
 
         return wrapped
 
+    async def extract_work(params: ExtractParams, ctx) -> dict:
+        """Extraction in two parts: the model alone (model lock only), then filing under the vault lock."""
+        from palinode_vault.memory.extract import extract_text
+        from palinode_vault.models import ModelUnavailable
+
+        report = ctx.progress if ctx is not None else (lambda done, total, message="": None)
+        report(0, 3, "the model is reading the text")
+
+        def model_part() -> ReplayingGenerator:
+            with model_lock:
+                if ctx is not None:
+                    ctx.check()
+                replay = ReplayingGenerator(generator())
+                run_model_first(replay, sidecar.root, params.text)
+                return replay
+
+        try:
+            replay = await asyncio.to_thread(model_part)
+        except ModelUnavailable as exc:
+            raise model_error(exc) from exc
+        report(1, 3, "filing the memories")  # the last point where cancelling leaves the vault untouched
+        result = await sidecar.run(lambda: extract_text(sidecar.vault, params.text, generator=replay,
+                                                        source=params.source or "socket", dry_run=params.dry_run))
+        await after_write(result.written, "extract")
+        report(3, 3, f"{len(result.written)} file(s) written")
+        out = result.to_json()
+        out["model_calls_under_lock"] = replay.misses
+        if params.dry_run:
+            out["diff"] = "".join(result.diffs[p] for p in sorted(result.diffs))
+        return out
+
+    async def extract_start(params: ExtractParams, conn: Connection) -> dict:
+        return jobs.start("extract", lambda ctx: extract_work(params, ctx)).to_json()
+
+    async def consolidate_start(params: ConsolidateParams, conn: Connection) -> dict:
+        async def work(ctx) -> dict:
+            ctx.progress(0, 1, "consolidating")
+            result = await run_consolidation(sidecar, params.dry_run, params.now, generator)
+            await after_write(result.written, "consolidate")
+            ctx.progress(1, 1, f"{len(result.written)} file(s) written")
+            return {"operations": result.operations, "written": result.written}
+
+        # Consolidation interleaves model calls with vault reads: it cannot stop halfway safely.
+        return jobs.start("consolidate", work, cancellable=False).to_json()
+
+    async def reindex_start(params: NoParams, conn: Connection) -> dict:
+        worker = getattr(sidecar, "index_worker", None)
+        if worker is None:
+            raise PalinodeError(NOT_AVAILABLE, getattr(sidecar, "index_error", None) or "the search index is not open")
+
+        async def work(ctx) -> dict:
+            paths = sorted(sidecar.vault.state.notes)
+            ctx.progress(0, len(paths), "re-indexing every note")
+            worker.enqueue(paths)  # the index thread embeds; it never takes the vault lock
+            await asyncio.sleep(0.05)
+            if not await asyncio.to_thread(worker.wait_idle, 3600.0):
+                raise RuntimeError("re-indexing did not finish within an hour")
+            ctx.progress(len(paths), len(paths), "index up to date")
+            return {"notes": len(paths), "report": worker.last_report, "error": worker.last_error}
+
+        return jobs.start("reindex", work, cancellable=False).to_json()
+
+    def known_job(job_id: str):
+        job = jobs.get(job_id)
+        if job is None:
+            raise PalinodeError(-32602, f"no job {job_id!r} (finished jobs are kept for a while, then forgotten)")
+        return job
+
+    async def job_get(params: JobParams, conn: Connection) -> dict:
+        return known_job(params.id).to_json()
+
+    async def job_cancel(params: JobParams, conn: Connection) -> dict:
+        job = known_job(params.id)
+        if job.state == "running" and not job.cancellable:
+            raise PalinodeError(-32602, f"{job.kind} cannot be cancelled once started")
+        return jobs.cancel(params.id).to_json()
+
+    async def job_list(params: NoParams, conn: Connection) -> dict:
+        return {"jobs": [j.to_json() for j in jobs.list()]}
+
+    dispatcher.register("extract.start", when_ready(extract_start), ExtractParams)
+    dispatcher.register("consolidate.start", when_ready(consolidate_start), ConsolidateParams)
+    dispatcher.register("reindex.start", when_ready(reindex_start), NoParams)
+    dispatcher.register("job.get", job_get, JobParams)
+    dispatcher.register("job.cancel", job_cancel, JobParams)
+    dispatcher.register("job.list", job_list, NoParams)
     dispatcher.register("extract", when_ready(extract), ExtractParams)
     dispatcher.register("session.turn", session_turn, TurnParams)
     dispatcher.register("session.end", when_ready(session_end), EndParams)

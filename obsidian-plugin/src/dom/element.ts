@@ -14,7 +14,8 @@ export function el<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   spec: ElementSpec = {},
 ): HTMLElementTagNameMap[K] {
-  const node = parent.ownerDocument.createElement(tag);
+  // Obsidian's createEl (the browser tests' host page provides the same method in plain Chromium).
+  const node = parent.createEl(tag);
   const classes = Array.isArray(spec.cls) ? spec.cls : spec.cls ? [spec.cls] : [];
   for (const c of classes.flatMap((x) => x.split(/\s+/))) if (c) node.classList.add(c);
   if (spec.text !== undefined) node.textContent = spec.text;
@@ -43,16 +44,18 @@ export function actionButton(
   spec: ElementSpec = {},
 ): HTMLButtonElement {
   const button = el(parent, "button", { ...spec, text });
-  button.addEventListener("click", async (ev) => {
+  button.addEventListener("click", (ev) => {
     ev.preventDefault();
     ev.stopPropagation();
     if (button.disabled) return;
     button.disabled = true;
-    try {
-      await onClick();
-    } finally {
-      button.disabled = false;
-    }
+    void (async () => {
+      try {
+        await onClick();
+      } finally {
+        button.disabled = false;
+      }
+    })();
   });
   return button;
 }

@@ -5,7 +5,7 @@ import { clear, dot, el } from "./element";
 const SVG = "http://www.w3.org/2000/svg";
 
 function svgEl<K extends keyof SVGElementTagNameMap>(parent: Element, tag: K, attrs: Record<string, string | number>): SVGElementTagNameMap[K] {
-  const node = parent.ownerDocument!.createElementNS(SVG, tag);
+  const node = parent.ownerDocument.createElementNS(SVG, tag);
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
   parent.appendChild(node);
   return node;
@@ -56,7 +56,7 @@ export function renderGraph(root: HTMLElement, layout: GraphLayout, handlers: Gr
     const open = () => handlers.openNode(n);
     g.addEventListener("click", open);
     g.addEventListener("keydown", (ev) => {
-      if ((ev as KeyboardEvent).key === "Enter") open();
+      if ((ev).key === "Enter") open();
     });
   }
   const legend = el(root, "div", { cls: "palinode-legend" });

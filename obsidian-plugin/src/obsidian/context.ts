@@ -18,4 +18,11 @@ export interface PalinodeContext {
   activePath(): string | null;
   openPath(path: string): void;
   openLink(linktext: string, sourcePath: string): void;
+  /** Starts or stops the sidecar process after the "Start the sidecar with Obsidian" setting changed. */
+  applySidecarSetting(): void;
+  /** What the plugin's sidecar process is doing, or null when it manages none. */
+  sidecarProcessMessage(): string | null;
+  /** The folders in .palinode/ignore (the "Folders to ignore" setting). */
+  readIgnoredFolders(): Promise<string[]>;
+  writeIgnoredFolders(lines: string[]): Promise<void>;
 }

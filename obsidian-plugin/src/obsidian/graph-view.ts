@@ -65,10 +65,9 @@ export class PalinodeGraphView extends ItemView {
     const bar = el(root, "div", { cls: "palinode-graph-bar" });
     for (const d of [1, 2] as const) {
       const b = el(bar, "button", { text: `Depth ${d}`, cls: d === depth ? "mod-cta" : "" });
-      b.addEventListener("click", async () => {
+      b.addEventListener("click", () => {
         this.ctx.settings.graphDepth = d;
-        await this.ctx.saveSettings();
-        await this.refresh();
+        void this.ctx.saveSettings().then(() => this.refresh());
       });
     }
     const box = el(root, "div");

@@ -1,5 +1,6 @@
 /** Obsidian modals for the commands: diff preview, row preview, note picker, memory search. */
-import { App, Modal, Notice } from "obsidian";
+import { App, Modal, Notice, SuggestModal } from "obsidian";
+import { jobProgressText, type JobDisplay } from "../jobs";
 import { describeError, searchRows, type PalinodeUI, type PickRow, type PreviewRow } from "../actions";
 import type { Rpc } from "../side-view-model";
 import { renderDiff } from "../dom/diff";
@@ -94,61 +95,92 @@ class PickNoteModal extends AnswerModal<string | null> {
   }
 }
 
-/** Search memory: hybrid (or keyword) results as the person types. */
-export class SearchModal extends Modal {
-  private timer: number | null = null;
+/**
+ * Search memory, keyboard-driven like Omnisearch: results as the person types (debounced), each with
+ * its title, path and a preview of the matching text; ↑↓ to move, ↵ to open, ⌘/Ctrl+↵ in a new tab.
+ */
+export class SearchModal extends SuggestModal<SearchRow> {
   private seq = 0;
-  private first: string | null = null;
-  constructor(app: App, private rpc: Rpc, private openNote: (path: string) => void) {
+  private last: SearchRow[] = [];
+  constructor(
+    app: App,
+    private rpc: Rpc,
+    private openNote: (path: string, newTab: boolean) => void,
+    private debounceMs = 200,
+  ) {
     super(app);
+    this.setPlaceholder("What do you remember about…");
+    this.emptyStateText = "Type to search your memory.";
+    this.limit = 20;
+    this.setInstructions([
+      { command: "↑↓", purpose: "to move" },
+      { command: "↵", purpose: "to open" },
+      { command: "ctrl ↵", purpose: "to open in a new tab" },
+      { command: "esc", purpose: "to close" },
+    ]);
+    this.modalEl.addClass("palinode-search-modal");
   }
-  onOpen(): void {
-    this.titleEl.textContent = "Search memory";
-    this.modalEl.addClass("palinode-modal");
-    const input = el(this.contentEl, "input", { cls: "palinode-search-input", attrs: { type: "search", placeholder: "What do you remember about…" } });
-    const info = el(this.contentEl, "div", { cls: "palinode-muted palinode-search-info" });
-    const results = el(this.contentEl, "div", { cls: "palinode-search-results" });
-    input.addEventListener("keydown", (ev) => {
-      if (ev.key === "Enter" && this.first) {
-        ev.preventDefault();
-        const path = this.first;
-        this.close();
-        this.openNote(path);
-      }
-    });
-    input.addEventListener("input", () => {
-      if (this.timer !== null) window.clearTimeout(this.timer);
-      this.timer = window.setTimeout(() => void this.search(input.value, info, results), 250);
-    });
-    input.focus();
-  }
-  private async search(query: string, info: HTMLElement, results: HTMLElement): Promise<void> {
+
+  async getSuggestions(query: string): Promise<SearchRow[]> {
     const seq = ++this.seq;
     if (!query.trim()) {
-      this.first = null;
-      info.textContent = "";
-      results.empty();
-      return;
+      this.emptyStateText = "Type to search your memory.";
+      return (this.last = []);
     }
-    info.textContent = "Searching…";
+    await new Promise((resolve) => window.setTimeout(resolve, this.debounceMs));
+    if (seq !== this.seq) return this.last; // a newer keystroke is on its way
     try {
       const r = await this.rpc("search", { query, limit: 20 });
-      if (seq !== this.seq) return;
-      info.textContent = `${r.results.length} result(s), ${r.mode} search${r.note ? ` — ${r.note}` : ""}`;
-      const rows = searchRows(r);
-      this.first = rows[0]?.path ?? null;
-      renderPickRows(results, rows, "No matches.", (p) => {
-        this.close();
-        this.openNote(p);
-      });
+      if (seq !== this.seq) return this.last;
+      this.emptyStateText = `No matches (${r.mode} search${r.note ? ` — ${r.note}` : ""}).`;
+      this.last = searchRows(r).map((row) => ({ ...row, mode: r.mode, note: r.note }));
     } catch (err) {
-      if (seq === this.seq) info.textContent = describeError(err, "search");
+      this.emptyStateText = describeError(err, "search");
+      this.last = [];
+    }
+    return this.last;
+  }
+
+  renderSuggestion(row: SearchRow, item: HTMLElement): void {
+    item.addClass("palinode-search-row");
+    el(item, "div", { cls: "palinode-search-title", text: row.title });
+    el(item, "div", { cls: "palinode-search-path palinode-muted", text: row.path });
+    if (row.detail) el(item, "div", { cls: "palinode-search-preview", text: row.detail });
+  }
+
+  onChooseSuggestion(row: SearchRow, evt: MouseEvent | KeyboardEvent): void {
+    this.openNote(row.path, evt.ctrlKey || evt.metaKey);
+  }
+}
+
+/** One search result as the modal shows it. */
+export interface SearchRow extends PickRow {
+  mode?: string;
+  note?: string;
+}
+
+/** A notice that stays while a job runs: its progress, and Cancel when the job can stop. */
+export function jobNotice(cancel: (() => void) | null): JobDisplay {
+  const notice = new Notice("Palinode: starting…", 0);
+  const el: HTMLElement | undefined = (notice as unknown as { noticeEl?: HTMLElement }).noticeEl;
+  const text = el?.createDiv ? el.createDiv() : undefined;
+  if (el && typeof el.empty === "function") {
+    el.empty();
+    el.appendChild(text as HTMLElement);
+    if (cancel) {
+      const button = el.createEl("button", { text: "Cancel", cls: "palinode-job-cancel" });
+      button.addEventListener("click", (ev) => {
+        ev.stopPropagation();
+        button.disabled = true;
+        button.setText("Cancelling…");
+        cancel();
+      });
     }
   }
-  onClose(): void {
-    if (this.timer !== null) window.clearTimeout(this.timer);
-    this.contentEl.empty();
-  }
+  return {
+    update: (p) => (text ? text.setText(jobProgressText(p)) : notice.setMessage(jobProgressText(p))),
+    close: () => notice.hide(),
+  };
 }
 
 /** The commands' UI in Obsidian: notices and modals. */
@@ -160,5 +192,6 @@ export function obsidianUI(app: App, openPath: (path: string) => void): Palinode
       new Promise((resolve) => new RowsModal(app, title, rows, applyLabel, note, resolve).open()),
     pickNote: (title, rows, emptyText) => new Promise((resolve) => new PickNoteModal(app, title, rows, emptyText, resolve).open()),
     openPath,
+    jobDisplay: (cancel) => jobNotice(cancel),
   };
 }

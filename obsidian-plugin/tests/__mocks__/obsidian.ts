@@ -3,6 +3,9 @@
  * plugin in Node and drive its wiring (commands, events, status bar, settings) from tests.
  */
 
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+
 type Listener = (...args: any[]) => any;
 
 export class Events {
@@ -59,15 +62,24 @@ export class Vault extends Events {
 }
 
 export class FileSystemAdapter {
-  constructor(private vault: Vault, private basePath = "/vault") {}
+  /** `basePath`: "/vault" (in memory only) or a real folder, read when a path is not in memory. */
+  constructor(private vault: Vault, public basePath = "/vault") {}
   getBasePath(): string {
     return this.basePath;
   }
   async read(path: string): Promise<string> {
     const text = this.vault.files.get(path);
-    if (text === undefined) throw new Error(`ENOENT: no such file, open '${path}'`);
-    return text;
+    if (text !== undefined) return text;
+    if (this.basePath !== "/vault") return readFile(join(this.basePath, path), "utf8");
+    throw new Error(`ENOENT: no such file, open '${path}'`);
   }
+  async write(path: string, data: string): Promise<void> {
+    this.vault.files.set(path, data);
+  }
+  async exists(path: string): Promise<boolean> {
+    return this.vault.files.has(path) || [...this.vault.files.keys()].some((p) => p.startsWith(path + "/"));
+  }
+  async mkdir(_path: string): Promise<void> {}
 }
 
 export class WorkspaceLeaf {
@@ -128,7 +140,30 @@ export class FakeEl {
   addEventListener(name: string, cb: Listener): void {
     (this.listeners[name] ??= []).push(cb);
   }
-  empty(): void {}
+  children: FakeEl[] = [];
+  empty(): void {
+    this.children = [];
+  }
+  createEl(_tag: string, o: { text?: string; cls?: string } = {}): FakeEl {
+    const child = new FakeEl();
+    if (o.text) child.text = o.text;
+    if (o.cls) child.addClass(o.cls);
+    this.children.push(child);
+    return child;
+  }
+  appendChild(child: FakeEl): FakeEl {
+    if (!this.children.includes(child)) this.children.push(child);
+    return child;
+  }
+  set textContent(t: string) {
+    this.text = t;
+  }
+  get classList() {
+    return { add: (c: string) => this.classes.add(c) };
+  }
+  get ownerDocument() {
+    return {};
+  }
 }
 
 export class Component {
@@ -137,6 +172,10 @@ export class Component {
     this.cleanups.push(cb);
   }
   registerEvent(_ref: unknown): void {}
+  registerDomEvent(el: { addEventListener(n: string, cb: Listener): void; removeEventListener(n: string, cb: Listener): void }, name: string, cb: Listener): void {
+    el.addEventListener(name, cb);
+    this.register(() => el.removeEventListener(name, cb));
+  }
   unload(): void {
     for (const c of this.cleanups.splice(0)) c();
   }
@@ -203,43 +242,145 @@ export class Modal {
   }
 }
 
+export class SuggestModal<T> extends Modal {
+  placeholder = "";
+  emptyStateText = "";
+  limit = 0;
+  instructions: { command: string; purpose: string }[] = [];
+  setPlaceholder(p: string): void {
+    this.placeholder = p;
+  }
+  setInstructions(i: { command: string; purpose: string }[]): void {
+    this.instructions = i;
+  }
+  getSuggestions(_query: string): T[] | Promise<T[]> {
+    return [];
+  }
+}
+
 export class PluginSettingTab {
   containerEl: any = new FakeEl();
   constructor(public app: App, public plugin: Plugin) {}
 }
 
-export class Setting {
-  constructor(public containerEl: unknown) {}
-  setName(): this {
+/** A form control: records its value and change handler so tests can type into it. */
+export class FakeControl {
+  value: unknown = undefined;
+  placeholder = "";
+  disabled = false;
+  change: Listener | null = null;
+  click: Listener | null = null;
+  inputEl: any = Object.assign(new FakeEl(), {
+    title: "",
+    type: "text",
+    toggleClass(this: FakeEl, c: string, on: boolean) {
+      if (on) this.classes.add(c);
+      else this.classes.delete(c);
+    },
+    setAttribute(this: FakeEl, k: string, v: string) {
+      this.attrs[k] = v;
+    },
+  });
+  setValue(v: unknown): this {
+    this.value = v;
     return this;
   }
-  setDesc(): this {
+  setPlaceholder(p: string): this {
+    this.placeholder = p;
+    return this;
+  }
+  setDisabled(d: boolean): this {
+    this.disabled = d;
+    return this;
+  }
+  setButtonText(t: string): this {
+    this.value = t;
+    return this;
+  }
+  addOption(): this {
+    return this;
+  }
+  onChange(cb: Listener): this {
+    this.change = cb;
+    return this;
+  }
+  onClick(cb: Listener): this {
+    this.click = cb;
+    return this;
+  }
+}
+
+/** Every Setting row created, in order (the settings tab tests read them). */
+export const settingRows: Setting[] = [];
+
+export class Setting {
+  name = "";
+  desc: unknown = "";
+  heading = false;
+  controls: FakeControl[] = [];
+  constructor(public containerEl: unknown) {
+    settingRows.push(this);
+  }
+  setName(n: string): this {
+    this.name = n;
+    return this;
+  }
+  setDesc(d: unknown): this {
+    this.desc = d;
     return this;
   }
   setHeading(): this {
+    this.heading = true;
     return this;
   }
-  addText(): this {
+  private add(cb?: (c: FakeControl) => unknown): this {
+    const c = new FakeControl();
+    this.controls.push(c);
+    cb?.(c);
     return this;
   }
-  addToggle(): this {
-    return this;
+  addText(cb?: (c: FakeControl) => unknown): this {
+    return this.add(cb);
   }
-  addDropdown(): this {
-    return this;
+  addTextArea(cb?: (c: FakeControl) => unknown): this {
+    return this.add(cb);
   }
-  addButton(): this {
-    return this;
+  addToggle(cb?: (c: FakeControl) => unknown): this {
+    return this.add(cb);
+  }
+  addDropdown(cb?: (c: FakeControl) => unknown): this {
+    return this.add(cb);
+  }
+  addButton(cb?: (c: FakeControl) => unknown): this {
+    return this.add(cb);
   }
 }
 
 export const notices: string[] = [];
 export class Notice {
-  constructor(public message: string) {
+  hidden = false;
+  constructor(public message: string, public duration?: number) {
     notices.push(message);
+  }
+  setMessage(message: string): this {
+    this.message = message;
+    notices.push(message);
+    return this;
+  }
+  hide(): void {
+    this.hidden = true;
   }
 }
 
-export async function requestUrl(_req: unknown): Promise<{ status: number }> {
-  return { status: 404 };
+/** A real request to the loopback (the real sidecar's /health); 404 for anything else. */
+export async function requestUrl(req: { url: string }): Promise<{ status: number }> {
+  if (!/^http:\/\/127\.0\.0\.1:\d+\//.test(req.url)) return { status: 404 };
+  try {
+    return { status: (await fetch(req.url)).status };
+  } catch {
+    return { status: 0 };
+  }
 }
+
+/** Desktop by default, as the plugin is desktop-only. */
+export const Platform = { isDesktopApp: true, isMobile: false };

@@ -15,6 +15,14 @@ import { statusBarModel } from "../../src/status-bar";
 import { inboxListing, loadInbox, loadSideView, sideViewModel, type Rpc } from "../../src/side-view-model";
 import { recordedRpc, withInbox, type Recording } from "../helpers/recorded";
 
+// Obsidian adds createEl to every element; this page stands in for it with the same behaviour the
+// views use (create, append, return).
+(HTMLElement.prototype as any).createEl ??= function (this: HTMLElement, tag: string) {
+  const node = this.ownerDocument.createElement(tag);
+  this.appendChild(node);
+  return node;
+};
+
 const events: string[] = [];
 const side = document.getElementById("side")!;
 const graph = document.getElementById("graph")!;

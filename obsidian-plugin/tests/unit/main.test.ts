@@ -8,7 +8,7 @@ import PalinodePlugin from "../../src/main";
 import { FakeSidecar, until } from "../helpers/fake-sidecar";
 
 beforeAll(() => {
-  (globalThis as any).window = { WebSocket, setTimeout, clearTimeout };
+  Object.assign(window, { WebSocket });
 });
 
 const cleanups: (() => unknown)[] = [];
@@ -24,6 +24,8 @@ async function loaded(withSidecar = true) {
   sidecar.on("rename", () => ({ written: ["b.md"], refs_updated: 1 }));
   if (withSidecar) app.vault.files.set(".palinode/sidecar.json", sidecar.discovery());
   const plugin = new PalinodePlugin(app, { id: "palinode-vault", version: "0.1.0" } as any);
+  // These tests drive the wiring against a fake sidecar; starting a real one is tests/integration/lifecycle.
+  (plugin as any).saved = { manageSidecar: false };
   await plugin.onload();
   cleanups.push(() => plugin.onunload());
   return { app, plugin: plugin as any, sidecar };
@@ -92,11 +94,18 @@ describe("PalinodePlugin wiring", () => {
     expect(app.vault.files.get("people/alice.md")).toBe("Alice Smith\n");
   });
 
-  it("tells the person to open a note for note commands", async () => {
-    const { plugin } = await loaded();
-    notices.length = 0;
-    plugin.commands.find((c: any) => c.id === "fix-note").callback();
-    expect(notices).toEqual(["Palinode: open a note first."]);
+  it("offers note commands only while a note is open (checkCallback)", async () => {
+    const { app, plugin } = await loaded();
+    const command = (id: string) => plugin.commands.find((c: any) => c.id === id);
+    for (const id of ["fix-note", "find-duplicates", "show-related", "approve-inbox-note", "reject-inbox-note"]) {
+      expect(command(id).callback).toBeUndefined();
+      expect(command(id).checkCallback(true)).toBe(false);
+    }
+    app.workspace.activeFile = new TFile("people/alice.md");
+    expect(command("fix-note").checkCallback(true)).toBe(true);
+    expect(command("approve-inbox-note").checkCallback(true)).toBe(false); // not an inbox note
+    app.workspace.activeFile = new TFile("inbox/x.md");
+    expect(command("approve-inbox-note").checkCallback(true)).toBe(true);
   });
 
   it("approves and rejects the active inbox note through the sidecar, and opens the approved note", async () => {
@@ -110,7 +119,7 @@ describe("PalinodePlugin wiring", () => {
     notices.length = 0;
 
     app.workspace.activeFile = new TFile("inbox/x.md");
-    command("approve-inbox-note").callback();
+    command("approve-inbox-note").checkCallback(false);
     await until(() => notices.length > 0, 3000, "approve notice");
     expect(sidecar.calls.find((c) => c.method === "inbox.approve")!.params).toEqual({ path: "inbox/x.md" });
     expect(notices).toEqual(['Palinode: approved: moved to decisions/x.md. "Undo the last fix" reverts it.']);
@@ -121,15 +130,13 @@ describe("PalinodePlugin wiring", () => {
     expect(app.workspace.opened).toEqual([{ linktext: "decisions/x.md", sourcePath: "" }]);
 
     app.workspace.activeFile = new TFile("inbox/y.md");
-    command("reject-inbox-note").callback();
+    command("reject-inbox-note").checkCallback(false);
     await until(() => notices.length > 1, 3000, "reject notice");
     expect(sidecar.calls.find((c) => c.method === "inbox.reject")!.params).toEqual({ path: "inbox/y.md" });
     expect(notices[1]).toBe('Palinode: rejected: archived to archive/inbox/y.md. "Undo the last fix" reverts it.');
 
     app.workspace.activeFile = new TFile("people/alice.md");
-    command("approve-inbox-note").callback();
-    await until(() => notices.length > 2, 3000, "refusal");
-    expect(notices[2]).toBe("Palinode: people/alice.md is not in inbox/; only notes waiting for review in inbox/ can be approved.");
+    expect(command("approve-inbox-note").checkCallback(false)).toBe(false); // not offered outside inbox/
     expect(sidecar.calls.filter((c) => c.method.startsWith("inbox.")).map((c) => c.method)).toEqual(["inbox.approve", "inbox.reject"]);
   });
 });

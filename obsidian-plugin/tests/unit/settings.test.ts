@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_SETTINGS, locateSidecar, normaliseSettings, parsePort, parseQuietSeconds } from "../../src/settings";
+import { DEFAULT_SETTINGS, locateSidecar, normaliseSettings, parsePort, parseQuietSeconds, parseSeconds } from "../../src/settings";
 
 describe("settings", () => {
   it("normalises saved data", () => {
@@ -10,9 +10,14 @@ describe("settings", () => {
       token: "t",
       timeoutSeconds: 10,
       graphDepth: 2,
+      manageSidecar: true,
+      executablePath: "",
     });
+    expect(normaliseSettings({ manageSidecar: false, executablePath: " /opt/pv " })).toMatchObject({ manageSidecar: false, executablePath: "/opt/pv" });
+    expect(normaliseSettings({ manageSidecar: "no" }).manageSidecar).toBe(true);
   });
-  it("parses ports and quiet periods", () => {
+  it("parses ports, quiet periods and bounded seconds", () => {
+    expect([parseSeconds("30", 1, 600), parseSeconds("0", 1, 600), parseSeconds("abc", 1, 600), parseSeconds(" ", 1, 600)]).toEqual([30, null, null, null]);
     expect([parsePort("80"), parsePort("0"), parsePort("x"), parsePort(70000)]).toEqual([80, null, null, null]);
     expect([parseQuietSeconds("5"), parseQuietSeconds(""), parseQuietSeconds("-1"), parseQuietSeconds("2.5")]).toEqual([5, null, null, 2.5]);
   });
