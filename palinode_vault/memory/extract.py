@@ -628,16 +628,30 @@ class ExtractResult:
         return {"items": [o.to_json() for o in self.outcomes], "withheld_secrets": self.withheld_secrets}
 
 
-def load_generator(spec: Any = None):
-    """A generator object as is, else a registered name / GGUF path with a context for PROGRAM.md."""
+def load_generator(spec: Any = None, program: Program | None = None):
+    """A generator object as is, else a registered name / GGUF path / server URL with a context for
+    PROGRAM.md. With no spec, PROGRAM.md's `generation.model_server` (when set) answers."""
     from palinode_vault.models import get_generator
 
     if spec is not None and hasattr(spec, "generate_json"):
         return spec
+    server = server_settings(program) if spec is None and program is not None else None
+    if server:
+        return get_generator(server["model_server"], model=server["model"], timeout=server["timeout_seconds"])
     try:
         return get_generator(spec, n_ctx=CONTEXT_TOKENS)
     except TypeError:  # a registered generator without a context option (the scripted one)
         return get_generator(spec)
+
+
+def server_settings(program: Program) -> dict[str, Any] | None:
+    """PROGRAM.md's `generation` block when it names a model server, else None."""
+    block = (program.settings.model_extra or {}).get("generation")
+    if not isinstance(block, dict) or not str(block.get("model_server") or "").strip():
+        return None
+    timeout = block.get("timeout_seconds")
+    return {"model_server": str(block["model_server"]).strip(), "model": str(block.get("model") or "").strip() or None,
+            "timeout_seconds": float(timeout) if isinstance(timeout, (int, float)) and timeout > 0 else 120.0}
 
 
 def token_budget(schema: dict[str, Any], items: int) -> int:
@@ -710,7 +724,7 @@ def extract_turns(vault: Vault, turns: list[Turn], *, generator=None, source: st
         clean_turns.append(Turn(turn.role, text))
     raw, finish, attempts = ({"items": []}, "stop", 0)
     if substantive(clean_turns):
-        gen = load_generator(generator)
+        gen = load_generator(generator, program)
         raw, finish, attempts = run_model(gen, program, clean_turns)
         if raw is not None:
             raw = _clamped(raw)
