@@ -5,8 +5,10 @@ credentials, recovery codes — never, even when the person says "remember this 
 model is not trusted with this: the transcript is redacted before the prompt is built, and every
 string the model returns is checked again. A warning names the *kind* of secret, never its value.
 
-Two layers. The value rules (`find_secrets`) know the forms secrets take: keys with a vendor's
-prefix, "password is …", config lines, codes spelled out, card numbers. Every new evaluation set
+Layers. First the provider rules of detect-secrets (a maintained dependency, its plugins run in
+memory on the text, never their network verification): keys and tokens by their vendor's form.
+Then our value rules (`find_secrets`) for the forms people say secrets in: "password is …",
+config lines, codes spelled out, card numbers, keys whose prefix the provider rules do not know. Every new evaluation set
 so far held a form they did not know, so nets lie under them: `redact_conversation` withholds
 every code-like word in and right after a message that talks of credentials, and
 `about_credentials` keeps such a sentence from ever being a memory's text or its evidence.
