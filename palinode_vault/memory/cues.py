@@ -64,8 +64,8 @@ def type_by_wording(text: str, types: list[str], spoken: str | None = None) -> s
 # --- what a decision replaces, why, and what lost (English; plain phrases, not patterns) ---------
 
 #: Wording that says a statement replaces an earlier one ("This replaces our SMS provider
-#: decision", "we use X instead of Y", "we no longer ..."): the update logic looks for the note it
-#: replaces (update.Updater.replaced_note).
+#: decision", "we use X instead of Y", "we no longer ..."): the update logic looks for the note
+#: the words after it name (update.Updater.replaced_note).
 REPLACEMENT = ("replaces", "replace", "replaced", "replacing", "instead of", "in place of", "no longer",
                "not anymore", "not any more", "supersedes", "switched from", "switching from", "moving away from",
                "moved away from", "moving off", "dropping", "dropped")
@@ -73,16 +73,6 @@ REPLACEMENT = ("replaces", "replace", "replaced", "replacing", "instead of", "in
 REASON = ("because", "since", "so that", "given that", "due to", "the reason is", "as it", "as they", "as we")
 LOST = ("instead of", "rather than", "in place of", ", not ")
 _CLAUSE_ENDS = (". ", "; ", "! ", "? ", " but ", " and then ")
-
-
-def _spaced(text: str) -> str:
-    return " " + " ".join(text.lower().split()) + " "
-
-
-def says_replacement(text: str) -> bool:
-    """Whether `text` says it replaces something earlier (`REPLACEMENT`)."""
-    spaced = _spaced(text.replace(",", " "))
-    return any(f" {phrase} " in spaced for phrase in REPLACEMENT)
 
 
 def clause_after(text: str, connectives: tuple[str, ...]) -> str:

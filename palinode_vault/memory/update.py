@@ -24,7 +24,7 @@ from rapidfuzz import fuzz
 from palinode_vault.core.entities import canonical_ref, ref_of_path, slugify, split_ref
 from palinode_vault.core.program import ProgramSettings
 from palinode_vault.kinds import BY_NAME, INBOX_FOLDER
-from palinode_vault.memory.cues import LOST, REASON, clause_after, says_replacement
+from palinode_vault.memory.cues import LOST, REASON, REPLACEMENT, clause_after
 from palinode_vault.memory.oplog import Operation
 from palinode_vault.memory.statements import Judgement, StatementMatcher, matcher_for
 from palinode_vault.memory.workspace import (
@@ -409,7 +409,7 @@ class Updater:
         kind = TYPE_KIND[item.type]
         if item.type == "Decision":
             keep_reasons(item)
-        if kind not in ("person", "project") and not item.replaces and says_replacement(self.statement_text(item)):
+        if kind not in ("person", "project") and not item.replaces:
             old = self.replaced_note(item, kind)
             if old:  # "This replaces our SMS provider decision": the note it names is the one replaced
                 item.replaces = self.vault.state.notes[old].title if old in self.vault.state.notes else old
@@ -492,12 +492,15 @@ class Updater:
         return self._add(item, f"new fact; closest {path} ({measured})")
 
     def replaced_note(self, item: Item, kind: str) -> str | None:
-        """The active note of `kind` that an item saying it replaces something names: the one whose
-        name's content words (file name or title) the item says most of (at least half, and two when
-        the name has two),
+        """The active note of `kind` that an item says it replaces ("This replaces our current SMS
+        provider decision", "MessageBird instead of Twilio", "we no longer ..."): the one whose name's
+        content words (file name or title) the words after the replacement wording say most of (at
+        least half, and two when the name has two),
         ahead of any other, and which does not already state the item (a restatement of the
         decision that replaced it is no new replacement)."""
-        said = stems(f"{item.title} {self.statement_text(item)} {item.alternatives}")
+        said = stems(clause_after(item.text, REPLACEMENT))
+        if not said:
+            return None
         folder = BY_NAME[kind].folder
         scored = []
         for path, note in self.vault.state.notes.items():
