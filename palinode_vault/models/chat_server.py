@@ -10,7 +10,7 @@ model whatever the server claims to have enforced.
 Constrained output where the server supports it: `response_format` of type `json_schema` first
 (vLLM, LM Studio, Ollama, llama-server), then `json_object` with the schema (llama-cpp-python's
 server), then plain text with the schema in the prompt. A format the server refuses (HTTP 400/422)
-moves to the next one, once per generator. Only the standard library talks HTTP, and only to the
+(or an error naming `response_format`) moves to the next one, once per generator. Only the standard library talks HTTP, and only to the
 URL the person named: no redirects followed, no other host.
 """
 
@@ -141,7 +141,9 @@ class ChatServerGenerator:
                 raw = reply.read(_MAX_BODY + 1)
         except urllib.error.HTTPError as exc:
             detail = _error_text(exc)
-            if exc.code in (400, 422) and path == "/chat/completions":
+            # a body the server does not accept: HTTP 400/422, or (llama-cpp-python's server) a 500
+            # whose message names the response_format it does not know
+            if path == "/chat/completions" and (exc.code in (400, 422) or "response_format" in detail):
                 raise _Refused(f"HTTP {exc.code}: {detail}") from None
             if exc.code in (401, 403):
                 raise ModelUnavailable(f"{where} refused access (HTTP {exc.code}: {detail})",
