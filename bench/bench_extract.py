@@ -7,6 +7,7 @@ many are right, how many come from conversations that deserve nothing, recall co
 be written (diffs, operation reasons) is what is checked for secrets and matched to labels.
 
     python bench/bench_extract.py [--model smollm2] [--model gemma3-270m] [--model /path/x.gguf]
+                                  [--model-server URL --model NAME]
                                   [--cases cases.json|heldout.json] [--limit N] [--program FILE]
                                   [--cache DIR] [--json]
 
@@ -96,19 +97,39 @@ def _match(outcome, diffs: dict[str, str], expected: list[dict]) -> int | None:
     return None
 
 
+def _name_collisions(vault_dir: Path, diffs: dict[str, str]) -> int:
+    """New notes of a pass (dry run: `diffs` by path) whose file name another note already has,
+    anywhere in the vault (links resolve by name), or another new note of the pass."""
+    names: dict[str, int] = {}
+    for path in vault_dir.rglob("*.md"):
+        if ".palinode" not in path.parts:
+            names[path.stem.lower()] = names.get(path.stem.lower(), 0) + 1
+    new = [p for p in diffs if p.endswith(".md") and not (vault_dir / p).exists()]
+    for p in new:
+        names[Path(p).stem.lower()] = names.get(Path(p).stem.lower(), 0) + 1
+    return sum(names[Path(p).stem.lower()] > 1 for p in new if not Path(p).stem.endswith("-history"))
+
+
 def run_model(spec: str, cases: list[dict], with_index: bool = True, program: Path | None = None,
-              cache: Path | None = None) -> dict:
+              cache: Path | None = None, server: str | None = None) -> dict:
     from palinode_vault.memory.extract import extract_text, load_generator
     from palinode_vault.settings import Settings
     from palinode_vault.vault import Vault
 
-    gen = load_generator(spec)
+    if server:  # an OpenAI-compatible chat server; `spec` is its name for the model
+        from palinode_vault.models.chat_server import ChatServerGenerator
+
+        gen = ChatServerGenerator(server, model=None if spec == "smollm2" else spec)  # None: the first it lists
+        spec = gen.model_id
+    else:
+        gen = load_generator(spec)
     if cache is not None:
         gen = CachedAnswers(gen, cache, spec)
     now = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
     valid = leaked = filed_total = filed_ok = expected_total = expected_found = 0
     review_total = review_ok = review_on_never = found_with_review = 0
     false_alarms = 0  # conversations without a secret where one was withheld
+    collisions = superseded = 0  # new notes named like another note; supersessions
     repeats = repeats_noop = 0
     model_passes = retried = 0
     seconds: list[float] = []
@@ -134,6 +155,8 @@ def run_model(spec: str, cases: list[dict], with_index: bool = True, program: Pa
             if case.get("secret") and _leaks(case["secret"], written):
                 leaked += 1
             false_alarms += int(not case.get("secret") and r.withheld_secrets > 0)
+            collisions += _name_collisions(vault_dir, r.diffs)
+            superseded += sum(o.op == "SUPERSEDE" for o in r.outcomes)
             filed = [o for o in r.outcomes if o.op in FILED]
             matched_expected = set()
             for o in filed:
@@ -170,6 +193,8 @@ def run_model(spec: str, cases: list[dict], with_index: bool = True, program: Pa
         "schema_valid": valid / len(cases),
         "secrets_leaked": leaked,
         "withheld_without_secret": false_alarms,
+        "name_collisions": collisions,
+        "supersessions": superseded,
         "filed": filed_total,
         "precision": (filed_ok / filed_total) if filed_total else None,
         "recall": expected_found / expected_total if expected_total else None,
@@ -197,12 +222,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--program", type=Path, help="a PROGRAM.md to use instead of the shipped one (to try an edit)")
     parser.add_argument("--cache", type=Path, help="keep the model's answers here and reuse them (seconds per pass then "
                         "measure the rules, not the model)")
+    parser.add_argument("--model-server", metavar="URL", help="an OpenAI-compatible chat server; --model names its model")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     cases = [c for name in args.cases.split(",") for c in json.loads((HERE / "extraction-eval" / name).read_text())][: args.limit]
     models = args.model or ["smollm2"]
     print("command: python " + " ".join([sys.argv[0]] + (argv if argv is not None else sys.argv[1:])))
-    results = [run_model(m, cases, not args.no_index, args.program, args.cache) for m in models]
+    results = [run_model(m, cases, not args.no_index, args.program, args.cache, args.model_server) for m in models]
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
@@ -211,7 +237,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {row['id']:24} valid={row['valid']!s:5} {row['seconds']:6.2f}s dropped={row['dropped']} {row['ops']}")
         fmt = lambda x: "n/a" if x is None else f"{x:.2f}"  # noqa: E731
         print(f"{res['model']}: cases={res['cases']} schema_valid={res['schema_valid']:.0%} "
-              f"secrets_leaked={res['secrets_leaked']} withheld_without_secret={res['withheld_without_secret']} filed={res['filed']} precision={fmt(res['precision'])} "
+              f"secrets_leaked={res['secrets_leaked']} withheld_without_secret={res['withheld_without_secret']} "
+              f"name_collisions={res['name_collisions']} supersessions={res['supersessions']} filed={res['filed']} precision={fmt(res['precision'])} "
               f"recall={fmt(res['recall'])} noop_rate_on_repeats={fmt(res['noop_rate_on_repeats'])} "
               f"review={res['review']} review_precision={fmt(res['review_precision'])} "
               f"review_on_never={res['review_on_never_cases']} recall_with_review={fmt(res['recall_with_review'])} "

@@ -72,11 +72,11 @@ def test_an_approved_decision_becomes_active(root):
 
 def test_an_approved_fact_about_a_known_person_is_merged_into_their_note(root):
     path = said(root, "Tariq prefers written specs.")
-    assert path == "inbox/tariq-benali.md"
+    assert path == "inbox/tariq-benali-2.md"
     r = review.approve(vault(root), path, NOW)
     assert r.path == "people/tariq-benali.md"
     assert "Tariq prefers written specs." in (root / "people/tariq-benali.md").read_text()
-    archived = (root / "archive/inbox/tariq-benali.md").read_text()
+    archived = (root / "archive/inbox/tariq-benali-2.md").read_text()
     assert "status: archived" in archived and "archived_reason: approved" in archived
     assert not (root / path).exists() and not (root / "people/tariq-benali-2.md").exists()
     entry = read_log(root)[-1]

@@ -59,8 +59,9 @@ def run(vault, *outputs, text=TALK, **kw):
 
 def test_add_decision_with_entities_and_links(vault):
     r = run(vault, {"items": [item(entities=[{"kind": "person", "name": "Mira"}])]})
-    # the model did not offer "Tariq prefers written specs.": it waits for review (review_unoffered)
-    assert [(o.to_json()["op"], o.path) for o in r.outcomes][1:] == [("INBOX", "inbox/tariq-benali.md")]
+    # the model did not offer "Tariq prefers written specs.": it waits for review (review_unoffered),
+    # under a name no other note has (people/tariq-benali.md answers to "tariq-benali")
+    assert [(o.to_json()["op"], o.path) for o in r.outcomes][1:] == [("INBOX", "inbox/tariq-benali-2.md")]
     assert [o.to_json()["op"] for o in r.outcomes][:1] == ["ADD"]
     path = "decisions/queue-worker-for-reminder-sms.md"
     assert r.outcomes[0].path == path and path in r.written
@@ -69,14 +70,14 @@ def test_add_decision_with_entities_and_links(vault):
     assert "person/mira-okonkwo" in text and "[[mira-okonkwo]]" in text  # alias resolved; footer link
     log = read_log(vault.root)
     assert [(e["op"], e["path"], e["source"]) for e in log[-2:]] == [
-        ("ADD", path, "test"), ("INBOX", "inbox/tariq-benali.md", "test")]
+        ("ADD", path, "test"), ("INBOX", "inbox/tariq-benali-2.md", "test")]
 
 
 def test_repeat_is_noop(vault):
     run(vault, {"items": [item()]})
     r = run(vault, {"items": [item()]})
     assert [(o.op, o.path) for o in r.outcomes] == [("NOOP", "decisions/queue-worker-for-reminder-sms.md"),
-                                                     ("NOOP", "inbox/tariq-benali.md")]
+                                                     ("NOOP", "inbox/tariq-benali-2.md")]
     assert r.written == ["logs/operations.jsonl"]
 
 
@@ -432,7 +433,7 @@ def test_an_unoffered_project_or_person_statement_is_about_what_it_names_or_is_a
     assert "does not name a project" in r.outcomes[0].reason
     r = run(vault, {"items": []}, text="User: Offline mode slipped to 12 January, the lawyer is late.\n"
                                        "Assistant: Sorry to hear it.")
-    assert [(o.op, o.type, o.path) for o in r.outcomes] == [("INBOX", "ProjectSnapshot", "inbox/offline-mode.md")]
+    assert [(o.op, o.type, o.path) for o in r.outcomes] == [("INBOX", "ProjectSnapshot", "inbox/offline-mode-2.md")]  # projects/offline-mode.md has the name
     assert "about projects/offline-mode.md" in r.outcomes[0].reason
 
 

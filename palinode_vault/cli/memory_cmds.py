@@ -30,14 +30,29 @@ def _program_or_fail(root: Path):
 @click.option("--dry-run", is_flag=True, help="Show what would be filed, and the diffs; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--model", "model", default=None,
-              help="Generation model: a registered name (smollm2, the default) or a GGUF path.")
-def extract(vault: Path, transcript: str, dry_run: bool, as_json: bool, model: str | None) -> None:
+              help="Generation model: a registered name (smollm2, the default) or a GGUF path; "
+                   "with --model-server, the server's name for the model.")
+@click.option("--model-server", "model_server", default=None, metavar="URL",
+              help="An OpenAI-compatible chat server to extract with (Ollama: http://127.0.0.1:11434/v1); "
+                   "overrides PROGRAM.md's generation.model_server.")
+def extract(vault: Path, transcript: str, dry_run: bool, as_json: bool, model: str | None,
+            model_server: str | None) -> None:
     """Turn a conversation into memories (markdown speaker turns, JSONL of {role, content}, or text)."""
-    from palinode_vault.memory.extract import extract_text
+    from palinode_vault.memory.extract import extract_text, server_settings
     from palinode_vault.models import ModelUnavailable
 
     v = open_vault(vault, quiet=as_json)
-    _program_or_fail(v.root)
+    program = _program_or_fail(v.root)
+    generator = model
+    if model_server:
+        from palinode_vault.models.chat_server import ChatServerGenerator
+
+        configured = server_settings(program) or {}
+        try:
+            generator = ChatServerGenerator(model_server, model=model,
+                                            timeout=configured.get("timeout_seconds", 120.0))
+        except ModelUnavailable as exc:
+            raise click.ClickException(str(exc)) from exc
     if transcript == "-":
         text, source = sys.stdin.read(), "stdin"
     else:
@@ -50,7 +65,7 @@ def extract(vault: Path, transcript: str, dry_run: bool, as_json: bool, model: s
             raise click.ClickException(f"{transcript}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
         source = path.name
     try:
-        result = extract_text(v, text, generator=model, source=source, dry_run=dry_run)
+        result = extract_text(v, text, generator=generator, source=source, dry_run=dry_run)
     except ModelUnavailable as exc:
         raise click.ClickException(str(exc)) from exc
     if as_json:

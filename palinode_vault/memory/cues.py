@@ -59,3 +59,49 @@ def type_by_wording(text: str, types: list[str], spoken: str | None = None) -> s
             if spoken is None or " ".join(m.group(0).lower().split()) in spoken:
                 return type_name
     return None
+
+
+# --- what a decision replaces, why, and what lost (English; plain phrases, not patterns) ---------
+
+#: Wording that says a statement replaces an earlier one ("This replaces our SMS provider
+#: decision", "we use X instead of Y", "we no longer ..."): the update logic looks for the note
+#: the words after it name (update.Updater.replaced_note).
+REPLACEMENT = ("replaces", "replace", "replaced", "replacing", "instead of", "in place of", "no longer",
+               "not anymore", "not any more", "supersedes", "switched from", "switching from", "moving away from",
+               "moved away from", "moving off", "dropping", "dropped")
+#: Connectives that open the reason for a decision, and the options that lost.
+REASON = ("because", "since", "so that", "given that", "due to", "the reason is", "as it", "as they", "as we")
+LOST = ("instead of", "rather than", "in place of", ", not ")
+_CLAUSE_ENDS = (". ", "; ", "! ", "? ", " but ", " and then ")
+
+
+def clause_after(text: str, connectives: tuple[str, ...]) -> str:
+    """The person's words after the first of `connectives` in `text`, to the clause's end ("" when
+    none is there): "We chose Postgres because the team knows it, not MySQL" → "the team knows it"
+    for REASON."""
+    flat = " ".join(text.split())
+    lower = flat.lower()
+    found = [(i + len(c), c) for c in connectives
+             for i in [lower.find(c) if c.startswith(",") else _word_at(lower, c)] if i >= 0]
+    if not found:
+        return ""
+    at, _ = min(found)
+    rest = flat[at:]
+    # a clause that opens the sentence ("Since nobody reads it, we ...") ends at its comma
+    opening = not flat[: at].strip(" ,").lower().split()[:-1] if flat[:at].strip() else True
+    ends = [rest.lower().find(e) for e in _CLAUSE_ENDS + ((", ",) if opening else ())
+            + tuple(f" {c.strip(' ,')} " for c in REASON + LOST)]
+    ends = [e for e in ends if e > 0]
+    return rest[: min(ends)].strip(" ,.;:!?") if ends else rest.strip(" ,.;:!?")
+
+
+def _word_at(lower: str, phrase: str) -> int:
+    """Where `phrase` starts in `lower` as whole words (-1: not there)."""
+    pos = lower.find(phrase)
+    while pos >= 0:
+        before = lower[pos - 1] if pos else " "
+        after = lower[pos + len(phrase)] if pos + len(phrase) < len(lower) else " "
+        if not before.isalnum() and not after.isalnum():
+            return pos
+        pos = lower.find(phrase, pos + 1)
+    return -1

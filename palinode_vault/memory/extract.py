@@ -40,6 +40,7 @@ from palinode_vault.memory.cues import type_by_wording
 from palinode_vault.memory.judge import Rating, judge_embedder, load_judge
 from palinode_vault.memory.mentions import known_entities, mentioned
 from palinode_vault.memory.oplog import Operation, unfiled_reason
+from palinode_vault.memory.pasted import own_words
 from palinode_vault.memory.transcript import ASSISTANT, USER, Turn, parse_transcript, render
 from palinode_vault.memory.update import ACTION_ITEM, TYPE_KIND, Item, Outcome, Updater, similar_for, stems, words
 from palinode_vault.memory.workspace import Workspace
@@ -450,8 +451,11 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
             out.dropped.append(f"'{title[:40]}': duplicate or placeholder title, or the same text again")
             continue
         seen.add(key)
-        items.append(Item(type_name, title, text, float(c.confidence), entities, c.rationale.strip(),
-                          c.alternatives.strip(), c.due.strip(), c.replaces.strip(), note))
+        # a rationale or alternative the person did not say is the model's invention: left out
+        # (the update logic takes them from the person's own words then, update.keep_reasons)
+        reasons = [x.strip() if _grounding(x, person_words, set())[0] >= 0.5 else "" for x in (c.rationale, c.alternatives)]
+        items.append(Item(type_name, title, text, float(c.confidence), entities, reasons[0], reasons[1],
+                          c.due.strip(), c.replaces.strip(), note))
     # the judge's statements wait for review too, but a garbled item of the model's only ever snaps
     # to a plainly worded one (above): what the person said plainly is the better anchor
     items += unoffered([x for x in person_sentences if x in plain_sentences or x in judged], items, types,
@@ -628,16 +632,30 @@ class ExtractResult:
         return {"items": [o.to_json() for o in self.outcomes], "withheld_secrets": self.withheld_secrets}
 
 
-def load_generator(spec: Any = None):
-    """A generator object as is, else a registered name / GGUF path with a context for PROGRAM.md."""
+def load_generator(spec: Any = None, program: Program | None = None):
+    """A generator object as is, else a registered name / GGUF path / server URL with a context for
+    PROGRAM.md. With no spec, PROGRAM.md's `generation.model_server` (when set) answers."""
     from palinode_vault.models import get_generator
 
     if spec is not None and hasattr(spec, "generate_json"):
         return spec
+    server = server_settings(program) if spec is None and program is not None else None
+    if server:
+        return get_generator(server["model_server"], model=server["model"], timeout=server["timeout_seconds"])
     try:
         return get_generator(spec, n_ctx=CONTEXT_TOKENS)
     except TypeError:  # a registered generator without a context option (the scripted one)
         return get_generator(spec)
+
+
+def server_settings(program: Program) -> dict[str, Any] | None:
+    """PROGRAM.md's `generation` block when it names a model server, else None."""
+    block = (program.settings.model_extra or {}).get("generation")
+    if not isinstance(block, dict) or not str(block.get("model_server") or "").strip():
+        return None
+    timeout = block.get("timeout_seconds")
+    return {"model_server": str(block["model_server"]).strip(), "model": str(block.get("model") or "").strip() or None,
+            "timeout_seconds": float(timeout) if isinstance(timeout, (int, float)) and timeout > 0 else 120.0}
 
 
 def token_budget(schema: dict[str, Any], items: int) -> int:
@@ -707,10 +725,11 @@ def extract_turns(vault: Vault, turns: list[Turn], *, generator=None, source: st
         if turn.role == USER and secrets.asks_to_remember_secret(turn.content) and not kinds:
             kinds = ["credential the person asked to keep"]
         withheld_kinds.extend(kinds)
-        clean_turns.append(Turn(turn.role, text))
+        # pasted, quoted, fenced or injected text is not the person's statement (pasted.py)
+        clean_turns.append(Turn(turn.role, own_words(text) if turn.role == USER else text))
     raw, finish, attempts = ({"items": []}, "stop", 0)
     if substantive(clean_turns):
-        gen = load_generator(generator)
+        gen = load_generator(generator, program)
         raw, finish, attempts = run_model(gen, program, clean_turns)
         if raw is not None:
             raw = _clamped(raw)

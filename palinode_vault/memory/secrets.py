@@ -5,8 +5,10 @@ credentials, recovery codes — never, even when the person says "remember this 
 model is not trusted with this: the transcript is redacted before the prompt is built, and every
 string the model returns is checked again. A warning names the *kind* of secret, never its value.
 
-Two layers. The value rules (`find_secrets`) know the forms secrets take: keys with a vendor's
-prefix, "password is …", config lines, codes spelled out, card numbers. Every new evaluation set
+Layers. First the provider rules of detect-secrets (a maintained dependency, its plugins run in
+memory on the text, never their network verification): keys and tokens by their vendor's form.
+Then our value rules (`find_secrets`) for the forms people say secrets in: "password is …",
+config lines, codes spelled out, card numbers, keys whose prefix the provider rules do not know. Every new evaluation set
 so far held a form they did not know, so nets lie under them: `redact_conversation` withholds
 every code-like word in and right after a message that talks of credentials, and
 `about_credentials` keeps such a sentence from ever being a memory's text or its evidence.
@@ -47,19 +49,14 @@ _NATO = (r"(?:alpha|alfa|bravo|charlie|delta|echo|foxtrot|golf|hotel|india|julie
          r"|quebec|romeo|sierra|tango|uniform|victor|whiske?y|x-?ray|yankee|zulu)")
 _SPELLED = rf"(?:{_DIGIT_WORD}|{_NATO})"
 
+# Our own rules, for what the provider rule set (detect-secrets, `_provider_hits`) does not know:
 # (kind, pattern, group that holds the secret: 0 = the whole match)
 _RULES: list[tuple[str, re.Pattern[str], int]] = [
-    ("private key", re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)", re.S), 0),
-    ("AWS access key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), 0),
-    ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})\b"), 0),
-    ("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"), 0),
-    ("API key", re.compile(r"\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{10,}\b"), 0),
     ("API key", re.compile(r"\b[A-Za-z]{2,12}_(?:live|test|prod|sandbox)_[A-Za-z0-9]{12,}\b"), 0),
     ("API key", re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}\b"), 0),
     ("API key", re.compile(r"\bAIza[0-9A-Za-z_-]{30,}\b"), 0),
-    ("API key", re.compile(r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}\b"), 0),
-    ("token", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b"), 0),
     ("token", re.compile(r"\b[Bb]earer\s+([A-Za-z0-9._~+/=-]{16,})"), 1),
+    # detect-secrets' basic-auth rule skips a password with !$&'()*+,;= in it (RFC 3986 lets them in)
     ("connection string with credentials", re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]+:([^\s@/]+)@[^\s]+"), 0),
     # key = value assignments with a credential-like name
     ("API key", re.compile(
@@ -162,9 +159,61 @@ _REMEMBER = re.compile(
     r"(?:password|passphrase|passcode|pin|api[ -]?key|token|secret|private key|recovery codes?|credentials?)\b")
 
 
+# detect-secrets' plugins that find a provider's keys and tokens by their form. Its entropy and
+# keyword plugins are left out: they are tuned for source files (the layers below are for what
+# people say), and a public IP address is no secret.
+_NOT_PROVIDER_RULES = frozenset({"Base64 High Entropy String", "Hex High Entropy String", "Secret Keyword",
+                                 "Public IP (ipv4)"})
+_providers: list | None = None
+# Where a value the provider rules report stops: they report part of a token at times (a GitHub
+# token's prefix, a JSON web token without its signature); the whole token is the secret.
+_TOKEN_STOPS = frozenset(" \t\r\n\"'`<>()[]{}|,;")
+
+
+def _provider_plugins() -> list:
+    """One instance of each provider plugin of detect-secrets, built on first use (0.5 s import)."""
+    global _providers
+    if _providers is None:
+        from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+
+        mapping = get_mapping_from_secret_type_to_class()
+        _providers = [cls() for kind, cls in sorted(mapping.items()) if kind not in _NOT_PROVIDER_RULES]
+    return _providers
+
+
+def _provider_hits(text: str) -> list[SecretHit]:
+    """Keys and tokens the maintained provider rules recognise (run in memory on `text`; their
+    verification, which calls the provider, never runs). A private key runs to its END line."""
+    hits = []
+    for plugin in _provider_plugins():
+        kind = "".join(c for c in str(plugin.secret_type).lower() if c.isalpha() or c == " ").strip()
+        for value in set(plugin.analyze_string(text)):
+            if not value:
+                continue
+            at = text.find(value)
+            while at >= 0:
+                start, end = at, at + len(value)
+                if kind == "private key":  # from its -----BEGIN to its END line's closing dashes
+                    begin = text.rfind("-----", 0, start)
+                    start = begin if begin >= 0 else start
+                    stop = text.find("-----END", end)
+                    close = text.find("-----", stop + 8) if stop >= 0 else -1
+                    end = close + 5 if close >= 0 else len(text)
+                else:
+                    while start > 0 and text[start - 1] not in _TOKEN_STOPS:
+                        start -= 1
+                    while end < len(text) and text[end] not in _TOKEN_STOPS:
+                        end += 1
+                    end = start + len(text[start:end].rstrip(".:!?"))
+                hits.append(SecretHit(kind, start, end))
+                at = text.find(value, at + len(value))
+    return hits
+
+
 def find_secrets(text: str) -> list[SecretHit]:
-    """Every secret in `text` (kind and span of the secret value), left to right, no overlaps."""
-    hits: list[SecretHit] = []
+    """Every secret in `text` (kind and span of the secret value), left to right, no overlaps:
+    the provider rules first, then ours."""
+    hits: list[SecretHit] = _provider_hits(text)
     for kind, pattern, group in _RULES:
         for m in pattern.finditer(text):
             start, end = m.span(group)

@@ -24,6 +24,7 @@ from rapidfuzz import fuzz
 from palinode_vault.core.entities import canonical_ref, ref_of_path, slugify, split_ref
 from palinode_vault.core.program import ProgramSettings
 from palinode_vault.kinds import BY_NAME, INBOX_FOLDER
+from palinode_vault.memory.cues import LOST, REASON, REPLACEMENT, clause_after
 from palinode_vault.memory.oplog import Operation
 from palinode_vault.memory.statements import Judgement, StatementMatcher, matcher_for
 from palinode_vault.memory.workspace import (
@@ -195,6 +196,23 @@ def memory_path(type_name: str, title: str, today: dt.date, inbox: bool = False)
     return f"{kind.folder}/{slug}.md"
 
 
+def keep_reasons(item: Item) -> None:
+    """A decision's rationale and the alternatives that lost, from the person's own words when the
+    proposer left them out ("..., because the provider times out", "... instead of the web request")."""
+    if not item.rationale.strip():
+        item.rationale = clause_after(item.text, REASON)
+    if not item.alternatives.strip():
+        item.alternatives = clause_after(item.text, LOST)
+
+
+def note_id(kind: str, path: str) -> str:
+    """The id of a new note at `path`: `{kind}-{file name}`, a research note's date left out."""
+    slug = path.rsplit("/", 1)[-1][:-3]
+    if kind == "research":
+        slug = re.sub(r"^\d{4}-\d{2}-\d{2}-", "", slug)
+    return f"{kind}-{slug}".lower()
+
+
 def _link_names(body: str, entities: list[tuple[str, str]], vault: Vault) -> str:
     """Link the first plain mention of each entity's name where it carries weight."""
     for ref, name in entities:
@@ -221,10 +239,8 @@ def render_new(item: Item, path: str, now: dt.datetime, vault: Vault, inbox: boo
 
     type_name = item.type if item.type in TYPE_KIND else "Insight"
     kind = TYPE_KIND[type_name]
-    slug = path.rsplit("/", 1)[-1][:-3]
-    if kind == "research":
-        slug = re.sub(r"^\d{4}-\d{2}-\d{2}-", "", slug)
-    ident = f"{kind}-{slug}"
+    ident = note_id(kind, path)
+    slug = ident[len(kind) + 1:]
     stamp = now_utc(now)
     refs = [r for r, _ in item.entities if r != f"{kind}/{slug}"]
     fmv: list[tuple[str, str]] = [("id", ident), ("category", kind), ("type", type_name)]
@@ -327,6 +343,39 @@ class Updater:
                 return path
         return None
 
+    def free_path(self, type_name: str, title: str, inbox: bool) -> str:
+        """A path for a new note whose name no other note answers to, anywhere in the vault.
+
+        Links resolve by file name, case-insensitively and in any folder (core/resolve.py): an
+        `inbox/jonas-lindqvist.md` beside `people/jonas-lindqvist.md` would capture
+        `[[jonas-lindqvist]]` and repeat its id. So the name (and the id made from it) is checked
+        against every note's name and id, on disk and staged in this pass; "-2", "-3" ... until free.
+        """
+        taken_names, taken_ids = self._names_in_use()
+        n = 1
+        while True:
+            path = memory_path(type_name, title if n == 1 else f"{title} {n}", self.today, inbox=inbox)
+            stem = path.rsplit("/", 1)[-1][:-3].lower()
+            if (not self.ws.exists(path) and stem not in taken_names
+                    and note_id(TYPE_KIND.get(type_name, "insight"), path) not in taken_ids):
+                return path
+            n += 1
+
+    def _names_in_use(self) -> tuple[set[str], set[str]]:
+        """(file names, ids) of every note: on disk as loaded, then as staged in this pass."""
+        names, ids = set(), set()
+        notes = {p: (n.frontmatter or {}).get("id") for p, n in self.vault.state.notes.items()}
+        for path, pending in self.ws.pending.items():
+            notes.pop(path, None)
+            if pending.text is not None:
+                notes[path] = frontmatter_of(pending.text).get("id")
+        for path, ident in notes.items():
+            if path.lower().endswith(".md"):
+                names.add(path.rsplit("/", 1)[-1][:-3].lower())
+            if ident:
+                ids.add(str(ident).lower())
+        return names, ids
+
     def _status(self, path: str) -> str:
         text = self.ws.text(path)
         return str(frontmatter_of(text or "").get("status") or "") if text else ""
@@ -358,6 +407,13 @@ class Updater:
         if item.type == ACTION_ITEM:
             return self._action_item(item)
         kind = TYPE_KIND[item.type]
+        if item.type == "Decision":
+            keep_reasons(item)
+        if kind not in ("person", "project") and not item.replaces:
+            old = self.replaced_note(item, kind)
+            if old:  # "This replaces our SMS provider decision": the note it names is the one replaced
+                item.replaces = self.vault.state.notes[old].title if old in self.vault.state.notes else old
+                return self._supersede(item, old, None)
         if kind in ("person", "project"):
             target = self.find_entity_file(kind, item.title, item.entities)
             if target and self._status(target) != "archived":
@@ -435,6 +491,39 @@ class Updater:
                 return self._supersede(item, old, None)
         return self._add(item, f"new fact; closest {path} ({measured})")
 
+    def replaced_note(self, item: Item, kind: str) -> str | None:
+        """The active note of `kind` that an item says it replaces ("This replaces our current SMS
+        provider decision", "MessageBird instead of Twilio", "we no longer ..."): the one whose name's
+        content words (file name or title) the words after the replacement wording say most of (at
+        least half, and two when the name has two),
+        ahead of any other, and which does not already state the item (a restatement of the
+        decision that replaced it is no new replacement)."""
+        said = stems(clause_after(item.text, REPLACEMENT))
+        if not said:
+            return None
+        folder = BY_NAME[kind].folder
+        scored = []
+        for path, note in self.vault.state.notes.items():
+            if not path.startswith(folder + "/") or path.count("/") != 1 or self._status(path) in ("archived", "review"):
+                continue
+            # the names it answers to: its file name (links resolve by it) and its title
+            for name in (path.rsplit("/", 1)[-1][:-3].replace("-", " "), note.title):
+                title = stems(name) - stems(kind)
+                shared = len(title & said)
+                if title and shared >= min(2, len(title)) and 2 * shared >= len(title):
+                    scored.append((shared / len(title), shared, path))
+        best = {}
+        for score in sorted(scored, reverse=True):
+            best.setdefault(score[2], score)
+        scored = sorted(best.values(), reverse=True)
+        scored.sort(reverse=True)
+        if not scored or len(scored) > 1 and scored[1][:2] == scored[0][:2]:
+            return None
+        path = scored[0][2]
+        if novelty(self.statement_text(item), body_of(self.ws.text(path) or "")) < self.s.update.novelty_new:
+            return None
+        return path
+
     def _replaces(self, item: Item, path: str) -> bool:
         note_title = (self.vault.state.notes.get(path).title if path in self.vault.state.notes else path)
         return fuzz.token_set_ratio(item.replaces.lower(), note_title.lower()) / 100 >= self.s.update.strong_duplicate
@@ -472,11 +561,7 @@ class Updater:
         if waiting:
             return self._out("NOOP", item, waiting, "already waiting for review in the same words")
         type_name = item.type if item.type in TYPE_KIND else "Insight"
-        path = memory_path(type_name, item.title, self.today, inbox=inbox)
-        n = 2
-        while self.ws.exists(path):
-            base = memory_path(type_name, f"{item.title} {n}", self.today, inbox=inbox)
-            path, n = base, n + 1
+        path = self.free_path(type_name, item.title, inbox)
         self.ws.put(path, render_new(item, path, self.now, self.vault, inbox, self.source), f"{'inbox' if inbox else 'add'}: {item.title[:80]}")
         if inbox:
             return self._out("INBOX", item, path, f"confidence {item.confidence:.2f} below {self.s.extraction.confidence_threshold}; {why}")
@@ -498,10 +583,7 @@ class Updater:
         waiting = self._waiting_in_inbox(item)
         if waiting:
             return self._out("NOOP", item, waiting, f"already waiting for review in the same words ({why})")
-        path = memory_path(item.type if item.type in TYPE_KIND else "Insight", item.title, self.today, inbox=True)
-        n = 2
-        while self.ws.exists(path):
-            path, n = memory_path("Insight", f"{item.title} {n}", self.today, inbox=True), n + 1
+        path = self.free_path(item.type if item.type in TYPE_KIND else "Insight", item.title, True)
         if item.type not in TYPE_KIND:
             item = Item("Insight", item.title, item.text, item.confidence, item.entities, note=item.note)
         self.ws.put(path, render_new(item, path, self.now, self.vault, True, self.source), f"inbox: {item.title[:80]}")
@@ -611,12 +693,8 @@ class Updater:
     def _supersede(self, item: Item, old: str, sim: float | None) -> Outcome:
         old_text = self.ws.text(old) or ""
         old_id = str(frontmatter_of(old_text).get("id") or "")
-        path = memory_path(item.type, item.title, self.today)
-        n = 2
-        while self.ws.exists(path):
-            path, n = memory_path(item.type, f"{item.title} {n}", self.today), n + 1
-        new_kind = TYPE_KIND[item.type]
-        new_id = f"{new_kind}-{path.rsplit('/', 1)[-1][:-3]}"
+        path = self.free_path(item.type, item.title, False)
+        new_id = note_id(TYPE_KIND[item.type], path)
         if item.confidence < self.s.extraction.confidence_threshold:
             return self._inbox(item, f"would supersede {old} but confidence {item.confidence:.2f} is below the threshold")
         self.ws.put(path, render_new(item, path, self.now, self.vault, False, self.source, supersedes=[old_id] if old_id else []),

@@ -248,12 +248,17 @@ def generator_names() -> list[str]:
 
 
 def get_generator(spec: str | os.PathLike[str] | None = None, **options: Any) -> Generator:
-    """A generator by registered name, or a LlamaGenerator for a GGUF path.
+    """A generator by registered name, a LlamaGenerator for a GGUF path, or a ChatServerGenerator
+    for an http(s) URL (`model=` names the server's model).
 
     `None` means the default ("smollm2"). Raises ModelUnavailable when the model cannot
     be loaded, with the fix in the message.
     """
     key = DEFAULT_GENERATOR if spec is None or spec == "" else str(spec)
+    if key.startswith(("http://", "https://")):  # an OpenAI-compatible chat server (chat_server.py)
+        from palinode_vault.models.chat_server import ChatServerGenerator
+
+        return ChatServerGenerator(key, **options)
     if key in _REGISTRY:
         return _REGISTRY[key](**options)
     if key.endswith(".gguf") or os.sep in key or "/" in key:

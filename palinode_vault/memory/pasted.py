@@ -1,0 +1,118 @@
+"""What in a person's message is not their own statement: pasted, quoted, fenced or injected text.
+
+A person pastes a log, an email, a chat from someone else, a "SYSTEM NOTICE" a web page carried.
+None of it is what they said: it must never become a memory in their name, nor the evidence for
+one, and an instruction inside it must never reach the model as theirs. The checks are on the
+text's shape, not on its words, so they hold for any content and any language:
+
+- fenced code (``` or ~~~ to the closing fence, or to the message's end when none closes it);
+- quoted lines (`>` at a line's start: a reply's quote or a pasted quote);
+- a forwarded or pasted block: from a separator line (a rule of `-`, `=`, `_` or `*`, with or
+  without a label in it) or a label of capital words ("SYSTEM NOTICE", "FORWARDED MESSAGE") to the
+  end of its paragraph;
+- a long quotation in quotation marks (`QUOTE_WORDS` words or more): someone else's words.
+
+`own_words(text)` is the message with each such part replaced by `PASTED`, so the model, the
+statement judge and every check after them see only what the person said, and where they pasted.
+"""
+
+from __future__ import annotations
+
+PASTED = "[pasted text]"
+QUOTE_WORDS = 6  # a quotation this long is someone else's words, not a phrase the person borrowed
+_FENCES = ("```", "~~~")
+_QUOTES = {'"': '"', "“": "”", "«": "»", "„": "“"}
+
+
+def own_words(text: str) -> str:
+    """`text` with its pasted, quoted, fenced and injected parts replaced by `PASTED` (see above)."""
+    out: list[str] = []
+    fence: str | None = None
+    block = False  # inside a forwarded or labelled block, until the paragraph ends
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if fence is not None:
+            if stripped.startswith(fence):
+                fence = None
+            continue
+        if stripped.startswith(_FENCES):
+            fence = stripped[:3]
+            _mark(out)
+            continue
+        if not stripped:
+            block = False
+            out.append(line)
+            continue
+        if block or stripped.startswith(">") or _is_separator(stripped):
+            block = block or _is_separator(stripped)
+            _mark(out)
+            continue
+        label = _capital_label(line)
+        if label is not None:
+            block = True
+            kept = line[:label].rstrip()
+            if kept:
+                out.append(kept)
+            _mark(out)
+            continue
+        out.append(_without_long_quotes(line))
+    return "\n".join(out)
+
+
+def _mark(out: list[str]) -> None:
+    if not out or out[-1] != PASTED:
+        out.append(PASTED)
+
+
+def _is_separator(line: str) -> bool:
+    """A rule of one repeated punctuation mark (at least five), with or without a label in it:
+    `-----Original Message-----`, `---------- Forwarded message ----------`, `=====`."""
+    for mark in "-=_*":
+        if line.startswith(mark * 5) or line.endswith(mark * 5):
+            return True
+    return False
+
+
+def _capital_label(line: str) -> int | None:
+    """Where a label of capital words starts in `line` ("SYSTEM NOTICE", "IMPORTANT UPDATE FROM
+    IT"): two or more words in capitals in a row, ten letters or more, one word of five or more.
+    Acronyms in a sentence ("the SMS API") are shorter."""
+    words = line.split()
+    pos = 0
+    starts = []
+    for word in words:
+        pos = line.index(word, pos)
+        starts.append(pos)
+        pos += len(word)
+    run: list[int] = []
+    for i, word in enumerate(words + [""]):
+        letters = "".join(c for c in word if c.isalpha())
+        if len(letters) >= 2 and letters.isupper():
+            run.append(i)
+            continue
+        if len(run) >= 2:
+            caps = ["".join(c for c in words[j] if c.isalpha()) for j in run]
+            if sum(map(len, caps)) >= 10 and max(map(len, caps)) >= 5:
+                return starts[run[0]]
+        run = []
+    return None
+
+
+def _without_long_quotes(line: str) -> str:
+    """`line` with each quotation of `QUOTE_WORDS` words or more replaced by `PASTED`."""
+    out, pos = [], 0
+    while True:
+        opens = [(line.find(q, pos), q) for q in _QUOTES if line.find(q, pos) >= 0]
+        if not opens:
+            break
+        start, quote = min(opens)
+        end = line.find(_QUOTES[quote], start + 1)
+        if end < 0:
+            break
+        if len(line[start + 1:end].split()) >= QUOTE_WORDS:
+            out.append(line[pos:start] + PASTED)
+        else:
+            out.append(line[pos:end + 1])
+        pos = end + 1
+    out.append(line[pos:])
+    return "".join(out)
