@@ -45,13 +45,13 @@ class Change:
 
 def executable() -> list[str]:
     """How a client starts palinode-vault: the console script next to this Python, else on PATH,
-    else this Python with `-m palinode_vault.cli`."""
+    else this Python running the CLI."""
     folder = Path(sys.executable).parent
     for name in ("palinode-vault", "palinode-vault.exe"):
         if (folder / name).is_file():
             return [str(folder / name)]
     found = shutil.which("palinode-vault")
-    return [found] if found else [sys.executable, "-m", "palinode_vault.cli"]
+    return [found] if found else [sys.executable, "-c", "from palinode_vault.cli import main; main()"]
 
 
 def server_command(vault: Path) -> tuple[str, list[str]]:

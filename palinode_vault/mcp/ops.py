@@ -306,7 +306,9 @@ def session_end(vault: Vault, req: SessionEndRequest, source: str, *, generator:
     result.outcomes.extend(updater.outcomes)
     daily = f"daily/{now.date().isoformat()}.md"
     current = ws.text(daily)
-    entry = daily_entry(session, result, now)
+    seen: set[tuple[str, str | None]] = set()
+    once = [o for o in result.outcomes if (o.op, o.path) not in seen and not seen.add((o.op, o.path))]
+    entry = daily_entry(session, ExtractResult(once, result.withheld_secrets), now)
     if req.summary.strip():
         entry = entry.rstrip("\n") + "\n" + secrets.redact(f"Summary: {req.summary.strip()}")[0] + "\n"
     new = (current.rstrip("\n") + "\n\n" if current else f"# {now.strftime('%A %d %B %Y')}\n\n") + entry
