@@ -260,7 +260,9 @@ def read_transcript(vault: Vault, path: str) -> str:
 
 def session_end(vault: Vault, req: SessionEndRequest, source: str, *, generator: Any = None,
                 now: dt.datetime | None = None, dry_run: bool = False) -> dict[str, Any]:
-    """The extraction pass over the transcript (what the agent did not save itself), the agent's
+    """`generator`: the extraction model, or a function that loads it (called only for a transcript).
+
+    The extraction pass over the transcript (what the agent did not save itself), the agent's
     summary, decisions and blockers as typed memories, a line in daily/{date}.md: one run."""
     if not vault.loaded:
         vault.load()
@@ -284,7 +286,15 @@ def session_end(vault: Vault, req: SessionEndRequest, source: str, *, generator:
     session = Session(slugify(req.session_id)[:40] or now.strftime("%H%M%S"))
     ws = Workspace(vault, extra_folders=frozenset({"daily"}))
     if turns:
-        result = extract_turns(vault, turns, generator=generator, source=source, now=now, ws=ws, commit=False)
+        from palinode_vault.models import ModelUnavailable
+
+        try:
+            result = extract_turns(vault, turns, generator=generator() if callable(generator) else generator,
+                                   source=source, now=now, ws=ws, commit=False)
+        except ModelUnavailable as exc:
+            ws.restore()
+            raise AgentError(f"the transcript needs the local extraction model, which is not available ({exc}); "
+                             "call again without the transcript, with your summary and decisions") from exc
     else:
         result = ExtractResult([], 0)
     updater = Updater(vault, ws, program.settings, similar_for(vault)[0], source, now)
