@@ -173,6 +173,11 @@ async def _guard(call):
     except ValidationError as exc:
         first = exc.errors()[0]
         raise ToolError(f"invalid {'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
+    except ToolError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a bug or a missing part: said in one line, traceback on stderr
+        log.exception("tool call failed")
+        raise ToolError(f"failed: {type(exc).__name__}: {exc} (details in the server log on stderr)") from None
 
 
 def build_server(root: Path, embedding_model: str | None = None, generator: Any = None):
