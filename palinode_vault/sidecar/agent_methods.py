@@ -68,3 +68,6 @@ def register_agent(dispatcher: Dispatcher, sidecar: Any) -> None:
 
     dispatcher.register("agent.save", save, SaveParams)
     dispatcher.register("agent.session_end", session_end, EndParams)
+    from palinode_vault.mcp.http import start_with_sidecar
+
+    start_with_sidecar(sidecar)  # MCP over streamable HTTP, with PALINODE_MCP_HTTP=1
