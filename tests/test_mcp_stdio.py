@@ -83,6 +83,7 @@ def test_bad_input_is_a_tool_error_and_writes_nothing(tmp_path: Path) -> None:
                 out["schema"] = await refused(client, "palinode_save", {"type": "Insight", "title": "x", "text": "y", "confidence": 7})
                 out["session"] = await refused(client, "palinode_session_end", {"summary": f"token {SECRET}"})
                 out["transcript"] = await refused(client, "palinode_session_end", {"transcript_path": str(tmp_path / "missing.jsonl")})
+                out["not_transcript"] = await refused(client, "palinode_session_end", {"transcript_path": str(root / "attachments" / "harbor-booking-flow.svg")})
                 return out
 
     out = asyncio.run(go())
@@ -97,6 +98,7 @@ def test_bad_input_is_a_tool_error_and_writes_nothing(tmp_path: Path) -> None:
     assert "confidence" in out["schema"]
     assert "secret" in out["session"]
     assert "cannot read the transcript" in out["transcript"]
+    assert "must be a transcript file" in out["not_transcript"]
     assert tree_digest(root) == before  # no note, no daily line, no operations log line
     assert not (root / ".palinode" / "journal").exists() or not list((root / ".palinode" / "journal").iterdir())
     for path in list(root.rglob("*")) + [log]:

@@ -36,6 +36,7 @@ from palinode_vault.vault import Vault
 MAX_SUPERSEDES = 5
 MAX_ENTITIES = 20
 MAX_READ_CHARS = 200_000
+TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".md", ".txt")  # what a transcript is; never any file an agent names
 
 
 class AgentError(ValueError):
@@ -244,6 +245,10 @@ def read_transcript(vault: Vault, path: str) -> str:
     file = Path(path).expanduser()
     if not file.is_absolute():
         raise AgentError(f"transcript_path must be an absolute path, not {path!r}")
+    if file.suffix.lower() not in TRANSCRIPT_SUFFIXES:
+        raise AgentError(f"transcript_path must be a transcript file ({', '.join(TRANSCRIPT_SUFFIXES)}), not {file.name!r}")
+    if ".palinode" in file.parts:
+        raise AgentError("transcript_path points into .palinode/, which holds no transcripts")
     try:
         size = file.stat().st_size
     except OSError as exc:
