@@ -32,7 +32,8 @@ def _program_or_fail(root: Path):
 @click.option("--model", "model", default=None,
               help="Generation model: a registered name (smollm2, the default) or a GGUF path.")
 def extract(vault: Path, transcript: str, dry_run: bool, as_json: bool, model: str | None) -> None:
-    """Turn a conversation into memories (markdown speaker turns, JSONL of {role, content}, or text)."""
+    """Turn a conversation into memories (markdown speaker turns, JSONL of {role, content}, Claude
+    Code's transcript JSONL, or text)."""
     from palinode_vault.memory.extract import extract_text
     from palinode_vault.models import ModelUnavailable
 
