@@ -20,7 +20,7 @@ def main() -> None:
 # Registration: importing a module adds its commands to `main`.
 from palinode_vault.cli import vault_cmds  # noqa: E402,F401
 
-for _optional in ("model_cmds", "server_cmds", "memory_cmds", "plugin_cmds", "index_cmds"):
+for _optional in ("model_cmds", "server_cmds", "memory_cmds", "plugin_cmds", "index_cmds", "agent_cmds"):
     try:
         __import__(f"palinode_vault.cli.{_optional}")
     except ModuleNotFoundError as exc:  # a command group not built yet

@@ -37,7 +37,8 @@ def _program_or_fail(root: Path):
                    "overrides PROGRAM.md's generation.model_server.")
 def extract(vault: Path, transcript: str, dry_run: bool, as_json: bool, model: str | None,
             model_server: str | None) -> None:
-    """Turn a conversation into memories (markdown speaker turns, JSONL of {role, content}, or text)."""
+    """Turn a conversation into memories (markdown speaker turns, JSONL of {role, content}, Claude
+    Code's transcript JSONL, or text)."""
     from palinode_vault.memory.extract import extract_text, server_settings
     from palinode_vault.models import ModelUnavailable
 

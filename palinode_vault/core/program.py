@@ -88,6 +88,10 @@ class Search(_Strict):
         return self
 
 
+class Agent(_Strict):
+    max_content_chars: int = Field(ge=100)
+
+
 class ProgramSettings(_Strict):
     extraction: Extraction
     update: Update
@@ -96,6 +100,8 @@ class ProgramSettings(_Strict):
     consolidation: Consolidation
     self_improvement: SelfImprovement
     search: Search
+    # A PROGRAM.md older than the MCP server has no `agent:` section: ops.py keeps its own limit.
+    agent: Agent | None = None
 
 
 class ProgramError(ValueError):

@@ -1,4 +1,5 @@
-"""Transcripts in: markdown speaker turns, JSONL of `{role, content}`, or plain text.
+"""Transcripts in: markdown speaker turns, JSONL of `{role, content}`, Claude Code's session
+JSONL (`{"type": "user"|"assistant", "message": {...}}` lines), or plain text.
 
 Everything becomes a list of `Turn(role, content)` with role "user" (the person), "assistant"
 (the agent) or "system". Plain text with no speaker marks is one turn by the person.
@@ -74,10 +75,47 @@ def parse_markdown(text: str) -> list[Turn] | None:
     return [Turn(r, "\n".join(body).strip()) for r, body in turns if "\n".join(body).strip()]
 
 
+def _claude_code_text(content: object) -> str:
+    """The text blocks of a Claude Code message; tool calls, tool results, thinking and images
+    are skipped (they are the agent's work, not the conversation)."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "\n".join(str(b.get("text", "")) for b in content
+                     if isinstance(b, dict) and b.get("type") == "text" and str(b.get("text", "")).strip())
+
+
+def parse_claude_code(text: str) -> list[Turn] | None:
+    """Claude Code's session transcript (the `transcript_path` its hooks receive): one JSON object
+    a line, the conversation in the `user` and `assistant` entries' `message.content`. Other
+    entries (summaries, system lines, meta and sidechain messages) are skipped, and so are lines
+    that do not parse (a transcript still being written ends mid-line). None when no line is a
+    Claude Code entry."""
+    turns: list[Turn] = []
+    recognised = False
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(obj, dict) or not isinstance(obj.get("message"), dict) or "type" not in obj:
+            continue
+        recognised = True
+        if obj.get("type") not in (USER, ASSISTANT) or obj.get("isMeta") or obj.get("isSidechain"):
+            continue
+        content = _claude_code_text(obj["message"].get("content")).strip()
+        if content:
+            turns.append(Turn(USER if obj["type"] == USER else ASSISTANT, content))
+    return turns if recognised else None
+
+
 def parse_transcript(text: str) -> list[Turn]:
-    """Turns of a transcript in any of the three formats."""
+    """Turns of a transcript in any of the four formats."""
     text = text.lstrip("\ufeff")
-    for parse in (parse_jsonl, parse_markdown):
+    for parse in (parse_claude_code, parse_jsonl, parse_markdown):
         turns = parse(text)
         if turns is not None:
             return turns

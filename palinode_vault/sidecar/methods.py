@@ -282,6 +282,9 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) ->
     from palinode_vault.sidecar.memory_methods import register_memory
 
     register_memory(dispatcher, sidecar)
+    from palinode_vault.sidecar.agent_methods import register_agent
+
+    register_agent(dispatcher, sidecar)  # an MCP server's writes (palinode_vault/mcp/)
 
 
 # --- the search index: search, dedup_suggest, related (palinode_vault.index) -------------------

@@ -1,0 +1,73 @@
+"""The socket methods an MCP server sends an agent's writes to: `agent.save` and
+`agent.session_end` (docs/PROTOCOL.md, "MCP tools").
+
+When a sidecar serves the vault, `palinode-vault mcp` routes its write tools here, so the
+writes happen under the sidecar's lock, in its journal (undo reverts them), are remembered as
+its own writes by the watcher and announced to the plugin with `wrote`, like `extract`. The work
+itself is `palinode_vault.mcp.ops`, the same code the MCP server runs when no sidecar is up.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from palinode_vault.server import Connection, Dispatcher, PalinodeError
+from palinode_vault.writer import sha256_bytes
+
+INVALID_PARAMS = -32602
+
+
+def register_agent(dispatcher: Dispatcher, sidecar: Any) -> None:
+    from palinode_vault.mcp.ops import AgentError, SaveRequest, SessionEndRequest, client_source
+    from palinode_vault.mcp import ops
+
+    class SaveParams(SaveRequest):
+        client: str = Field(default="", max_length=200)
+
+    class EndParams(SessionEndRequest):
+        client: str = Field(default="", max_length=200)
+
+    async def after_write(paths: list[str], reason: str) -> None:
+        for path in paths:
+            try:
+                sidecar.own_writes[path] = sha256_bytes((sidecar.root / path).read_bytes())
+            except OSError:
+                sidecar.own_writes.pop(path, None)
+        if paths:
+            changed = await sidecar.run(sidecar._recheck, set(paths))
+            sidecar.notify("wrote", {"paths": paths, "reason": reason})
+            sidecar.notify("findings.changed", sidecar._findings_event(sorted(changed)))
+
+    def index():
+        worker = getattr(sidecar, "index_worker", None)
+        return getattr(worker, "reader", None) if worker is not None else None
+
+    async def save(params: SaveParams, conn: Connection) -> dict:
+        await sidecar.ready.wait()
+        req = SaveRequest(**params.model_dump(exclude={"client"}))
+        try:
+            result = await sidecar.run(lambda: ops.save(sidecar.vault, req, client_source(params.client), index=index()))
+        except AgentError as exc:
+            raise PalinodeError(INVALID_PARAMS, str(exc)) from None
+        await after_write(result["written"], f"agent.save {client_source(params.client)}")
+        return result
+
+    async def session_end(params: EndParams, conn: Connection) -> dict:
+        await sidecar.ready.wait()
+        req = SessionEndRequest(**params.model_dump(exclude={"client"}))
+        generator = getattr(sidecar, "memory_generator", None)
+        try:
+            result = await sidecar.run(lambda: ops.session_end(sidecar.vault, req, client_source(params.client),
+                                                               generator=generator))
+        except AgentError as exc:
+            raise PalinodeError(INVALID_PARAMS, str(exc)) from None
+        await after_write(result["written"], f"agent.session_end {client_source(params.client)}")
+        return result
+
+    dispatcher.register("agent.save", save, SaveParams)
+    dispatcher.register("agent.session_end", session_end, EndParams)
+    from palinode_vault.mcp.http import start_with_sidecar
+
+    start_with_sidecar(sidecar)  # MCP over streamable HTTP, with PALINODE_MCP_HTTP=1
