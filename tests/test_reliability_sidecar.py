@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -197,5 +198,27 @@ def test_a_save_read_while_out_of_descriptors_is_not_dropped(vault: Path):
                 await asyncio.sleep(0.1)
             assert REL not in app.vault.state.unreadable
             assert "some evenings" in app.vault.state.notes[REL].mention_text
+
+    run(body(), timeout=60)
+
+
+@pytest.mark.skipif(os.name != "posix" or sys.platform == "darwin", reason="file names as bytes (macOS forces UTF-8)")
+def test_a_name_that_is_not_utf8_does_not_stop_the_sidecar(vault: Path):
+    edited = (vault / REL).read_text().replace("most mornings.", "most mornings, and on Fridays.")
+
+    with open(os.fsencode(str(vault / "people")) + b"/caf\xe9.md", "wb") as handle:
+        handle.write(b"# Cafe\n")  # there before the start: it once kept the sidecar from starting
+
+    async def body():
+        async with running_sidecar(vault, quiet=0.3) as sidecar:
+            app = sidecar.sidecar
+            assert any(p.startswith("people/caf") for p in app.vault.state.unreadable)
+            deadline = time.monotonic() + 10
+            write(vault, REL, edited)  # the sidecar still takes the person's saves
+            while "fridays" not in app.vault.state.notes[REL].mention_text and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            assert "fridays" in app.vault.state.notes[REL].mention_text
+            async with await SidecarClient.open(vault) as client:
+                assert (await client.call("status", {}))["vault"]
 
     run(body(), timeout=60)
