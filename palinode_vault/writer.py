@@ -390,6 +390,11 @@ def _header(lines: list) -> dict:
     return lines[0] if lines and isinstance(lines[0], dict) and "path" not in lines[0] else {}
 
 
+def own_journal(root: Path, header: object) -> bool:
+    """True when a journal's header says it was written for this vault."""
+    return isinstance(header, dict) and header.get("vault") == _vault_id(root)
+
+
 def _latest_own_run(root: Path) -> Path | None:
     """The newest journal written for this vault. One written for another folder (a vault
     carried here with its .palinode/, or a crafted one) is never replayed: its paths and bytes
@@ -407,7 +412,7 @@ def _latest_own_run(root: Path) -> Path | None:
     return None
 
 
-def _entry_problem(root: Path, entry: object) -> str | None:
+def entry_problem(root: Path, entry: object) -> str | None:
     """Why a journal entry cannot be undone (None: it can). Every path is checked like a path a
     client sends: a crafted journal must not reach a file outside the vault."""
     if not isinstance(entry, dict):
@@ -478,7 +483,7 @@ def _undo_run(root: Path, path: Path, run_id: str) -> UndoResult:
     restored: list[str] = []
     skipped: list[tuple[str, str]] = []
     for entry in reversed(entries):
-        problem = _entry_problem(root, entry)
+        problem = entry_problem(root, entry)
         if problem is not None:
             skipped.append((str(entry.get("path") if isinstance(entry, dict) else entry)[:200], f"not undone: {problem}"))
             continue

@@ -369,6 +369,11 @@ def test_undo_waits_for_a_run_being_written(tmp_path):
     finally:
         writer.UNDO_WAIT_SECONDS = old_wait
     assert refused.restored == [] and refused.refused
+    import subprocess as sp
+    from reliability_helpers import cli_cmd
+
+    waited = sp.run([*cli_cmd(), "undo", "--vault", str(root)], capture_output=True, text=True, env=cli_env(), timeout=60)
+    assert waited.returncode != 0 and "still being written" in waited.stderr  # the CLI says so (after its wait)
     assert run.write(Edit("people/bo.md", _sha(b0), b0 + b"two\n"))
     run.close()
     done = undo_last(root)

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from reliability_helpers import scale
 from sidecar_helpers import CONSISTENT, SidecarClient, age_files, plugin_apply_edit, run, running_sidecar, write
 
 pytestmark = pytest.mark.timeout(90)
@@ -125,9 +127,17 @@ def test_half_open_handshakes_are_capped_and_timed_out(vault: Path):
         async with running_sidecar(vault, quiet=0.3) as sidecar:
             server = sidecar.server
             info = read_discovery(vault)
+            count = scale(300, 1100)  # 1,100 exhausted the descriptors before the cap (issue 17)
+            if os.name == "posix":
+                import resource
+
+                soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+                if soft < count + 500 <= hard or (hard == resource.RLIM_INFINITY and soft < count + 500):
+                    resource.setrlimit(resource.RLIMIT_NOFILE, (count + 500, hard))
+
             def open_idle() -> list:
                 out = []
-                for _ in range(300):  # never send a byte; the loop must accept them meanwhile
+                for _ in range(count):  # never send a byte; the loop must accept them meanwhile
                     try:
                         out.append(socket.create_connection(("127.0.0.1", info.port), timeout=2))
                     except OSError:
@@ -188,5 +198,27 @@ def test_a_save_read_while_out_of_descriptors_is_not_dropped(vault: Path):
                 await asyncio.sleep(0.1)
             assert REL not in app.vault.state.unreadable
             assert "some evenings" in app.vault.state.notes[REL].mention_text
+
+    run(body(), timeout=60)
+
+
+@pytest.mark.skipif(os.name != "posix" or sys.platform == "darwin", reason="file names as bytes (macOS forces UTF-8)")
+def test_a_name_that_is_not_utf8_does_not_stop_the_sidecar(vault: Path):
+    edited = (vault / REL).read_text().replace("most mornings.", "most mornings, and on Fridays.")
+
+    with open(os.fsencode(str(vault / "people")) + b"/caf\xe9.md", "wb") as handle:
+        handle.write(b"# Cafe\n")  # there before the start: it once kept the sidecar from starting
+
+    async def body():
+        async with running_sidecar(vault, quiet=0.3) as sidecar:
+            app = sidecar.sidecar
+            assert any(p.startswith("people/caf") for p in app.vault.state.unreadable)
+            deadline = time.monotonic() + 10
+            write(vault, REL, edited)  # the sidecar still takes the person's saves
+            while "fridays" not in app.vault.state.notes[REL].mention_text and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            assert "fridays" in app.vault.state.notes[REL].mention_text
+            async with await SidecarClient.open(vault) as client:
+                assert (await client.call("status", {}))["vault"]
 
     run(body(), timeout=60)

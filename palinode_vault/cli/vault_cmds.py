@@ -223,6 +223,8 @@ def undo(vault: Path, as_json: bool) -> None:
     from palinode_vault.writer import undo_last
 
     result = undo_last(resolve_vault(vault))
+    if result.refused:
+        raise click.ClickException(f"not undone: {result.refused}")
     if as_json:
         click.echo(json.dumps({"run": result.run, "label": result.label, "restored": result.restored,
                                "skipped": [{"path": p, "reason": r} for p, r in result.skipped]}, indent=2))

@@ -33,7 +33,7 @@ from typing import Any
 
 from palinode_vault.core import frontmatter as fm
 from palinode_vault.kinds import INBOX_FOLDER, is_memory_path, kind_of_path
-from palinode_vault.writer import journal_dir, sha256_bytes
+from palinode_vault.writer import entry_problem, journal_dir, own_journal, sha256_bytes
 
 #: The journal labels of memory passes: `extract {source}`, `session.end {id}`, `consolidate {date}`.
 PASS_LABELS = ("extract", "session.end", "consolidate")
@@ -96,8 +96,11 @@ def _runs(root: Path) -> list[_Run]:
         if not lines or not isinstance(lines[0], dict):
             continue
         head = lines[0]
+        if not own_journal(root, head):
+            continue  # carried in with the vault, or crafted: its paths are not ours to read
         out.append(_Run(str(head.get("run") or name.split(".", 1)[0]), str(head.get("label") or ""),
-                        str(head.get("time") or ""), undone, [e for e in lines[1:] if isinstance(e, dict) and "path" in e]))
+                        str(head.get("time") or ""), undone,
+                        [e for e in lines[1:] if isinstance(e, dict) and entry_problem(root, e) is None]))
     return out
 
 

@@ -46,6 +46,14 @@ class EditorState:
     connection: Any = None  # the plugin connection that reported it (for apply_edit)
 
 
+def _utf8(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
 @dataclass
 class PlannedEdit:
     edit: Edit
@@ -204,6 +212,10 @@ class Sidecar:
 
     def _apply_changes(self, added: set[str], modified: set[str], deleted: set[str]) -> None:
         state = self.vault.state
+        # A name that is not UTF-8 is only refreshed (an `unreadable` finding under a printable
+        # stand-in); it goes no further: every later step encodes paths.
+        undecodable = {p for p in added | modified | deleted if not _utf8(p)}
+        added, modified, deleted = added - undecodable, modified - undecodable, deleted - undecodable
         # A folder moved out of the vault (or deleted) is reported as the folder alone: its notes go too.
         gone_folders = [d for d in deleted if d not in state.notes and not (self.root / d).exists()]
         for folder in gone_folders:
@@ -237,9 +249,9 @@ class Sidecar:
                 self.own_writes.pop(path, None)
                 own.add(path)
         paths = added | modified | deleted
-        if not paths and not own:
+        if not paths and not own and not undecodable:
             return
-        affected = self.vault.refresh(paths | own, store=False)
+        affected = self.vault.refresh(paths | own | undecodable, store=False)
         self._index_changed(paths | own)
         now = time.monotonic()
         wall = time.time()

@@ -17,7 +17,7 @@ from palinode_vault.maintenance import fix as run_fix
 from palinode_vault.maintenance import memory_file_count, repair_links
 from palinode_vault.maintenance import undo as run_undo
 from palinode_vault.pathsafe import PathOutsideVault, vault_relative
-from palinode_vault.server import NOT_FOUND, Connection, Dispatcher, PalinodeError
+from palinode_vault.server import BUSY, NOT_FOUND, Connection, Dispatcher, PalinodeError
 from palinode_vault.sidecar.app import Sidecar
 from palinode_vault.vault import NoteText
 from palinode_vault.writer import sha256_bytes
@@ -206,6 +206,8 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) ->
 
     async def undo(params: NoParams, conn: Connection) -> dict:
         result = await sidecar.run(run_undo, sidecar.vault)
+        if result.refused:
+            raise PalinodeError(BUSY, f"not undone: {result.refused}")
         for path in result.restored:
             try:
                 sidecar.own_writes[path] = sha256_bytes((root / path).read_bytes())
