@@ -45,7 +45,7 @@ class Embedder:
 
     def __init__(self, model_path: str | os.PathLike[str] | None = None, *,
                  max_tokens: int | None = None, n_threads: int | None = None,
-                 pack_tokens: int = PACK_TOKENS, flash_attn: bool = False) -> None:
+                 pack_tokens: int = PACK_TOKENS, flash_attn: bool = False, repack: bool = False) -> None:
         """Load `model_path`, or the default MiniLM (converted into the cache if needed).
 
         Raises ModelUnavailable when llama-cpp-python or the model file is missing, or
@@ -65,7 +65,7 @@ class Embedder:
             is_default = self.path.name == MINILM_GGUF_NAME
             max_tokens = DEFAULT_MAX_TOKENS if is_default else DEFAULT_CONTEXT
         threads = n_threads or default_threads()
-        self._pack, self._flash_attn = pack_tokens, flash_attn
+        self._pack, self._flash_attn, self._repack = pack_tokens, flash_attn, repack
         self._llama = self._load(max(4, max_tokens), threads)
         trained = int(self._llama._model.n_ctx_train())
         if 0 < trained < self.max_tokens:
@@ -224,5 +224,5 @@ class Embedder:
         return load_llama(
             str(self.path), role="embedding", embedding=True, n_ctx=size,
             n_batch=size, n_ubatch=size, n_threads=threads,
-            n_threads_batch=threads, flash_attn=self._flash_attn,
+            n_threads_batch=threads, flash_attn=self._flash_attn, repack=self._repack,
         )
