@@ -28,10 +28,12 @@ DEFAULT_MAX_TOKENS = 256
 #: Context for other GGUF models, capped by what the model was trained on.
 DEFAULT_CONTEXT = 512
 #: Tokens decoded per llama.cpp call: several texts share one micro-batch (each its own
-#: sequence, masked from the others). One text per call left most of the time in per-call
-#: overhead and thin matrix products; much larger packs pay for attention over the whole pack
-#: (the mask is n_tokens x n_tokens). Measured in bench/bench_embed.py (docs/BENCHMARKS.md).
-PACK_TOKENS = 1024
+#: sequence, masked from the others), with flash attention. Without flash attention llama.cpp
+#: materialises attention over the whole pack (n_tokens x n_tokens per head), so bigger packs
+#: were slower (1024: 0.4x of one text per call); with it, 512-token packs are the fastest we
+#: measured on 2 AVX2 cores (1.5x the old settings, above torch). bench/bench_embed.py,
+#: docs/BENCHMARKS.md.
+PACK_TOKENS = 512
 
 
 class Embedder:
@@ -45,7 +47,7 @@ class Embedder:
 
     def __init__(self, model_path: str | os.PathLike[str] | None = None, *,
                  max_tokens: int | None = None, n_threads: int | None = None,
-                 pack_tokens: int = PACK_TOKENS, flash_attn: bool = False, repack: bool = False) -> None:
+                 pack_tokens: int = PACK_TOKENS, flash_attn: bool = True, repack: bool = False) -> None:
         """Load `model_path`, or the default MiniLM (converted into the cache if needed).
 
         Raises ModelUnavailable when llama-cpp-python or the model file is missing, or
