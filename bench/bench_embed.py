@@ -63,16 +63,24 @@ def minilm_folder(tmp: str) -> str:
     return tmp
 
 
-def llama_settings(threads: list[int]) -> dict[str, tuple[dict, dict]]:
+def llama_settings(threads: list[int], ggufs: list[str]) -> dict[str, tuple[dict, dict]]:
     """label -> (Embedder arguments, embed_many arguments)."""
     out: dict[str, tuple[dict, dict]] = {}
     for t in threads:
+        for path in ggufs:
+            name = Path(path).name
+            out[f"llama.cpp {name}, 512 packs + flash, {t} thread(s)"] = (
+                {"model_path": path, "max_tokens": 256, "n_threads": t}, {})
+            if "q8_0" in name or "q4" in name:
+                out[f"llama.cpp {name}, 512 packs + flash, repacked, {t} thread(s)"] = (
+                    {"model_path": path, "max_tokens": 256, "n_threads": t, "repack": True}, {})
         tag = f"{t} thread{'s' if t > 1 else ''}"
-        out[f"ours before (256-token batch, <=4 texts), {tag}"] = ({"n_threads": t, "pack_tokens": 256}, {"batch_size": 4})
-        out[f"ours after (1024-token packs), {tag}"] = ({"n_threads": t}, {})
-        out[f"llama.cpp 512-token packs, {tag}"] = ({"n_threads": t, "pack_tokens": 512}, {})
-        out[f"llama.cpp 2048-token packs, {tag}"] = ({"n_threads": t, "pack_tokens": 2048}, {})
-        out[f"llama.cpp 1024 packs + flash attention, {tag}"] = ({"n_threads": t, "flash_attn": True}, {})
+        out[f"ours before (256-token batch, <=4 texts), {tag}"] = (
+            {"n_threads": t, "pack_tokens": 256, "flash_attn": False}, {"batch_size": 4})
+        out[f"ours after (512-token packs, flash attention), {tag}"] = ({"n_threads": t}, {})
+        out[f"llama.cpp 1024 packs, no flash attention, {tag}"] = ({"n_threads": t, "pack_tokens": 1024, "flash_attn": False}, {})
+        out[f"llama.cpp 1024 packs + flash attention, {tag}"] = ({"n_threads": t, "pack_tokens": 1024}, {})
+        out[f"llama.cpp 256 packs + flash attention, {tag}"] = ({"n_threads": t, "pack_tokens": 256}, {})
     return out
 
 
@@ -87,6 +95,7 @@ def ort_runner(model_path: str, tokenizer_json: str, threads: int):
     session = ort.InferenceSession(model_path, options, providers=["CPUExecutionProvider"])
     names = {i.name for i in session.get_inputs()}
     tok = Tokenizer.from_file(tokenizer_json)
+    tok.no_padding()  # the file's own padding would count pads as tokens below
     tok.enable_truncation(256)
 
     def run(texts: list[str], batch: int = 16) -> "np.ndarray":
@@ -126,7 +135,11 @@ def main() -> None:
     parser.add_argument("--threads", default="1,2", help="thread counts to try (comma-separated)")
     parser.add_argument("--onnx", action="append", default=[], metavar="MODEL",
                         help="an ONNX export of all-MiniLM-L6-v2 to run on onnxruntime (repeatable)")
+    parser.add_argument("--gguf", action="append", default=[], metavar="MODEL",
+                        help="another GGUF of MiniLM (f32, q8_0) to run on llama.cpp (repeatable)")
     parser.add_argument("--only-ours", action="store_true", help="skip the other runtimes")
+    parser.add_argument("--skip", action="append", default=[], metavar="TEXT",
+                        help="leave out settings whose label contains TEXT (repeatable)")
     parser.add_argument("--json", action="store_true", help="also print the numbers as JSON")
     args = parser.parse_args()
 
@@ -137,17 +150,20 @@ def main() -> None:
     threads = [int(t) for t in args.threads.split(",")]
     texts = corpus_texts(args.corpus, args.texts)
     print("command: " + " ".join([Path(sys.executable).name, *sys.argv]))
+    start_load = load()
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-          f"{platform.system()}; load average at start {load()}")
+          f"{platform.system()}; load average at start {start_load}")
     print(f"texts: {len(texts)} chunk texts of {args.corpus.name}")
 
     runners: dict[str, object] = {}
     embedders = []
-    for label, (make, call) in llama_settings(threads).items():
+    for label, (make, call) in llama_settings(threads, args.gguf).items():
+        if any(skip in label for skip in args.skip):
+            continue
         e = Embedder(**make)
         embedders.append(e)
         runners[label] = (lambda ts, e=e, call=call: e.embed_many(ts, **call))
-    reference_embedder = embedders[1]
+    reference_embedder = embedders[0]
     tokens = [len(reference_embedder.tokens(t)) for t in texts]
     print(f"tokens per text: mean {sum(tokens) / len(tokens):.1f}, max {max(tokens)}")
 
@@ -191,6 +207,7 @@ def main() -> None:
             out = run(texts)
             rates[label].append(len(texts) / (time.perf_counter() - start))
             vectors[label] = np.asarray(out)
+            print(f"    {label}: {rates[label][-1]:.1f} texts/s (load {load()})", flush=True)
         print(f"  round {r + 1} done; load average {load()}")
     base = vectors[next(iter(runners))]
     best = max(max(v) for v in rates.values())
@@ -204,6 +221,7 @@ def main() -> None:
                                       "min_cosine_vs_first": round(cos, 5)}
         print(f"{label:<66} {top:>8.1f} {best / top:>7.2f} {cos:>8.5f}")
     print(f"load average at end {load()}")
+    results["load_start_end"][0] = start_load
     if args.json:
         print(json.dumps(results, indent=2))
 

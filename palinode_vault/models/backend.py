@@ -86,8 +86,9 @@ def default_threads() -> int:
     return max(1, min(4, (os.cpu_count() or 2) // 2))
 
 
-def load_llama(model_path: str, *, role: str, **params: Any) -> Any:
-    """Construct `llama_cpp.Llama(model_path, **params)` without weight repacking.
+def load_llama(model_path: str, *, role: str, repack: bool = False, **params: Any) -> Any:
+    """Construct `llama_cpp.Llama(model_path, **params)` without weight repacking (unless
+    `repack`: benchmarks of quantised embedding models on CPUs without AMX).
 
     `role` ("embedding" or "generation") only names the model in error messages.
     Raises ModelUnavailable when llama.cpp cannot load the file.
@@ -100,7 +101,7 @@ def load_llama(model_path: str, *, role: str, **params: Any) -> Any:
         def without_repacking() -> Any:
             defaults = original()
             if hasattr(defaults, "use_extra_bufts"):
-                defaults.use_extra_bufts = False
+                defaults.use_extra_bufts = repack
             return defaults
 
         low.llama_model_default_params = without_repacking

@@ -50,8 +50,11 @@ def ensure_minilm_gguf(folder: Path | None = None) -> Path:
     return convert_minilm_zip(source, target)
 
 
-def convert_minilm_zip(source: Path, target: Path) -> Path:
+def convert_minilm_zip(source: Path, target: Path, matrices: str = "f16") -> Path:
     """Write `target` (GGUF, f16 matrices) from the sentence-transformers zip `source`.
+
+    `matrices` ("f16", "f32" or "q8_0") is the type of the big weight matrices; the default
+    model is f16 (bench/bench_embed.py measures the others).
 
     Written to a temp file in the target's folder and renamed into place, so readers
     never see a half-written model and two concurrent conversions do not collide.
@@ -89,9 +92,9 @@ def convert_minilm_zip(source: Path, target: Path) -> Path:
     try:
         writer = gguf.GGUFWriter(tmp, gguf.MODEL_ARCH_NAMES[arch])
         writer.add_name("all-MiniLM-L6-v2")
-        _add_hyperparameters(writer, gguf, config, pooling)
+        _add_hyperparameters(writer, gguf, config, pooling, matrices)
         _add_vocabulary(writer, gguf, tokenizer, int(config["vocab_size"]))
-        _add_tensors(writer, gguf, np, tensors, gguf.TensorNameMap(arch, n_layers))
+        _add_tensors(writer, gguf, np, tensors, gguf.TensorNameMap(arch, n_layers), matrices)
         writer.write_header_to_file()
         writer.write_kv_data_to_file()
         writer.write_tensors_to_file()
@@ -115,7 +118,7 @@ def _read_members(archive: zipfile.ZipFile) -> dict[str, bytes]:
     return {name: archive.read(prefix + name) for name in wanted}
 
 
-def _add_hyperparameters(writer: Any, gguf: Any, config: dict, pooling: dict) -> None:
+def _add_hyperparameters(writer: Any, gguf: Any, config: dict, pooling: dict, matrices: str = "f16") -> None:
     writer.add_context_length(int(config["max_position_embeddings"]))
     writer.add_embedding_length(int(config["hidden_size"]))
     writer.add_feed_forward_length(int(config["intermediate_size"]))
@@ -129,7 +132,8 @@ def _add_hyperparameters(writer: Any, gguf: Any, config: dict, pooling: dict) ->
         writer.add_pooling_type(gguf.PoolingType.CLS)
     else:
         raise ModelUnavailable(f"unsupported pooling in 1_Pooling/config.json: {pooling}")
-    writer.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
+    writer.add_file_type({"f16": gguf.LlamaFileType.MOSTLY_F16, "f32": gguf.LlamaFileType.ALL_F32,
+                          "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0}[matrices])
 
 
 def _add_vocabulary(writer: Any, gguf: Any, tokenizer: dict, vocab_size: int) -> None:
@@ -163,7 +167,7 @@ def _add_vocabulary(writer: Any, gguf: Any, tokenizer: dict, vocab_size: int) ->
     writer.add_add_eos_token(False)
 
 
-def _add_tensors(writer: Any, gguf: Any, np: Any, tensors: dict, names: Any) -> None:
+def _add_tensors(writer: Any, gguf: Any, np: Any, tensors: dict, names: Any, matrices: str = "f16") -> None:
     for name in sorted(tensors):
         # position_ids is an index buffer, and the pooler is a classification head that
         # sentence-transformers does not use for embeddings.
@@ -180,5 +184,11 @@ def _add_tensors(writer: Any, gguf: Any, np: Any, tensors: dict, names: Any) -> 
             or not new_name.endswith(".weight")
             or new_name.startswith(("token_types.", "position_embd."))
         )
-        data = data.astype(np.float32 if keep_f32 else np.float16)
-        writer.add_tensor(new_name, data)
+        if keep_f32 or matrices == "f32":
+            writer.add_tensor(new_name, data.astype(np.float32))
+        elif matrices == "q8_0" and new_name.startswith("blk."):  # token embeddings stay f16
+            kind = gguf.GGMLQuantizationType.Q8_0
+            quantized = gguf.quants.quantize(data.astype(np.float32), kind)
+            writer.add_tensor(new_name, quantized, raw_shape=quantized.shape, raw_dtype=kind)
+        else:
+            writer.add_tensor(new_name, data.astype(np.float16))

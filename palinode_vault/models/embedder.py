@@ -28,10 +28,12 @@ DEFAULT_MAX_TOKENS = 256
 #: Context for other GGUF models, capped by what the model was trained on.
 DEFAULT_CONTEXT = 512
 #: Tokens decoded per llama.cpp call: several texts share one micro-batch (each its own
-#: sequence, masked from the others). One text per call left most of the time in per-call
-#: overhead and thin matrix products; much larger packs pay for attention over the whole pack
-#: (the mask is n_tokens x n_tokens). Measured in bench/bench_embed.py (docs/BENCHMARKS.md).
-PACK_TOKENS = 1024
+#: sequence, masked from the others), with flash attention. Without flash attention llama.cpp
+#: materialises attention over the whole pack (n_tokens x n_tokens per head), so bigger packs
+#: were slower (1024: 0.4x of one text per call); with it, 512-token packs are the fastest we
+#: measured on 2 AVX2 cores (1.5x the old settings, above torch). bench/bench_embed.py,
+#: docs/BENCHMARKS.md.
+PACK_TOKENS = 512
 
 
 class Embedder:
@@ -45,7 +47,7 @@ class Embedder:
 
     def __init__(self, model_path: str | os.PathLike[str] | None = None, *,
                  max_tokens: int | None = None, n_threads: int | None = None,
-                 pack_tokens: int = PACK_TOKENS, flash_attn: bool = False) -> None:
+                 pack_tokens: int = PACK_TOKENS, flash_attn: bool = True, repack: bool = False) -> None:
         """Load `model_path`, or the default MiniLM (converted into the cache if needed).
 
         Raises ModelUnavailable when llama-cpp-python or the model file is missing, or
@@ -65,7 +67,7 @@ class Embedder:
             is_default = self.path.name == MINILM_GGUF_NAME
             max_tokens = DEFAULT_MAX_TOKENS if is_default else DEFAULT_CONTEXT
         threads = n_threads or default_threads()
-        self._pack, self._flash_attn = pack_tokens, flash_attn
+        self._pack, self._flash_attn, self._repack = pack_tokens, flash_attn, repack
         self._llama = self._load(max(4, max_tokens), threads)
         trained = int(self._llama._model.n_ctx_train())
         if 0 < trained < self.max_tokens:
@@ -224,5 +226,5 @@ class Embedder:
         return load_llama(
             str(self.path), role="embedding", embedding=True, n_ctx=size,
             n_batch=size, n_ubatch=size, n_threads=threads,
-            n_threads_batch=threads, flash_attn=self._flash_attn,
+            n_threads_batch=threads, flash_attn=self._flash_attn, repack=self._repack,
         )
