@@ -69,7 +69,8 @@ export function executableCandidates(input: {
   const win = input.platform === "win32";
   const sep = win ? "\\" : "/";
   const join = (...parts: string[]) => parts.filter(Boolean).join(sep).replace(/[\\/]+/g, sep);
-  const names = win ? ["palinode-vault.exe", "palinode-vault.cmd"] : ["palinode-vault"];
+  // pipx and uv make an .exe on Windows; a .cmd would need a shell to spawn.
+  const names = win ? ["palinode-vault.exe"] : ["palinode-vault"];
   const parent = input.vaultPath.replace(/[\\/]+[^\\/]+[\\/]*$/, "");
   const venvBin = win ? join(".venv", "Scripts") : join(".venv", "bin");
   const folders: string[] = [join(input.vaultPath, venvBin), join(parent, venvBin)];
