@@ -107,7 +107,7 @@ def test_base_url_names_the_api_root():
 def test_constrained_answer_from_the_server_validates(tmp_path, server):
     root = _vault(tmp_path)
     program = load_program(root)
-    gen = ChatServerGenerator(server)  # no model name: the first one the server lists
+    gen = ChatServerGenerator(server, timeout=900)  # no model name: the first one the server lists
     assert gen.model == "smollm2"
     answer, finish = gen.generate_json("Answer with JSON.", "Say nothing: no items.", output_schema(program), 200)
     assert finish == "stop" and isinstance(answer, dict) and isinstance(answer.get("items"), list)
