@@ -304,7 +304,7 @@ def build_server(root: Path, embedding_model: str | None = None, generator: Any 
                                     transcript_path=transcript_path, session_id=session_id or (service.session or ""))
             client = _client_name(ctx)
             return await service.write("agent.session_end", {**req.model_dump(), "client": client},
-                                       lambda v, i: ops.session_end(v, req, client_source(client), generator=generator))
+                                       lambda v, i: ops.session_end(v, req, client_source(client), generator=generator, index=i))
         return await _guard(call())
 
     @server.tool(annotations=ReadOnly)
