@@ -5,7 +5,9 @@ times each call end to end (JSON-RPC, vault load from the parse cache, index, up
 journaled write). The vault is copied first (saves write to it); the index is built once before
 timing. Run:
 
-    python bench/bench_mcp.py VAULT [--calls 20] [--json]
+    python bench/bench_mcp.py VAULT [--calls 20] [--json] [--server PROGRAM]
+
+`--server` runs another `palinode-vault` program (an older checkout, for before/after side by side).
 
 Saves alternate between a new fact (ADD) and a restatement (NOOP); each is its own journaled run.
 """
@@ -31,11 +33,11 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-async def run(root: Path, calls: int) -> dict:
+async def run(root: Path, calls: int, server: str | None = None) -> dict:
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
-    exe = Path(sys.executable).with_name("palinode-vault")
+    exe = server or Path(sys.executable).with_name("palinode-vault")
     params = StdioServerParameters(command=str(exe), args=["mcp", "--vault", str(root)])
     timings: dict[str, list[float]] = {"search": [], "dedup": [], "save": []}
     async with Client(params, read_timeout_seconds=3600) as client:
@@ -67,11 +69,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("vault", type=Path)
     p.add_argument("--calls", type=int, default=20)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--server", help="the palinode-vault program to run (default: this environment's)")
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "vault"
         shutil.copytree(args.vault, root)
-        result = asyncio.run(run(root, args.calls))
+        result = asyncio.run(run(root, args.calls, args.server))
     if args.json:
         print(json.dumps(result, indent=2))
     else:
