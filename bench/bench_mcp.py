@@ -9,7 +9,9 @@ timing. Run:
 
 `--server` runs another `palinode-vault` program (an older checkout, for before/after side by side).
 
-Saves alternate between a new fact (ADD) and a restatement (NOOP); each is its own journaled run.
+`save` alternates between a new fact (ADD) and a restatement (NOOP) of two texts, so after the
+first rounds a long-lived server has their statements' vectors; `save_new` saves a text never seen
+before on every call (its sentences are embedded each time). Each save is its own journaled run.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ async def run(root: Path, calls: int, server: str | None = None) -> dict:
 
     exe = server or Path(sys.executable).with_name("palinode-vault")
     params = StdioServerParameters(command=str(exe), args=["mcp", "--vault", str(root)])
-    timings: dict[str, list[float]] = {"search": [], "dedup": [], "save": []}
+    timings: dict[str, list[float]] = {"search": [], "dedup": [], "save": [], "save_new": []}
     async with Client(params, read_timeout_seconds=3600) as client:
         started = time.perf_counter()
         await client.call_tool("palinode_search", {"query": "warm up", "limit": 1})  # builds/updates the index
@@ -52,6 +54,9 @@ async def run(root: Path, calls: int, server: str | None = None) -> dict:
                 ("save", "palinode_save", {"type": "Insight", "title": f"Bench insight {i % 2}",
                                            "text": f"Benchmark fact number {i % 2} about {QUERIES[i % 2]}.",
                                            "confidence": 0.8}),
+                ("save_new", "palinode_save", {"type": "Insight", "title": f"Bench observation {i}",
+                                               "text": f"Observation {i}: {QUERIES[(i + 3) % len(QUERIES)]} took "
+                                                       f"{i + 2} days in week {i + 10}.", "confidence": 0.8}),
             ):
                 t0 = time.perf_counter()
                 result = await client.call_tool(tool, args)
@@ -79,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result, indent=2))
     else:
         print(f"{result['notes']} notes, {result['calls']} calls each; first call (index build) {result['first_call_s']} s")
-        for name in ("search", "dedup", "save"):
+        for name in ("search", "dedup", "save", "save_new"):
             print(f"{name:7} median {result[name]['median_ms']:8.1f} ms   p95 {result[name]['p95_ms']:8.1f} ms")
     return 0
 
