@@ -119,9 +119,15 @@ class VaultService:
             seen = {f.path for f in files}
             changed = {f.path for f in files if vault.stats.get(f.path) != f} | (set(vault.stats) - seen) | self._racy
             if changed:
-                # refresh compares text hashes: a re-read file whose text is the same costs no parse
+                # refresh compares text hashes: a re-read file whose text is the same costs no parse,
+                # and the index needs a sync only when a note's text changed, came or went
+                def texts() -> dict[str, str | None]:
+                    return {p: getattr(vault.state.notes.get(p), "text_hash", None) for p in changed}
+
+                before = texts()
                 vault.refresh(changed)
-                self._index_stale = True
+                if texts() != before:
+                    self._index_stale = True
         self._racy = {f.path for f in files if f.mtime_ns >= checked - RACY_NS}
         self._loaded = vault
         return vault
