@@ -5,9 +5,13 @@ times each call end to end (JSON-RPC, vault load from the parse cache, index, up
 journaled write). The vault is copied first (saves write to it); the index is built once before
 timing. Run:
 
-    python bench/bench_mcp.py VAULT [--calls 20] [--json]
+    python bench/bench_mcp.py VAULT [--calls 20] [--json] [--server PROGRAM]
 
-Saves alternate between a new fact (ADD) and a restatement (NOOP); each is its own journaled run.
+`--server` runs another `palinode-vault` program (an older checkout, for before/after side by side).
+
+`save` alternates between a new fact (ADD) and a restatement (NOOP) of two texts, so after the
+first rounds a long-lived server has their statements' vectors; `save_new` saves a text never seen
+before on every call (its sentences are embedded each time). Each save is its own journaled run.
 """
 
 from __future__ import annotations
@@ -31,13 +35,13 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-async def run(root: Path, calls: int) -> dict:
+async def run(root: Path, calls: int, server: str | None = None) -> dict:
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
-    exe = Path(sys.executable).with_name("palinode-vault")
+    exe = server or Path(sys.executable).with_name("palinode-vault")
     params = StdioServerParameters(command=str(exe), args=["mcp", "--vault", str(root)])
-    timings: dict[str, list[float]] = {"search": [], "dedup": [], "save": []}
+    timings: dict[str, list[float]] = {"search": [], "dedup": [], "save": [], "save_new": []}
     async with Client(params, read_timeout_seconds=3600) as client:
         started = time.perf_counter()
         await client.call_tool("palinode_search", {"query": "warm up", "limit": 1})  # builds/updates the index
@@ -50,6 +54,9 @@ async def run(root: Path, calls: int) -> dict:
                 ("save", "palinode_save", {"type": "Insight", "title": f"Bench insight {i % 2}",
                                            "text": f"Benchmark fact number {i % 2} about {QUERIES[i % 2]}.",
                                            "confidence": 0.8}),
+                ("save_new", "palinode_save", {"type": "Insight", "title": f"Bench observation {i}",
+                                               "text": f"Observation {i}: {QUERIES[(i + 3) % len(QUERIES)]} took "
+                                                       f"{i + 2} days in week {i + 10}.", "confidence": 0.8}),
             ):
                 t0 = time.perf_counter()
                 result = await client.call_tool(tool, args)
@@ -67,16 +74,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("vault", type=Path)
     p.add_argument("--calls", type=int, default=20)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--server", help="the palinode-vault program to run (default: this environment's)")
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "vault"
         shutil.copytree(args.vault, root)
-        result = asyncio.run(run(root, args.calls))
+        result = asyncio.run(run(root, args.calls, args.server))
     if args.json:
         print(json.dumps(result, indent=2))
     else:
         print(f"{result['notes']} notes, {result['calls']} calls each; first call (index build) {result['first_call_s']} s")
-        for name in ("search", "dedup", "save"):
+        for name in ("search", "dedup", "save", "save_new"):
             print(f"{name:7} median {result[name]['median_ms']:8.1f} ms   p95 {result[name]['p95_ms']:8.1f} ms")
     return 0
 

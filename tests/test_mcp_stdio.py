@@ -129,3 +129,22 @@ def test_read_only_tools_write_nothing(tmp_path: Path, tool: str) -> None:
         assert result["dry_run"] is True and isinstance(result["operations"], list)
     else:
         assert result["total_files"] > 20 and isinstance(result["findings"], list)
+
+
+def test_person_fact_replaced_moves_to_the_history_note(tmp_path: Path) -> None:
+    """SUPERSEDE in a note that collects facts: the old line moves to `{base}-history.md`."""
+    root = copy_sample(tmp_path)
+
+    async def go():
+        async with mcp_client(root) as client:
+            return await call(client, "palinode_save", {
+                "type": "PersonMemory", "title": "Tariq Benali",
+                "text": "Prefers a short daily standup now that the sync engine work needs quick decisions.",
+                "replaces": "Prefers async updates over standups", "confidence": 0.9})
+
+    result = asyncio.run(go())
+    assert result["op"] == "SUPERSEDE" and result["path"] == "people/tariq-benali.md"
+    note = (root / "people/tariq-benali.md").read_text()
+    history = (root / "people/tariq-benali-history.md").read_text()
+    assert "Prefers async updates over standups" not in note and "short daily standup" in note
+    assert "Prefers async updates over standups" in history and "status: archived" in history

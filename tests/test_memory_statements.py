@@ -142,3 +142,27 @@ def test_a_statement_number_out_of_range_names_the_key():
     text = SHIPPED.read_text(encoding="utf-8").replace("statement_related: 0.50", "statement_related: 2")
     with pytest.raises(ProgramError, match="update.statement_related"):
         parse_program(text, "PROGRAM.md")
+
+
+def test_one_matcher_per_index_keeps_statement_vectors_between_passes(indexed_sample, embedder):
+    """A long-lived process (the MCP server, the sidecar) runs many passes on one index: the
+    statements it embedded for one save are not embedded again for the next, within a bound."""
+    from palinode_vault.memory.statements import matcher_for
+
+    index = open_index(indexed_sample, embedder=embedder)
+    try:
+        first = matcher_for(index)
+        assert first is not None and matcher_for(index) is first
+        calls: list[list[str]] = []
+        real = first._embed_many  # noqa: SLF001 - count the real embedder's calls
+        first._embed_many = lambda texts: calls.append(list(texts)) or real(texts)  # noqa: SLF001
+        note = (indexed_sample / "decisions/sms-provider-choice.md").read_text(encoding="utf-8")
+        a = first.coverage("Reminders go out through an EU SMS provider.", note)
+        embedded = len(calls)
+        b = matcher_for(index).coverage("Reminders go out through an EU SMS provider.", note)
+        assert embedded > 0 and a == b and len(calls) == embedded  # the second pass embedded nothing
+        first.max_cached = 3
+        first.vectors(["one", "two", "three", "four"])
+        assert len(first._cache) == 3 and "one" not in first._cache  # noqa: SLF001 - bounded, oldest out
+    finally:
+        index.close()

@@ -263,7 +263,7 @@ def read_transcript(vault: Vault, path: str) -> str:
         raise AgentError(f"the transcript {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
 
 
-def session_end(vault: Vault, req: SessionEndRequest, source: str, *, generator: Any = None,
+def session_end(vault: Vault, req: SessionEndRequest, source: str, *, generator: Any = None, index: Any = None,
                 now: dt.datetime | None = None, dry_run: bool = False) -> dict[str, Any]:
     """`generator`: the extraction model, or a function that loads it (called only for a transcript).
 
@@ -302,7 +302,7 @@ def session_end(vault: Vault, req: SessionEndRequest, source: str, *, generator:
                              "call again without the transcript, with your summary and decisions") from exc
     else:
         result = ExtractResult([], 0)
-    updater = Updater(vault, ws, program.settings, similar_for(vault)[0], source, now)
+    updater = Updater(vault, ws, program.settings, similar_for(vault, index)[0], source, now)
     threshold = program.settings.extraction.confidence_threshold
     for decision in req.decisions:
         if decision.strip():

@@ -10,8 +10,11 @@ this module only routes:
   `agent.save` / `agent.session_end`, so its journal, undo, pushes to the plugin and watcher see
   them as its own writes. Otherwise they run here, with the same writer the CLI uses (atomic,
   conflict-checked, one journaled run per call).
-- **Reads** load the vault afresh each call (from the parse cache) and use the search index; the
-  index is brought up to date here only when no sidecar keeps it.
+- **State** is loaded once (vault from the parse cache, index, models) and brought up to date before
+  every call: the vault's files are re-stat'ed and only changed ones re-read (`Vault.refresh`, as
+  the sidecar does for its watcher's batches), so an edit the person made between two calls is
+  seen by the next. The index is synced only when something changed since its last sync, and only
+  when no sidecar keeps it.
 
 All vault work runs on one worker thread, so calls never overlap and the protocol stays live.
 A refused call is an MCP tool error (`isError`) with a message saying what to change; an
@@ -24,6 +27,7 @@ import asyncio
 import concurrent.futures
 import json
 import logging
+import time
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal
 
@@ -46,6 +50,10 @@ INSTRUCTIONS = (
 
 Category = Literal["person", "project", "decision", "insight", "research"]
 
+# A file whose mtime is this close to the moment it was stat'ed may change again without its stat
+# changing (coarse timestamps: 2 s on FAT, 1 s on older HFS+/ext3): it is read again next call.
+RACY_NS = 2_000_000_000
+
 
 class VaultService:
     """Routes tool calls to the sidecar (writes, when it runs) or to this process's vault."""
@@ -56,6 +64,9 @@ class VaultService:
         self._worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="palinode-mcp")
         self._index: Any = None
         self._index_error: str | None = None
+        self._index_stale = True  # the vault changed since the index was last synced with it
+        self._loaded: Any = None  # the Vault, kept for the life of the server (worker thread only)
+        self._racy: set[str] = set()  # files stat'ed within RACY_NS of their mtime: read again next call
         self.session: str | None = None
 
     # --- where writes go ----------------------------------------------------------------------
@@ -91,11 +102,34 @@ class VaultService:
     # --- this process's vault -----------------------------------------------------------------
 
     def _vault(self):
+        """The vault, up to date with the disk: loaded once, then every file re-stat'ed and the
+        changed, new, deleted (and recently stat'ed) ones re-read. Worker thread only."""
         from palinode_vault.settings import Settings
-        from palinode_vault.vault import Vault
+        from palinode_vault.vault import Vault, walk
 
-        vault = Vault(Settings(vault=self.root, embedding_model=self.embedding_model))
-        vault.load()
+        vault = self._loaded
+        checked = time.time_ns()
+        if vault is None:
+            vault = Vault(Settings(vault=self.root, embedding_model=self.embedding_model))
+            vault.load()
+            files = list(vault.stats.values())
+            self._index_stale = True
+        else:
+            files = walk(self.root)
+            seen = {f.path for f in files}
+            changed = {f.path for f in files if vault.stats.get(f.path) != f} | (set(vault.stats) - seen) | self._racy
+            if changed:
+                # refresh compares text hashes: a re-read file whose text is the same costs no parse,
+                # and the index needs a sync only when a note's text changed, came or went
+                def texts() -> dict[str, str | None]:
+                    return {p: getattr(vault.state.notes.get(p), "text_hash", None) for p in changed}
+
+                before = texts()
+                vault.refresh(changed)
+                if texts() != before:
+                    self._index_stale = True
+        self._racy = {f.path for f in files if f.mtime_ns >= checked - RACY_NS}
+        self._loaded = vault
         return vault
 
     def _index_for(self, vault: Any, sync: bool) -> Any:
@@ -108,21 +142,39 @@ class VaultService:
                 self._index_error = str(exc)
         if self._index is None:
             raise AgentError(f"the search index cannot be opened: {self._index_error}")
-        if sync:
+        if sync and self._index_stale:
             from palinode_vault.index import text_reader
 
             self._index.sync(vault.state.notes, text_reader(vault), embed=True)
+            self._index_stale = False
         return self._index
 
+    def _on_worker(self, job: Callable[[], Any], *, writes: bool) -> Any:
+        """Run `job` on the worker thread. A write that fails, or any unexpected failure, may
+        leave the kept vault differing from the disk in ways a re-stat cannot see (a pass that
+        changed the state in memory, then stopped): the next call loads it afresh."""
+        def guarded():
+            try:
+                return job()
+            except AgentError:
+                if writes:
+                    self._loaded = None
+                raise
+            except BaseException:
+                self._loaded = None
+                raise
+
+        return asyncio.wrap_future(self._worker.submit(guarded))
+
     async def run(self, work: Callable[..., Any], *, index: bool = False) -> Any:
-        """`work(vault)` or `work(vault, index)` on the worker thread, on a freshly loaded vault."""
+        """`work(vault)` or `work(vault, index)` on the worker thread, on the up-to-date vault."""
         keep_index = index and self.sidecar() is None
 
         def job():
             vault = self._vault()
             return work(vault, self._index_for(vault, keep_index)) if index else work(vault)
 
-        return await asyncio.wrap_future(self._worker.submit(job))
+        return await self._on_worker(job, writes=False)
 
     async def write(self, method: str, params: dict[str, Any], local: Callable[[Any], Any]) -> Any:
         """A write: through the sidecar when it runs, else here (index kept up to date first)."""
@@ -139,9 +191,16 @@ class VaultService:
                 index = self._index_for(vault, True)
             except AgentError:
                 index = None  # keyword similarity, as the extraction pass falls back
-            return local(vault, index)
+            try:
+                result = local(vault, index)
+            except BaseException:
+                self._index_stale = True
+                raise
+            if result.get("written"):
+                self._index_stale = True  # the write refreshed the vault; the index follows next call
+            return result
 
-        result = await asyncio.wrap_future(self._worker.submit(job))
+        result = await self._on_worker(job, writes=True)
         result["via"] = "local"
         return result
 
@@ -304,7 +363,7 @@ def build_server(root: Path, embedding_model: str | None = None, generator: Any 
                                     transcript_path=transcript_path, session_id=session_id or (service.session or ""))
             client = _client_name(ctx)
             return await service.write("agent.session_end", {**req.model_dump(), "client": client},
-                                       lambda v, i: ops.session_end(v, req, client_source(client), generator=generator))
+                                       lambda v, i: ops.session_end(v, req, client_source(client), generator=generator, index=i))
         return await _guard(call())
 
     @server.tool(annotations=ReadOnly)

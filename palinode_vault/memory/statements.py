@@ -152,20 +152,25 @@ class StatementMatcher:
     """Compares candidate memories with the statements of notes, using one embedder.
 
     `embed_many(texts) -> vectors` is the index's embedder (L2-normalised vectors, so a dot
-    product is the cosine). Statement vectors are cached by text for the life of the matcher
-    (one extraction or consolidation pass).
+    product is the cosine). Statement vectors are cached by text for the life of the matcher:
+    one pass, or as long as the index it embeds with (`matcher_for`), up to `max_cached` texts
+    (the oldest go first).
     """
 
-    def __init__(self, embed_many: Callable[[list[str]], Any]) -> None:
+    def __init__(self, embed_many: Callable[[list[str]], Any], max_cached: int = 20_000) -> None:
         self._embed_many = embed_many
         self._cache: dict[str, Any] = {}
+        self.max_cached = max_cached
 
     def vectors(self, texts: list[str]) -> list[Any]:
-        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        found = {t: self._cache[t] for t in dict.fromkeys(texts) if t in self._cache}
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
         if missing:
             for text, vector in zip(missing, self._embed_many(missing)):
-                self._cache[text] = vector
-        return [self._cache[t] for t in texts]
+                found[text] = self._cache[text] = vector
+            for old in list(self._cache)[: max(0, len(self._cache) - self.max_cached)]:
+                del self._cache[old]
+        return [found[t] for t in texts]
 
     def coverage(self, candidate: str, note_text: str) -> tuple[float, str]:
         """(coverage, least covered sentence): for each sentence of the candidate the cosine of
@@ -210,11 +215,23 @@ class StatementMatcher:
 
 
 def matcher_for(index: Any) -> StatementMatcher | None:
-    """A matcher on the index's embedder, or None when the index has no usable vectors."""
+    """A matcher on the index's embedder, or None when the index has no usable vectors.
+
+    One matcher is kept per index and model, so a long-lived process (the MCP server, the
+    sidecar) does not embed the same statements of the same notes again on every save."""
     if index is None or not getattr(index, "vectors_usable", False):
         return None
+    identity = index.model.identity()
+    kept = getattr(index, "statement_matcher", None)
+    if kept is not None and kept[0] == identity:
+        return kept[1]
 
     def embed_many(texts: list[str]) -> Any:
         return index.model.get().embed_many(texts)
 
-    return StatementMatcher(embed_many)
+    matcher = StatementMatcher(embed_many)
+    try:
+        index.statement_matcher = (identity, matcher)
+    except AttributeError:  # an index object that takes no attributes: a matcher per pass
+        pass
+    return matcher

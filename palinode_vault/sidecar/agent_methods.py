@@ -60,7 +60,7 @@ def register_agent(dispatcher: Dispatcher, sidecar: Any) -> None:
         generator = getattr(sidecar, "memory_generator", None)
         try:
             result = await sidecar.run(lambda: ops.session_end(sidecar.vault, req, client_source(params.client),
-                                                               generator=generator))
+                                                               generator=generator, index=index()))
         except AgentError as exc:
             raise PalinodeError(INVALID_PARAMS, str(exc)) from None
         await after_write(result["written"], f"agent.session_end {client_source(params.client)}")
