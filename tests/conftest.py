@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import os
 import shutil
 from pathlib import Path
 from typing import Callable
@@ -85,14 +86,21 @@ def digest() -> Callable[[Path], dict[str, str]]:
     return tree_digest
 
 
+def copy_corpus(src: Path, dest: Path) -> Path:
+    """A writable copy of a vault (the shared corpora are read-only, as a person's own copy is not)."""
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".palinode"), symlinks=True,
+                    copy_function=shutil.copyfile)
+    for dirpath, _dirs, _files in os.walk(dest):
+        os.chmod(dirpath, 0o755)
+    return dest
+
+
 @pytest.fixture
 def help_corpus(tmp_path: Path) -> Path:
     """A copy of ../shared/corpora/obsidian-help-en (skips when ../shared is absent)."""
     if not HELP_CORPUS.is_dir():
         pytest.skip(f"corpus not available: {HELP_CORPUS} (needs the shared folder beside the repo)")
-    dest = tmp_path / "obsidian-help-en"
-    shutil.copytree(HELP_CORPUS, dest, ignore=shutil.ignore_patterns(".palinode"))
-    return dest
+    return copy_corpus(HELP_CORPUS, tmp_path / "obsidian-help-en")
 
 
 @pytest.fixture

@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from conftest import copy_corpus
+
 REPO = Path(__file__).resolve().parents[1]
 TEMP_MARK = ".palinode-tmp-"
 
@@ -68,8 +70,7 @@ def bench_template(cache: Path, notes: int, seed: int = 7) -> Path:
 
 
 def copy_vault(src: Path, dest: Path) -> Path:
-    shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".palinode"), symlinks=True)
-    return dest
+    return copy_corpus(src, dest)
 
 
 def age_notes(root: Path, seconds: float = 600.0) -> None:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import copy_corpus
+
 from palinode_vault.core.findings import ERROR
 from palinode_vault.core.fix import CROSS_REFS, ENTITIES, FOOTER, plan_fix
 from palinode_vault.core.lint import analysis_for
@@ -24,9 +26,7 @@ SAMPLE_MEMORY = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "pa
 def sample_memory(tmp_path: Path) -> Path:
     if not SAMPLE_MEMORY.is_dir():
         pytest.skip(f"corpus not available: {SAMPLE_MEMORY} (needs the shared folder beside the repo)")
-    dest = tmp_path / "palinode-sample-memory"
-    shutil.copytree(SAMPLE_MEMORY, dest, ignore=shutil.ignore_patterns(".palinode"))
-    return dest
+    return copy_corpus(SAMPLE_MEMORY, tmp_path / "palinode-sample-memory")
 
 
 def _frontmatter(text: str) -> dict:

@@ -88,9 +88,9 @@ def test_bad_input_is_a_tool_error_and_writes_nothing(tmp_path: Path) -> None:
 
     out = asyncio.run(go())
     assert "inside the vault" in out["outside"] and "inside the vault" in out["absolute"]
-    assert "dot-folder" in out["dot"]
+    assert ".palinode/" in out["dot"] and "not a note" in out["dot"]
     assert "unknown type 'Meeting'" in out["type"] and "Decision" in out["type"]
-    assert "secret (AWS access key)" in out["secret"] and "nothing was written" in out["secret"]
+    assert "secret (AWS Access Key)" in out["secret"] and "nothing was written" in out["secret"]
     assert "person/nobody-by-that-name" in out["entity"] and "refused" in out["entity"]
     assert "canonical ref" in out["kind"]
     assert "decisions/no-such-decision.md" in out["supersedes"] and "names no note" in out["supersedes"]

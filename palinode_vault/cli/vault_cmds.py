@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -191,6 +193,10 @@ def fix(vault: Path, dry_run: bool, as_json: bool, paths: tuple[str, ...], now) 
     from palinode_vault.maintenance import fix as run_fix
 
     v = open_vault(vault, now, quiet=as_json)
+    if not dry_run and not os.access(v.root, os.W_OK):
+        # Each unwritable note is skipped with its reason; a vault that is read-only as a whole
+        # is said once, up front, and fails the command.
+        raise read_only_error(v.root, PermissionError(errno.EACCES, "permission denied", str(v.root)))
     try:
         result = run_fix(v, note_paths(v, paths, "fix") if paths else None, dry_run=dry_run)
     except ProgramError as exc:

@@ -186,14 +186,14 @@ def _provider_hits(text: str) -> list[SecretHit]:
     verification, which calls the provider, never runs). A private key runs to its END line."""
     hits = []
     for plugin in _provider_plugins():
-        kind = "".join(c for c in str(plugin.secret_type).lower() if c.isalpha() or c == " ").strip()
+        kind = "".join(c for c in str(plugin.secret_type) if c.isalpha() or c == " ").strip()  # "AWS Access Key"
         for value in set(plugin.analyze_string(text)):
             if not value:
                 continue
             at = text.find(value)
             while at >= 0:
                 start, end = at, at + len(value)
-                if kind == "private key":  # from its -----BEGIN to its END line's closing dashes
+                if kind.lower() == "private key":  # from its -----BEGIN to its END line's closing dashes
                     begin = text.rfind("-----", 0, start)
                     start = begin if begin >= 0 else start
                     stop = text.find("-----END", end)
