@@ -45,7 +45,8 @@ sys.path.insert(0, str(REPO))
 from palinode_vault.core.entities import ref_of_path  # noqa: E402
 from palinode_vault.index import dedup, open_index, refresh  # noqa: E402
 from palinode_vault.kinds import BY_NAME  # noqa: E402
-from palinode_vault.memory.update import TYPE_KIND, Item, Updater, line_novelty, novelty, similar_for  # noqa: E402
+from palinode_vault.kinds import TYPE_KIND
+from palinode_vault.memory.update import Item, Updater, line_novelty, novelty, similar_for  # noqa: E402
 from palinode_vault.memory.workspace import Workspace, body_of  # noqa: E402
 from palinode_vault.program import SHIPPED  # noqa: E402
 from palinode_vault.core.program import parse_program  # noqa: E402

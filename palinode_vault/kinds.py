@@ -28,6 +28,8 @@ KINDS: tuple[Kind, ...] = (
 
 BY_NAME: dict[str, Kind] = {k.name: k for k in KINDS}
 BY_FOLDER: dict[str, Kind] = {k.folder: k for k in KINDS}
+# Schema name -> kind name ('PersonMemory' -> 'person').
+TYPE_KIND: dict[str, str] = {k.schema: k.name for k in KINDS if k.schema}
 
 # inbox/ is memory tier (one remembered thing per file, awaiting review) but not an entity kind.
 INBOX_FOLDER = "inbox"
@@ -58,3 +60,14 @@ def is_memory_path(path: str) -> bool:
 def kind_of_path(path: str) -> Kind | None:
     """The entity kind a vault-relative path belongs to, by its top folder."""
     return BY_FOLDER.get(top_folder(path))
+
+
+def memory_type(frontmatter: dict) -> str | None:
+    """The schema a memory file follows ('Insight', ...). `category` decides; a `type:` is only
+    read where there is no usable category (Palinode's own files carry no `type:`)."""
+    category = frontmatter.get("category")
+    kind = BY_NAME.get(category) if isinstance(category, str) else None
+    if kind is not None and kind.schema:
+        return kind.schema
+    written = frontmatter.get("type")
+    return written if isinstance(written, str) and written in TYPE_KIND else None

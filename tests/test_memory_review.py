@@ -175,3 +175,15 @@ def test_an_approved_note_whose_name_is_taken_gets_the_next_name_and_a_matching_
     r = review.approve(vault(root), path, NOW)
     assert r.path == "decisions/drop-the-fax-integration-2.md" and taken.read_bytes() == before
     assert "id: decision-drop-the-fax-integration-2" in (root / r.path).read_text()
+
+
+def test_an_inbox_note_without_type_is_filed_by_its_category(root):
+    """Palinode writes no `type:`; category decides (issue 22), so a decision is not filed as an insight."""
+    (root / "inbox/no-fax.md").write_text(
+        "---\nid: decision-no-fax\ncategory: decision\nstatus: review\nconfidence: 0.6\n"
+        "last_updated: 2026-11-20T09:00:00Z\n---\n# No fax\n\n"
+        "## Decision\nWe stop the fax integration.\n\n## Rationale\nNo clinic has sent a fax since March.\n")
+    assert {w["path"]: w["type"] for w in review.waiting(vault(root))}["inbox/no-fax.md"] == "Decision"
+    r = review.approve(vault(root), "inbox/no-fax.md", NOW)
+    assert r.path.startswith("decisions/"), r.path
+    assert "status: active" in (root / r.path).read_text()

@@ -20,14 +20,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from palinode_vault.core.entities import canonical_ref, ref_of_path, slugify, split_ref
-from palinode_vault.kinds import BY_NAME, MEMORY_FOLDERS, top_folder
+from palinode_vault.kinds import BY_NAME, MEMORY_FOLDERS, TYPE_KIND, top_folder
 from palinode_vault.memory import secrets
 from palinode_vault.memory.corrections import pass_label
 from palinode_vault.memory.extract import ExtractResult, _assert_no_secrets, extract_turns, memory_types
 from palinode_vault.memory.oplog import Operation
 from palinode_vault.memory.session import Session, daily_entry
 from palinode_vault.memory.transcript import parse_transcript
-from palinode_vault.memory.update import TYPE_KIND, Item, Outcome, Updater, similar_for
+from palinode_vault.memory.update import Item, Outcome, Updater, similar_for
 from palinode_vault.memory.workspace import Workspace, frontmatter_of, now_utc, set_keys
 from palinode_vault.pathsafe import PathOutsideVault, vault_relative
 from palinode_vault.program import load_program

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from palinode_vault.core.entities import ref_of_path
-from palinode_vault.kinds import BY_NAME, is_memory_path, top_folder
+from palinode_vault.kinds import BY_NAME, is_memory_path, memory_type, top_folder
 from palinode_vault.mcp.ops import MAX_READ_CHARS, AgentError
 from palinode_vault.memory import access
 from palinode_vault.memory.update import keyword_similar
@@ -107,7 +107,7 @@ def list_notes(vault: Vault, *, category: str | None = None, core: bool | None =
             continue
         if status is not None and str(data.get("status") or "") != status:
             continue
-        out.append({"path": path, "title": note.title, "type": str(data.get("type") or ""),
+        out.append({"path": path, "title": note.title, "type": memory_type(data) or "",
                     "status": str(data.get("status") or ""), "core": data.get("core") is True,
                     "last_updated": _plain(data.get("last_updated"))})
     return {"notes": out[:limit], "total": len(out), "truncated": len(out) > limit}

@@ -21,7 +21,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from palinode_vault.core.entities import ref_of_path, slugify, split_ref
-from palinode_vault.kinds import INBOX_FOLDER
+from palinode_vault.kinds import INBOX_FOLDER, memory_type
 from palinode_vault.memory.core_memory import _date, doubtful
 from palinode_vault.memory.mentions import link_mentions
 from palinode_vault.memory.corrections import pass_label
@@ -450,7 +450,7 @@ class Consolidation:
                     if not self.ws.exists(dst):
                         self.ws.move(path, dst, "unreviewed inbox item archived as stale", text=text)
                         self.op("ARCHIVE", dst, f"inbox item unreviewed for {(self.today - updated).days} days (> {p.inbox_days})",
-                                str(data.get("type") or ""))
+                                memory_type(data) or "")
                 continue
             if status == "archived" or not updated or (self.today - updated).days <= p.stale_days:
                 continue

@@ -32,13 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from palinode_vault.core import frontmatter as fm
-from palinode_vault.kinds import INBOX_FOLDER, is_memory_path, kind_of_path
+from palinode_vault.kinds import INBOX_FOLDER, is_memory_path, kind_of_path, memory_type
 from palinode_vault.writer import entry_problem, journal_dir, own_journal, sha256_bytes
 
 #: The journal labels of memory passes: `extract {source}`, `session.end {id}`, `consolidate {date}`.
 PASS_LABELS = ("extract", "session.end", "consolidate")
-_TYPE_OF_KIND = {"person": "PersonMemory", "project": "ProjectSnapshot", "decision": "Decision",
-                 "insight": "Insight", "research": "ResearchRef"}
 
 
 def pass_label(kind: str, detail: str) -> str:
@@ -118,10 +116,11 @@ def _type_of(path: str, data: bytes | None) -> str:
         block = fm.find_block(text)
         if block is not None:
             parsed, error = fm.parse(text, block)
-            if error is None and parsed and parsed.get("type"):
-                return str(parsed["type"])
+            found = memory_type(parsed) if error is None and isinstance(parsed, dict) else None
+            if found:
+                return found
     kind = kind_of_path(path)
-    return _TYPE_OF_KIND.get(kind.name if kind else "", "Insight")
+    return (kind.schema if kind else None) or "Insight"
 
 
 def _read(path: Path) -> bytes | None:
@@ -177,9 +176,9 @@ def find(root: Path, state: Any, today: dt.date, window_days: int, manager_ops: 
             elif data.get("status") == "archived":
                 if ("ARCHIVE", path) in by_manager or ("SUPERSEDE", path) in by_manager:
                     continue
-                out.append(Correction("archived", path, str(data.get("type") or _type_of(path, None)), run.id, run.time))
+                out.append(Correction("archived", path, (memory_type(data) or _type_of(path, None)), run.id, run.time))
             elif not inbox:
-                out.append(Correction("edited", path, str(data.get("type") or _type_of(path, None)), run.id, run.time))
+                out.append(Correction("edited", path, (memory_type(data) or _type_of(path, None)), run.id, run.time))
     return out
 
 

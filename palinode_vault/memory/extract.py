@@ -42,7 +42,8 @@ from palinode_vault.memory.mentions import known_entities, mentioned
 from palinode_vault.memory.oplog import Operation, unfiled_reason
 from palinode_vault.memory.pasted import own_words
 from palinode_vault.memory.transcript import ASSISTANT, USER, Turn, parse_transcript, render
-from palinode_vault.memory.update import ACTION_ITEM, TYPE_KIND, Item, Outcome, Updater, similar_for, stems, words
+from palinode_vault.kinds import TYPE_KIND
+from palinode_vault.memory.update import ACTION_ITEM, Item, Outcome, Updater, similar_for, stems, words
 from palinode_vault.memory.workspace import Workspace
 from palinode_vault.program import Program, load_program
 from palinode_vault.vault import Vault

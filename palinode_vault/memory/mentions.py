@@ -17,7 +17,7 @@ from typing import Any
 
 from palinode_vault.core.entities import slugify
 from palinode_vault.core.note import parse_note
-from palinode_vault.kinds import is_memory_path
+from palinode_vault.kinds import is_memory_path, memory_type
 from palinode_vault.memory.workspace import frontmatter_of, set_keys
 
 _COMMENT = re.compile(r"<!--.*?-->|%%.*?%%", re.S)
@@ -111,7 +111,7 @@ def link_mentions(cons: Any, ref: str, new_path: str, names: list[str]) -> list[
                 new = set_keys(new, {"entities": entities + [ref]})
             why = f"linked the earlier mention '{shown}' of {ref}" + ("" if has_entity else " and added the entity")
         cons.ws.put(path, new, why)
-        cons.op("UPDATE", path, why, str(data.get("type") or "") or None)
+        cons.op("UPDATE", path, why, memory_type(data))
         changed.append(path)
     return changed
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from palinode_vault.core.entities import ref_of_path, slugify
-from palinode_vault.kinds import INBOX_FOLDER
+from palinode_vault.kinds import INBOX_FOLDER, memory_type
 from palinode_vault.memory.core_memory import _date
 from palinode_vault.memory.update import STOP, Item, render_new
 from palinode_vault.memory.workspace import body_of, now_utc, set_keys
@@ -253,7 +253,7 @@ def find_patterns(cons: Any, dailies: list[tuple[dt.date, str, str]]) -> None:
     for folder in ("insights", INBOX_FOLDER):
         for path, note in cons.notes_in(folder):
             data = note.frontmatter or {}
-            if (str(data.get("type") or "") == "Insight" and data.get("status") != "archived" and cons.writable(path)
+            if (memory_type(data) == "Insight" and data.get("status") != "archived" and cons.writable(path)
                     and not path.startswith(f"{INBOX_FOLDER}/program-change-") and not path.startswith(f"{INBOX_FOLDER}/core-change-")):
                 insights.append(path)
     if not statements:

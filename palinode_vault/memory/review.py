@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from palinode_vault.core.frontmatter import find_block, key_spans
-from palinode_vault.kinds import INBOX_FOLDER
+from palinode_vault.kinds import INBOX_FOLDER, TYPE_KIND, memory_type
 from palinode_vault.memory.corrections import review_label
 from palinode_vault.memory.oplog import Operation
 from palinode_vault.memory.statements import plain
-from palinode_vault.memory.update import TYPE_KIND, Item, Updater, memory_path, similar_for
+from palinode_vault.memory.update import Item, Updater, memory_path, similar_for
 from palinode_vault.memory.workspace import Workspace, body_of, frontmatter_of, now_utc, section_bounds, set_keys
 from palinode_vault.pathsafe import PathOutsideVault, vault_relative
 from palinode_vault.program import load_program
@@ -56,7 +56,7 @@ def waiting(vault: Vault) -> list[dict[str, Any]]:
         data = note.frontmatter or {}
         if path.startswith(INBOX_FOLDER + "/") and path.count("/") == 1 and str(data.get("status")) == "review":
             since = str(data.get("last_updated") or data.get("created") or "")[:10]
-            out.append({"path": path, "title": note.title, "type": str(data.get("type") or "Insight"),
+            out.append({"path": path, "title": note.title, "type": memory_type(data) or "Insight",
                         "confidence": data.get("confidence"), "since": since})
     return sorted(out, key=lambda x: (x["since"], x["path"]))
 
@@ -112,8 +112,7 @@ def approve(vault: Vault, path: str, now: dt.datetime | None = None) -> Reviewed
         vault.load()
     ws = Workspace(vault, extra_folders=frozenset({"archive"}))
     text, data = _waiting_note(ws, path)
-    type_name = str(data.get("type") or "Insight")
-    type_name = type_name if type_name in TYPE_KIND else "Insight"
+    type_name = memory_type(data) or "Insight"
     kind = TYPE_KIND[type_name]
     stamp = now_utc(now)
     if kind in ("person", "project"):
@@ -151,7 +150,7 @@ def reject(vault: Vault, path: str, now: dt.datetime | None = None) -> Reviewed:
     ws = Workspace(vault, extra_folders=frozenset({"archive"}))
     text, data = _waiting_note(ws, path)
     dst = _archive(ws, path, set_keys(text, {"last_updated": now_utc(now)}), "rejected", "rejected by the person")
-    ws.log(Operation("REJECT", str(data.get("type") or ""), dst, data.get("confidence"), "review",
+    ws.log(Operation("REJECT", memory_type(data) or "", dst, data.get("confidence"), "review",
                      f"{path} rejected by the person; archived, never deleted"))
     return _commit(ws, dst, review_label("reject", path))
 

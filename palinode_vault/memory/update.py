@@ -23,7 +23,7 @@ from rapidfuzz import fuzz
 
 from palinode_vault.core.entities import canonical_ref, ref_of_path, slugify, split_ref
 from palinode_vault.core.program import ProgramSettings
-from palinode_vault.kinds import BY_NAME, INBOX_FOLDER
+from palinode_vault.kinds import BY_NAME, INBOX_FOLDER, TYPE_KIND, memory_type
 from palinode_vault.memory.cues import LOST, REASON, REPLACEMENT, clause_after
 from palinode_vault.memory.oplog import Operation
 from palinode_vault.memory.statements import Judgement, StatementMatcher, matcher_for
@@ -34,8 +34,6 @@ from palinode_vault.vault import Vault
 
 Similar = Callable[[str, "str | None"], "list[tuple[str, float]]"]
 
-TYPE_KIND = {"PersonMemory": "person", "ProjectSnapshot": "project", "Decision": "decision",
-             "Insight": "insight", "ResearchRef": "research"}
 ACTION_ITEM = "ActionItem"
 
 
@@ -671,7 +669,7 @@ class Updater:
         hpath = f"{folder}/{base}-history.md"
         kind = split_ref(ref_of_path(path) or "insight/x")[0]
         data = frontmatter_of(self.ws.text(path) or "")
-        type_name = str(data.get("type") or {"person": "PersonMemory", "project": "ProjectSnapshot"}.get(kind, "Insight"))
+        type_name = memory_type(data) or BY_NAME[kind].schema or "Insight"
         fact = old_line.lstrip("-*0123456789.: ").strip()
         entry = f"- {self.today.isoformat()} — Retired from {section or 'the note'}: \"{fact}\" {why}".rstrip()
         text = self.ws.text(hpath)
