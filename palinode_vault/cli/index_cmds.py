@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from palinode_vault.cli import main
+from palinode_vault.cli.group import main
 from palinode_vault.cli.options import resolve_vault, vault_option
 
 _MODEL_HELP = "A GGUF embedding model instead of the default all-MiniLM-L6-v2."

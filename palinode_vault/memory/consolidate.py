@@ -22,7 +22,7 @@ from rapidfuzz import fuzz
 
 from palinode_vault.core.entities import ref_of_path, slugify, split_ref
 from palinode_vault.kinds import INBOX_FOLDER, memory_type
-from palinode_vault.memory.core_memory import _date, doubtful
+from palinode_vault.memory.core_memory import date_of, doubtful
 from palinode_vault.memory.mentions import link_mentions
 from palinode_vault.memory.corrections import pass_label
 from palinode_vault.memory.oplog import Operation, read_log
@@ -294,7 +294,7 @@ class Consolidation:
                 links = [m.group(1) for m in _LINK.finditer(text)]
                 if self.mentions(text, path, names, links):
                     latest = day if latest is None or day > latest else latest
-            current = _date(data.get("last_contact"))
+            current = date_of(data.get("last_contact"))
             if latest and (current is None or latest > current):
                 text = set_keys(self.ws.text(path) or "", {"last_contact": latest.isoformat()})
                 self.ws.put(path, text, "last_contact from daily notes")
@@ -435,14 +435,14 @@ class Consolidation:
         state = self.vault.state
         recent_sources = set()
         for path, note in state.notes.items():
-            updated = _date((note.frontmatter or {}).get("last_updated"))
+            updated = date_of((note.frontmatter or {}).get("last_updated"))
             if updated and (self.today - updated).days <= p.stale_days:
                 recent_sources.add(path)
         for path in sorted(state.memory_paths()):
             note = state.notes[path]
             data = note.frontmatter or {}
             status = str(data.get("status") or "")
-            updated = _date(data.get("last_updated")) or _date(data.get("created")) or _date(data.get("date"))
+            updated = date_of(data.get("last_updated")) or date_of(data.get("created")) or date_of(data.get("date"))
             if path.startswith(INBOX_FOLDER + "/"):
                 if status == "review" and updated and (self.today - updated).days > p.inbox_days and self.writable(path):
                     text = set_keys(self.ws.text(path) or "", {"status": "archived", "archived_reason": "stale"})
@@ -466,7 +466,7 @@ class Consolidation:
         last = None
         for entry in read_log(self.vault.root):
             if entry.get("op") == "CORE_REVIEW":
-                day = _date(str(entry.get("time", ""))[:10])
+                day = date_of(str(entry.get("time", ""))[:10])
                 last = day if last is None or (day and day > last) else last
         if last is not None and (self.today - last).days < every:
             return

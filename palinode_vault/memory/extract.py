@@ -43,7 +43,8 @@ from palinode_vault.memory.oplog import Operation, unfiled_reason
 from palinode_vault.memory.pasted import own_words
 from palinode_vault.memory.transcript import ASSISTANT, USER, Turn, parse_transcript, render
 from palinode_vault.kinds import TYPE_KIND
-from palinode_vault.memory.update import ACTION_ITEM, Item, Outcome, Updater, similar_for, stems, words
+from palinode_vault.core.words import stems, words
+from palinode_vault.memory.update import ACTION_ITEM, Item, Outcome, Updater, similar_for
 from palinode_vault.memory.workspace import Workspace
 from palinode_vault.program import Program, load_program
 from palinode_vault.vault import Vault
@@ -699,11 +700,11 @@ def _clamped(raw: dict) -> dict:
 def self_profile(vault: Vault) -> tuple[str, str] | None:
     """(ref, name) of the person's own profile: the people/ note with `role: self`."""
     from palinode_vault.core.entities import ref_of_path
-    from palinode_vault.memory.core_memory import _group
+    from palinode_vault.memory.core_memory import core_group
 
     for path, note in sorted(vault.state.notes.items()):
         data = note.frontmatter or {}
-        if path.startswith("people/") and path.count("/") == 1 and _group(path, data) == 0 and data.get("status") != "archived":
+        if path.startswith("people/") and path.count("/") == 1 and core_group(path, data) == 0 and data.get("status") != "archived":
             ref = ref_of_path(path)
             if ref:
                 return ref, str(data.get("name") or note.title)
@@ -754,7 +755,7 @@ def extract_turns(vault: Vault, turns: list[Turn], *, generator=None, source: st
     result = ExtractResult(updater.outcomes, len(withheld_kinds), dropped=cleaned.dropped, finish_reason=finish,
                            schema_valid=schema_valid, similarity=similarity, attempts=attempts, judge=judge_how)
     result.diffs = ws.diffs()
-    _assert_no_secrets(ws)
+    assert_no_secrets(ws)
     if dry_run:
         ws.restore()
     elif commit:
@@ -775,7 +776,7 @@ def _secret_values(text: str) -> set[str]:
     return {text[h.start:h.end] for h in secrets.find_secrets(text)}
 
 
-def _assert_no_secrets(ws: Workspace) -> None:
+def assert_no_secrets(ws: Workspace) -> None:
     """Last line of defence: nothing staged for writing may add a secret value. What a note held
     before this pass (the person's own text, or an id that only looks like a key) is theirs."""
     for path in ws.changed():

@@ -30,8 +30,9 @@ from typing import Any
 
 from palinode_vault.core.entities import ref_of_path, slugify
 from palinode_vault.kinds import INBOX_FOLDER, memory_type
-from palinode_vault.memory.core_memory import _date
-from palinode_vault.memory.update import STOP, Item, render_new
+from palinode_vault.memory.core_memory import date_of
+from palinode_vault.core.words import STOP
+from palinode_vault.memory.update import Item, render_new
 from palinode_vault.memory.workspace import body_of, now_utc, set_keys
 
 _LINK = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
@@ -145,7 +146,7 @@ class Statements:
         context = project or path
         body = body_of(text)
         links = self._resolved(body, path)
-        day = _date(data.get("last_updated")) or _date(data.get("created"))
+        day = date_of(data.get("last_updated")) or date_of(data.get("created"))
         for para in re.split(r"\n\s*\n", re.sub(r"(?m)^#{1,6}[ \t].*$", "", body)):
             for s in sentences(plain(para)):
                 self.items.append(Statement(s, path, ref_of_path(path) or path[:-3], day, context, tuple(links),
@@ -245,7 +246,7 @@ def find_patterns(cons: Any, dailies: list[tuple[dt.date, str, str]]) -> None:
     for folder in ("decisions", "research"):
         for path, note in cons.notes_in(folder):
             data = note.frontmatter or {}
-            updated = _date(data.get("last_updated")) or _date(data.get("created"))
+            updated = date_of(data.get("last_updated")) or date_of(data.get("created"))
             if data.get("status") != "archived" and updated and 0 <= (cons.today - updated).days <= window:
                 found.add_memory(path, cons.ws.text(path) or "")
     statements = found.items

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from palinode_vault.core.markers import FOOTER_END, FOOTER_HEADING, FOOTER_START, LEGACY_FOOTER_MARKER
+from palinode_vault.core.words import stems
 from palinode_vault.memory.workspace import body_of
 
 _FENCE = re.compile(r"^(```|~~~)")
@@ -140,7 +141,6 @@ def fact_novelty(candidate: str, existing: str) -> float:
     """Share of the candidate's content words and numbers that `existing` lacks. Numbers count
     here (a date, a count, a price is often the one new fact in a restated sentence), where the
     lexical `novelty` leaves one-digit tokens out."""
-    from palinode_vault.memory.update import stems  # update.py imports this module
 
     cand = stems(candidate) | set(_NUMBER.findall(candidate))
     if not cand:

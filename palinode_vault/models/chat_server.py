@@ -25,7 +25,7 @@ import urllib.request
 from typing import Any
 
 from palinode_vault.models.errors import ModelUnavailable
-from palinode_vault.models.generator import SEED, Result, _parse_object, check_bounded
+from palinode_vault.models.contract import SEED, Result, check_bounded, parse_object
 
 DEFAULT_TIMEOUT = 120.0  # seconds for one answer: a CPU-only 3B model needs tens of seconds
 API_KEY_VARIABLE = "PALINODE_MODEL_SERVER_KEY"  # sent as a bearer token when set (vLLM --api-key)
@@ -204,7 +204,7 @@ def _answer(response: dict[str, Any]) -> Result:
     content = message.get("content")
     if not isinstance(content, str):
         return None, "no_answer"
-    return _parse_object(_json_part(content), "stop")
+    return parse_object(_json_part(content), "stop")
 
 
 def _json_part(text: str) -> str:
