@@ -20,7 +20,7 @@ from palinode_vault.memory.extract import extract_text
 from palinode_vault.memory.oplog import read_log, unfiled_statement
 from palinode_vault.memory.session import Session, end_session
 from palinode_vault.memory.transcript import Turn
-from palinode_vault.models import Embedder, ScriptedGenerator, register_generator
+from palinode_vault.models import ScriptedGenerator, register_generator
 from palinode_vault.settings import Settings
 from palinode_vault.vault import Vault
 from palinode_vault.writer import undo_last
@@ -176,10 +176,8 @@ MAC_MINI = ["The Harbor app builds run on the old Mac mini under Sam's desk.",
 
 
 @pytest.fixture(scope="module")
-def minilm():
-    embedder = Embedder()
-    yield embedder
-    embedder.close() if hasattr(embedder, "close") else None
+def minilm(embedder):
+    return embedder
 
 
 def session_end(root, sid, said, items=()):
