@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from palinode_vault.core.findings import Finding
 from palinode_vault.core.fix import fixable, plan_fix

@@ -12,11 +12,11 @@ import gc
 import hashlib
 import os
 import stat as stat_module
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from palinode_vault.cache import PARSER_VERSION, ParseCache, encode_note
 from palinode_vault.core.note import Note, parse_note

@@ -6,8 +6,8 @@ import datetime as dt
 import hashlib
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -47,7 +47,7 @@ def make_vault(tmp_path: Path) -> Callable[..., Path]:
 
 
 @pytest.fixture
-def load_vault() -> Callable[..., "object"]:
+def load_vault() -> Callable[..., object]:
     """`load_vault(root, now=TODAY)` -> a loaded `palinode_vault.vault.Vault`."""
     from palinode_vault.settings import Settings
     from palinode_vault.vault import Vault

@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import tree_digest
 from mcp_helpers import CLIENT_NAME, call, copy_sample, mcp_client, refused
 from sidecar_helpers import cli

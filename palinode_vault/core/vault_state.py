@@ -54,7 +54,7 @@ class VaultState:
     # --- building -----------------------------------------------------------------------
 
     @classmethod
-    def build(cls, files: list[str], notes: dict[str, Note], unreadable: dict[str, Unreadable] | None = None) -> "VaultState":
+    def build(cls, files: list[str], notes: dict[str, Note], unreadable: dict[str, Unreadable] | None = None) -> VaultState:
         state = cls()
         for path in files:
             state._add_file(path)

@@ -109,7 +109,7 @@ async def serve(root: Path, token: str) -> None:
         if not task.done():
             try:
                 await asyncio.wait_for(task, 5)
-            except (asyncio.TimeoutError, asyncio.CancelledError, Exception):  # noqa: BLE001
+            except (TimeoutError, asyncio.CancelledError, Exception):  # noqa: BLE001
                 task.cancel()
         mcp_server.palinode_service.close()
 

@@ -194,7 +194,7 @@ def save(vault: Vault, req: SaveRequest, source: str, *, index: Any = None, now:
     """File one typed memory as PROGRAM.md's update logic decides; one journaled run."""
     if not vault.loaded:
         vault.load()
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     item, superseded = check_save(vault, req)
     program = load_program(vault.root)
     ws = Workspace(vault)
@@ -271,7 +271,7 @@ def session_end(vault: Vault, req: SessionEndRequest, source: str, *, generator:
     summary, decisions and blockers as typed memories, a line in daily/{date}.md: one run."""
     if not vault.loaded:
         vault.load()
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     fields = {"summary": req.summary, "decisions": " ".join(req.decisions), "blockers": " ".join(req.blockers),
               "project": req.project, "session_id": req.session_id}
     _refuse_secrets(fields)

@@ -116,7 +116,8 @@ def list_notes(vault: Vault, *, category: str | None = None, core: bool | None =
 def dedup(vault: Vault, index: Any, text: str, *, category: str | None = None, limit: int = 5) -> dict[str, Any]:
     """The closest notes to a draft; `strong` at PROGRAM.md's update.strong_duplicate (0.90).
     Without vectors, keyword similarity, and the answer says so."""
-    from palinode_vault.index import NoVectors, dedup as run_dedup
+    from palinode_vault.index import NoVectors
+    from palinode_vault.index import dedup as run_dedup
 
     if category and category not in KINDS:
         raise AgentError(f"unknown category {category!r}; one of {', '.join(KINDS)}")
@@ -147,7 +148,8 @@ def orphan_repair(vault: Vault, index: Any, link_text: str, *, path: str | None 
 
 
 def related(vault: Vault, index: Any, path: str, *, limit: int = 10) -> dict[str, Any]:
-    from palinode_vault.index import NoVectors, related as run_related
+    from palinode_vault.index import NoVectors
+    from palinode_vault.index import related as run_related
 
     rel = note_path(vault, path)
     try:

@@ -23,12 +23,19 @@ from rapidfuzz import fuzz
 from palinode_vault.core.entities import ref_of_path, slugify, split_ref
 from palinode_vault.kinds import INBOX_FOLDER, memory_type
 from palinode_vault.memory.core_memory import date_of, doubtful
-from palinode_vault.memory.mentions import link_mentions
 from palinode_vault.memory.corrections import pass_label
+from palinode_vault.memory.mentions import link_mentions
 from palinode_vault.memory.oplog import Operation, read_log
 from palinode_vault.memory.update import Item, Updater, keyword_similar, render_new
 from palinode_vault.memory.workspace import (
-    Workspace, append_to_section, body_of, frontmatter_of, now_utc, replace_section, section_bounds, set_keys,
+    Workspace,
+    append_to_section,
+    body_of,
+    frontmatter_of,
+    now_utc,
+    replace_section,
+    section_bounds,
+    set_keys,
 )
 from palinode_vault.program import load_program
 from palinode_vault.vault import Vault
@@ -102,7 +109,7 @@ class Consolidation:
         self.program = load_program(vault.root)
         self.s = self.program.settings
         self.today = vault.settings.today()
-        self.now = now or dt.datetime.combine(self.today, dt.time(6, 0), dt.timezone.utc)
+        self.now = now or dt.datetime.combine(self.today, dt.time(6, 0), dt.UTC)
         self.source = f"consolidation-{self.today.isoformat()}"
         self.ws = Workspace(vault, extra_folders=frozenset({"archive", "daily"}))
         self.ops: list[dict[str, Any]] = []
@@ -290,7 +297,7 @@ class Consolidation:
             # an exchange is a link to them or their full name; a first name in passing is not
             names = [n for n in {str(data.get("name") or ""), note.title} if " " in n.strip()]
             latest = None
-            for day, dpath, text in dailies:
+            for day, _dpath, text in dailies:
                 links = [m.group(1) for m in _LINK.finditer(text)]
                 if self.mentions(text, path, names, links):
                     latest = day if latest is None or day > latest else latest
@@ -302,7 +309,7 @@ class Consolidation:
         # recurring people/projects that have no file yet: named in entities somewhere, linked in 2+ dailies
         wanted: dict[str, int] = {}
         labels: dict[str, list[str]] = {}  # slug -> the names the links show ("Lena Fischer")
-        for day, dpath, text in dailies:
+        for _day, dpath, text in dailies:
             seen = set()
             for m in _LINK_LABEL.finditer(text):
                 target = m.group(1).strip()

@@ -34,6 +34,8 @@ from pydantic import BaseModel, Field, ValidationError
 from rapidfuzz import fuzz
 
 from palinode_vault.core.entities import canonical_ref, slugify
+from palinode_vault.core.words import stems, words
+from palinode_vault.kinds import TYPE_KIND
 from palinode_vault.memory import secrets
 from palinode_vault.memory.corrections import pass_label
 from palinode_vault.memory.cues import type_by_wording
@@ -42,8 +44,6 @@ from palinode_vault.memory.mentions import known_entities, mentioned
 from palinode_vault.memory.oplog import Operation, unfiled_reason
 from palinode_vault.memory.pasted import own_words
 from palinode_vault.memory.transcript import ASSISTANT, USER, Turn, parse_transcript, render
-from palinode_vault.kinds import TYPE_KIND
-from palinode_vault.core.words import stems, words
 from palinode_vault.memory.update import ACTION_ITEM, Item, Outcome, Updater, similar_for
 from palinode_vault.memory.workspace import Workspace
 from palinode_vault.program import Program, load_program
@@ -122,7 +122,7 @@ def condense(prose: str) -> str:
             entry = " ".join(entry.split())
             if entry.startswith(('- "', "- Not ")):
                 continue
-            lines.append(re.split(r"(?<=[.!?])\s", entry, 1)[0])
+            lines.append(re.split(r"(?<=[.!?])\s", entry, maxsplit=1)[0])
         if lines:
             out.append("\n".join(lines))
     return "\n".join(out)
@@ -717,7 +717,7 @@ def extract_turns(vault: Vault, turns: list[Turn], *, generator=None, source: st
     """One extraction pass over `turns`; writes (unless dry_run) as one journaled run."""
     started = time.monotonic()
     program = load_program(vault.root)  # afresh: edits to PROGRAM.md apply to this pass
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     if not vault.loaded:
         vault.load()
     ws = ws or Workspace(vault)

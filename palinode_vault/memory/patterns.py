@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from palinode_vault.core.entities import ref_of_path, slugify
+from palinode_vault.core.words import STOP
 from palinode_vault.kinds import INBOX_FOLDER, memory_type
 from palinode_vault.memory.core_memory import date_of
-from palinode_vault.core.words import STOP
 from palinode_vault.memory.update import Item, render_new
 from palinode_vault.memory.workspace import body_of, now_utc, set_keys
 
@@ -81,7 +81,7 @@ def sentences(paragraph: str) -> list[str]:
 
 def _topic(heading: str) -> str:
     """'09:40 session — offline sprint planning' → 'offline sprint planning'."""
-    parts = re.split(r"\s+[—–-]\s+", heading, 1)
+    parts = re.split(r"\s+[—–-]\s+", heading, maxsplit=1)
     return (parts[1] if len(parts) == 2 else heading).strip().lower()
 
 
@@ -215,7 +215,7 @@ def _title(centre: str, others: list[str], names: list[str]) -> str:
     if len([w for w in best if w.lower() not in STOP]) >= 2:
         phrase = " ".join(best[:10])
     else:
-        phrase = " ".join(re.split(r"[.;:!?,]\s", centre.strip() + " ", 1)[0].split()[:8]).strip(" .,;:")
+        phrase = " ".join(re.split(r"[.;:!?,]\s", centre.strip() + " ", maxsplit=1)[0].split()[:8]).strip(" .,;:")
     return "Recurring: " + phrase[:1].upper() + phrase[1:]
 
 

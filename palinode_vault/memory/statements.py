@@ -16,8 +16,9 @@ name or number the note never mentions (`new_names`). The numbers are PROGRAM.md
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from palinode_vault.core.markers import FOOTER_END, FOOTER_HEADING, FOOTER_START, LEGACY_FOOTER_MARKER
 from palinode_vault.core.words import stems

@@ -16,20 +16,27 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from rapidfuzz import fuzz
 
 from palinode_vault.core.entities import canonical_ref, ref_of_path, slugify, split_ref
 from palinode_vault.core.program import ProgramSettings
+from palinode_vault.core.words import stems
 from palinode_vault.kinds import BY_NAME, INBOX_FOLDER, TYPE_KIND, memory_type
 from palinode_vault.memory.cues import LOST, REASON, REPLACEMENT, clause_after
 from palinode_vault.memory.oplog import Operation
-from palinode_vault.core.words import stems
 from palinode_vault.memory.statements import Judgement, StatementMatcher, matcher_for
 from palinode_vault.memory.workspace import (
-    Workspace, append_to_section, body_of, frontmatter_of, now_utc, section_bounds, set_keys,
+    Workspace,
+    append_to_section,
+    body_of,
+    frontmatter_of,
+    now_utc,
+    section_bounds,
+    set_keys,
 )
 from palinode_vault.vault import Vault
 

@@ -58,8 +58,8 @@ class Pending:
 
 
 def now_utc(now: dt.datetime | None = None) -> str:
-    value = now or dt.datetime.now(dt.timezone.utc)
-    return value.astimezone(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    value = now or dt.datetime.now(dt.UTC)
+    return value.astimezone(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 class Workspace:

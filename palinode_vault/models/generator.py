@@ -14,7 +14,6 @@ the same way the real one is: `get_generator("smollm2" | "scripted" | "/path/x.g
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections import deque

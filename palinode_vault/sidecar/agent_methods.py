@@ -20,8 +20,8 @@ INVALID_PARAMS = -32602
 
 
 def register_agent(dispatcher: Dispatcher, sidecar: Any) -> None:
-    from palinode_vault.mcp.ops import AgentError, SaveRequest, SessionEndRequest, client_source
     from palinode_vault.mcp import ops
+    from palinode_vault.mcp.ops import AgentError, SaveRequest, SessionEndRequest, client_source
 
     class SaveParams(SaveRequest):
         client: str = Field(default="", max_length=200)
