@@ -35,7 +35,7 @@ from rapidfuzz import fuzz
 
 from palinode_vault.core.entities import canonical_ref, slugify
 from palinode_vault.core.words import stems, words
-from palinode_vault.kinds import TYPE_KIND
+from palinode_vault.kinds import BY_NAME, TYPE_KIND
 from palinode_vault.memory import secrets
 from palinode_vault.memory.corrections import pass_label
 from palinode_vault.memory.cues import type_by_wording
@@ -556,7 +556,6 @@ def _covers(statement: str, text: str) -> bool:
     return bool(said) and 2 * len(said & stems(text)) >= len(said)
 
 
-_ENTITY_TYPE = {"person": "PersonMemory", "project": "ProjectSnapshot"}
 
 
 def unfiled(turns: list[Turn], cleaned: Cleaned, program: Program, known: list[tuple[str, str, list[str]]],
@@ -582,7 +581,8 @@ def unfiled(turns: list[Turn], cleaned: Cleaned, program: Program, known: list[t
             continue
         refs = [r for r, _ in mentioned(x, known)]
         if refs and len(words(x)) >= 4:
-            type_name = _ENTITY_TYPE.get(refs[0].split("/", 1)[0], "")
+            kind = BY_NAME.get(refs[0].split("/", 1)[0])
+            type_name = kind.schema if kind and kind.name in ("person", "project") else ""
             if type_name not in types:
                 type_name = program.settings.extraction.uncertain_type
             named.append((x, type_name, f"a statement naming {refs[0]}"))
