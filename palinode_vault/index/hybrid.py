@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from palinode_vault.core.words import QUERY_STOP
+from palinode_vault.core.prose import QUERY_STOP
 from palinode_vault.index.store import Index
 from palinode_vault.models.errors import ModelUnavailable
 from palinode_vault.program import load_program

@@ -21,6 +21,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from palinode_vault.core.entities import ref_of_path, slugify, split_ref
+from palinode_vault.core.prose import wikilinks
 from palinode_vault.kinds import INBOX_FOLDER, memory_type
 from palinode_vault.memory.core_memory import date_of, doubtful
 from palinode_vault.memory.corrections import pass_label
@@ -47,8 +48,6 @@ _LESSON = re.compile(r"(?i)\b(learn(?:ed|t)|lesson|taught|turns out|pattern|bitt
 _BLOCKED = re.compile(r"(?i)\b(blocked|blocker|stuck|waiting on)\b")
 _TODO = re.compile(r"^\s*(?:[-*]\s*\[ \]\s*|TODO:?\s*)(.+)$", re.M)
 _REPLACE_CUES = re.compile(r"(?i)\b(instead of|replaces?|replacing|no longer|rather than|switch(?:ed)? from|reverses?)\b")
-_LINK = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]")
-_LINK_LABEL = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
 
 
 def next_run(today: dt.date, weekday: str) -> dt.date:
@@ -223,9 +222,9 @@ class Consolidation:
             names = _names(path, data, note.title)
             found: list[tuple[dt.date, str, str]] = []
             for day, dpath, text in dailies:
-                links = [m.group(1) for m in _LINK.finditer(text)]
+                links = [name for name, _label in wikilinks(text)]
                 for para in _paragraphs(text):
-                    plinks = [m.group(1) for m in _LINK.finditer(para)]
+                    plinks = [name for name, _label in wikilinks(para)]
                     if self.mentions(para, path, names, plinks):
                         found.append((day, dpath, para))
                 del links
@@ -298,7 +297,7 @@ class Consolidation:
             names = [n for n in {str(data.get("name") or ""), note.title} if " " in n.strip()]
             latest = None
             for day, _dpath, text in dailies:
-                links = [m.group(1) for m in _LINK.finditer(text)]
+                links = [name for name, _label in wikilinks(text)]
                 if self.mentions(text, path, names, links):
                     latest = day if latest is None or day > latest else latest
             current = date_of(data.get("last_contact"))
@@ -311,13 +310,13 @@ class Consolidation:
         labels: dict[str, list[str]] = {}  # slug -> the names the links show ("Lena Fischer")
         for _day, dpath, text in dailies:
             seen = set()
-            for m in _LINK_LABEL.finditer(text):
-                target = m.group(1).strip()
+            for name, shown in wikilinks(text):
+                target = name.strip()
                 if self.vault.state.resolver.resolve(target, dpath) is not None:
                     continue
                 slug = slugify(target.rsplit("/", 1)[-1])
                 seen.add(slug)
-                for label in (m.group(2), None if "-" in target or "/" in target else target):
+                for label in (shown, None if "-" in target or "/" in target else target):
                     if label and label.strip() not in labels.setdefault(slug, []):
                         labels[slug].append(label.strip())
             for slug in seen:

@@ -34,7 +34,7 @@ from pydantic import BaseModel, Field, ValidationError
 from rapidfuzz import fuzz
 
 from palinode_vault.core.entities import canonical_ref, slugify
-from palinode_vault.core.words import stems, words
+from palinode_vault.core.prose import stems, words
 from palinode_vault.kinds import BY_NAME, TYPE_KIND
 from palinode_vault.memory import secrets
 from palinode_vault.memory.corrections import pass_label

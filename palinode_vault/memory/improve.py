@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from palinode_vault.core.entities import ref_of_path
-from palinode_vault.core.words import stems
+from palinode_vault.core.prose import stems
 from palinode_vault.kinds import INBOX_FOLDER, is_memory_path
 from palinode_vault.maintenance import note_diff
 from palinode_vault.memory import access, corrections, secrets

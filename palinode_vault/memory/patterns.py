@@ -29,13 +29,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from palinode_vault.core.entities import ref_of_path, slugify
-from palinode_vault.core.words import STOP
+from palinode_vault.core.prose import STOP, links_as_read, wikilinks
 from palinode_vault.kinds import INBOX_FOLDER, memory_type
 from palinode_vault.memory.core_memory import date_of
 from palinode_vault.memory.update import Item, render_new
 from palinode_vault.memory.workspace import body_of, now_utc, set_keys
 
-_LINK = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*$")
 _FOOTER = re.compile(r"<!-- palinode:see-also -->.*?<!-- /palinode:see-also -->", re.S)
 _COMMENT = re.compile(r"<!--.*?-->|%%.*?%%", re.S)
@@ -65,7 +64,7 @@ class Pattern:
 def plain(text: str) -> str:
     """Markdown to the words a reader sees: link labels kept, code and comments out."""
     text = _CODE.sub(" ", _COMMENT.sub(" ", _FOOTER.sub(" ", text)))
-    return _LINK.sub(lambda m: (m.group(2) or m.group(1).rsplit("/", 1)[-1].replace("-", " ")), text)
+    return links_as_read(text)
 
 
 def sentences(paragraph: str) -> list[str]:
@@ -105,8 +104,8 @@ class Statements:
 
     def _resolved(self, paragraph: str, source: str) -> list[str]:
         out = []
-        for m in _LINK.finditer(paragraph):
-            target = self.state.resolver.resolve(m.group(1).strip(), source)
+        for name, _label in wikilinks(paragraph):
+            target = self.state.resolver.resolve(name.strip(), source)
             if target and target not in out:
                 out.append(target)
         return out
@@ -154,7 +153,7 @@ class Statements:
 
 
 def _about(text: str) -> frozenset[str]:
-    return frozenset(slugify(m.group(1).strip().rsplit("/", 1)[-1]) for m in _LINK.finditer(text))
+    return frozenset(slugify(name.strip().rsplit("/", 1)[-1]) for name, _label in wikilinks(text))
 
 
 def group(vectors: Any, contexts: list[str], threshold: float, need: int,

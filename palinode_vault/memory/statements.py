@@ -21,11 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from palinode_vault.core.markers import FOOTER_END, FOOTER_HEADING, FOOTER_START, LEGACY_FOOTER_MARKER
-from palinode_vault.core.words import stems
+from palinode_vault.core.prose import links_as_read, stems
 from palinode_vault.memory.workspace import body_of
 
 _FENCE = re.compile(r"^(```|~~~)")
-_LINK = re.compile(r"!?\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
 _MDLINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _BLOCK_ID = re.compile(r"\s\^[\w-]+\s*$")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
@@ -38,7 +37,7 @@ MIN_CHARS = 12  # shorter pieces ("None.", a date) state nothing to compare with
 
 def plain(text: str) -> str:
     """Links reduced to the words a reader sees: `[[x|shown]]` -> shown, `[[x]]` -> x."""
-    text = _LINK.sub(lambda m: m.group(2) or m.group(1).rsplit("/", 1)[-1].replace("-", " "), text)
+    text = links_as_read(text)
     return _MDLINK.sub(r"\1", text)
 
 

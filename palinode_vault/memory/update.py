@@ -24,7 +24,7 @@ from rapidfuzz import fuzz
 
 from palinode_vault.core.entities import canonical_ref, ref_of_path, slugify, split_ref
 from palinode_vault.core.program import ProgramSettings
-from palinode_vault.core.words import stems
+from palinode_vault.core.prose import stems
 from palinode_vault.kinds import BY_NAME, INBOX_FOLDER, TYPE_KIND, memory_type
 from palinode_vault.memory.cues import LOST, REASON, REPLACEMENT, clause_after
 from palinode_vault.memory.oplog import Operation

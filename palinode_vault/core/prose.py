@@ -1,4 +1,5 @@
-"""Words as the memory manager and the search compare them (one place for both lists).
+"""Prose as the memory manager and the search read it: words, stop words and wikilinks, in one
+place for both.
 
 Two stop lists, because the two jobs differ: `STOP` leaves the content words of a statement
 (dedup, novelty, supersession compare those); `QUERY_STOP` leaves the topic words of a search
@@ -38,3 +39,17 @@ off on once only or other our ours out over own same she should so some such tha
 theirs them then there these they this those through to too under until up very was we were what
 when where which while who whom why will with would you your yours yourself
 """.split())
+
+
+#: A wikilink or embed in plain text: group 1 the target (no heading), group 2 the label.
+WIKILINK = re.compile(r"!?\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
+
+
+def wikilinks(text: str) -> list[tuple[str, str | None]]:
+    """(target, label) of every wikilink with a target, left to right ([[#heading]] has none)."""
+    return [(m.group(1), m.group(2)) for m in WIKILINK.finditer(text) if m.group(1).strip()]
+
+
+def links_as_read(text: str) -> str:
+    """Wikilinks reduced to the words a reader sees: `[[x|shown]]` -> shown, `[[people/a-b]]` -> a b."""
+    return WIKILINK.sub(lambda m: m.group(2) or m.group(1).rsplit("/", 1)[-1].replace("-", " "), text)
