@@ -177,7 +177,7 @@ class VaultService:
 
         return await self._on_worker(job, writes=False)
 
-    async def write(self, method: str, params: dict[str, Any], local: Callable[[Any], Any]) -> Any:
+    async def write(self, method: str, params: dict[str, Any], local: Callable[[Any, Any], Any]) -> Any:
         """A write: through the sidecar when it runs, else here (index kept up to date first)."""
         info = self.sidecar()
         if info is not None:
