@@ -9,6 +9,7 @@ merging with the groups the person already has.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -88,16 +89,26 @@ def install_plugin(plugin_dir: Path, vault: Path, *, rebuild: bool = False) -> P
             f"no built Obsidian plugin at {plugin_dir} (manifest.json missing); reinstall palinode-vault "
             "from a wheel that includes it, or pass --from PATH to an obsidian-plugin/ folder"
         )
+    target = vault / ".obsidian" / "plugins" / PLUGIN_ID
+    _check_writable(target)  # before a build of minutes, not after
     if rebuild or not (plugin_dir / "main.js").is_file():
         build_plugin(plugin_dir)
     missing = [name for name in PLUGIN_FILES if not (plugin_dir / name).is_file()]
     if missing:
         raise click.ClickException(f"{plugin_dir} lacks {', '.join(missing)}")
-    target = vault / ".obsidian" / "plugins" / PLUGIN_ID
     target.mkdir(parents=True, exist_ok=True)
     for name in PLUGIN_FILES:
         shutil.copyfile(plugin_dir / name, target / name)
     return target
+
+
+def _check_writable(target: Path) -> None:
+    """Raise PermissionError when `target` (or the folder it would be made in) cannot be written."""
+    existing = target
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    if not os.access(existing, os.W_OK):
+        raise PermissionError(errno.EACCES, "permission denied", str(existing))
 
 
 def enable_plugin(vault: Path) -> bool:
