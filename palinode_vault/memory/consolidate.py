@@ -20,7 +20,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from palinode_vault.core.entities import ref_of_path, slugify, split_ref
+from palinode_vault.core.entities import entity_refs, odd_entities_value, ref_of_path, slugify, split_ref
 from palinode_vault.kinds import INBOX_FOLDER, memory_type
 from palinode_vault.memory.core_memory import _date, doubtful
 from palinode_vault.memory.mentions import link_mentions
@@ -92,7 +92,8 @@ def _short(paragraph: str, limit: int = 320) -> str:
 def _names(path: str, data: dict[str, Any], title: str) -> list[str]:
     stem = path.rsplit("/", 1)[-1][:-3]
     names = {str(data.get("name") or ""), title, stem, stem.replace("-", " ")}
-    names |= {str(a) for a in data.get("aliases") or []}
+    aliases = data.get("aliases")
+    names |= {a for a in (aliases if isinstance(aliases, list) else [aliases]) if isinstance(a, str)}
     return [n for n in names if len(n.strip()) >= 4]
 
 
@@ -317,8 +318,8 @@ class Consolidation:
                 wanted[slug] = wanted.get(slug, 0) + 1
         listed: dict[str, str] = {}
         for path in self.vault.state.memory_paths():
-            for e in (self.vault.state.notes[path].frontmatter or {}).get("entities") or []:
-                kind, slug = split_ref(str(e))
+            for e in entity_refs(self.vault.state.notes[path].frontmatter):
+                kind, slug = split_ref(e)
                 if kind in ("person", "project"):
                     listed.setdefault(slug, kind)
         for slug, count in sorted(wanted.items()):
@@ -358,12 +359,12 @@ class Consolidation:
         # pairs about the same project where one refers to the other
         for a in sorted(active):
             na = decisions[a]
-            ents_a = {str(e) for e in (na.frontmatter or {}).get("entities") or []}
+            ents_a = set(entity_refs(na.frontmatter))
             for b in sorted(active):
                 if a == b or frozenset((a, b)) in handled:
                     continue
                 nb = decisions[b]
-                ents_b = {str(e) for e in (nb.frontmatter or {}).get("entities") or []}
+                ents_b = set(entity_refs(nb.frontmatter))
                 projects = {e for e in ents_a & ents_b if e.startswith("project/")}
                 ref_b = ref_of_path(b)
                 if not projects or ref_b not in ents_a and not any(
@@ -456,7 +457,7 @@ class Consolidation:
                 continue
             ref = ref_of_path(path)
             referenced = any(src != path and (state.incoming.get(path, {}).get(src) or
-                             ref in [str(e) for e in (state.notes[src].frontmatter or {}).get("entities") or []])
+                             ref in entity_refs(state.notes[src].frontmatter))
                              for src in recent_sources)
             if not referenced:
                 self.op("FLAG", path, f"stale: not updated for {(self.today - updated).days} days (> {p.stale_days}) and not referenced; review it")
