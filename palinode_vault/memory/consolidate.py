@@ -174,7 +174,7 @@ class Consolidation:
 
     # --- the steps ---------------------------------------------------------------------------
 
-    def run(self, dry_run: bool) -> ConsolidationResult:
+    def run(self, dry_run: bool, write: Any = None) -> ConsolidationResult:
         dailies = self.daily_notes()
         self.project_summaries(dailies)
         self.entity_maintenance(dailies)
@@ -191,7 +191,8 @@ class Consolidation:
         if dry_run:
             self.ws.restore()
         else:
-            result.written, result.conflicts, result.run = self.ws.commit(pass_label("consolidate", self.today.isoformat()))
+            label = pass_label("consolidate", self.today.isoformat())
+            result.written, result.conflicts, result.run = (write or Workspace.commit)(self.ws, label)
         return result
 
     def daily_notes(self) -> list[tuple[dt.date, str, str]]:
@@ -393,8 +394,12 @@ class Consolidation:
         system = ("You compare two decisions about the same project. Answer 'replaces' only if the NEW decision "
                   "plainly replaces the OLD one, 'complements' if both can stand, else 'unclear'.")
         user = f"NEW:\n{body_of(self.ws.text(newer) or '')[:1200]}\n\nOLD:\n{body_of(self.ws.text(older) or '')[:1200]}"
+        from palinode_vault.models import ModelUnavailable
+
         try:
             answer, finish = gen.generate_json(system, user, schema, 16)
+        except ModelUnavailable:
+            raise  # no model at all is the person's to know (a lazily loaded one fails here)
         except Exception:  # noqa: BLE001 - a model failure leaves the pair unclear
             return "unclear"
         if finish != "stop" or not isinstance(answer, dict):
@@ -489,13 +494,14 @@ class Consolidation:
 
 
 def consolidate(vault: Vault, *, dry_run: bool = False, generator: Any = None, now: dt.datetime | None = None,
-                embedder: Any = None) -> ConsolidationResult:
+                embedder: Any = None, write: Any = None) -> ConsolidationResult:
     """Run the weekly consolidation on `vault` (its settings' `now` is today).
 
     `generator`: the model for judgement calls (None: the default; False: rules in code only).
     `embedder`: the embedding model for the pattern pass, an Embedder or the index's ModelSlot
     (None: the default MiniLM, loaded when needed; False: no pattern pass, logged as SKIP).
+    `write(ws, label)` writes the run (default `ws.commit`; see memory/planned.py).
     """
     if not vault.loaded:
         vault.load()
-    return Consolidation(vault, generator, now, embedder).run(dry_run)
+    return Consolidation(vault, generator, now, embedder).run(dry_run, write)
