@@ -71,7 +71,7 @@ def planned_pass(sidecar: Any, run_pass: Callable, check: Callable[[], None] | N
     from palinode_vault.memory.planned import plan_then_write
 
     loop = asyncio.get_running_loop()
-    if getattr(sidecar, "pass_lock", None) is None:
+    if getattr(sidecar, "pass_lock", None) is None:  # agent methods may be registered alone
         sidecar.pass_lock = threading.Lock()
 
     def locked(fn: Callable) -> Any:
@@ -130,7 +130,6 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
 
     def stale_error(exc: StalePlan) -> PalinodeError:
         return PalinodeError(BUSY, str(exc))
-
 
     async def extract(params: ExtractParams, conn: Connection) -> dict:
         return await extract_work(params, None)
