@@ -238,7 +238,8 @@ class Vault:
         other = Vault.__new__(Vault)
         other.__dict__.update(self.__dict__)
         other.settings = self.settings.model_copy()
-        other.state = self.state.copy()
+        with gc_paused():  # many small sets and dicts: a full GC pass over the heap cost a second
+            other.state = self.state.copy()
         other.stats = dict(self.stats)
         other._walked = None
         other._unsaved = {}

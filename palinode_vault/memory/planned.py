@@ -4,7 +4,7 @@ A pass (extraction, session end, consolidation, an agent's save) reads notes, as
 model (and the embedding model), and writes. Holding the vault lock through the model call made
 the watcher's automatic fixes, other clients and `undo` wait for minutes. So a pass runs as:
 
-1. under the lock: a snapshot of the vault's state (copies of its dicts: milliseconds);
+1. under the lock: a snapshot of the vault's state (copies of its dicts: about 0.2 s for 10,000 notes);
 2. no lock: the whole pass on the snapshot. Files are read from disk (the Workspace keeps the
    bytes it read), the models are called, every write is planned;
 3. under the lock again: every file the plan read is compared with the disk. When all are as
