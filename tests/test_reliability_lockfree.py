@@ -1,26 +1,32 @@
-"""No model work holds the vault lock (issue 17, issue 19 item 3), through the real sidecar and socket.
+"""No model work holds the vault lock (issue 17, issue 19 item 3): the real sidecar and socket, and
+the real MCP server in-process (the SDK's in-memory client).
 
 A consolidation job asks the model (the scripted generator, registered like the real one, held on
 an event as a model that takes minutes would be) whether a new decision replaces an old one.
 While the model "thinks": a person's save gets its automatic fix, `undo` and `status` answer at
 once, and the person edits the very decision the pass has read and will write. When the model
 answers, the stale plan is not written: the pass plans again from the disk, keeps the person's
-edit, and undoing the pass gives back the person's bytes exactly.
+edit, and undoing the pass gives back the person's bytes exactly. The MCP server's session end
+likewise runs its model beside the server's vault thread: reads answer meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from mcp import Client
+from mcp.types import Implementation
 
+from mcp_helpers import call, copy_sample
 from palinode_vault.models.generator import ScriptedGenerator, register_generator
 from sidecar_helpers import SidecarClient, age_files, run, running_sidecar, write
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = pytest.mark.timeout(240)
 
 OLD = """---
 id: decision-nightly-cron-reminders
@@ -74,10 +80,10 @@ Zoe tests [[harbor-app]] with the pilot clinics.
 
 
 class HeldGenerator(ScriptedGenerator):
-    """The scripted generator, but the first answer waits until the test releases it."""
+    """The scripted generator, but each answer waits until the test releases it."""
 
-    def __init__(self, outputs):
-        super().__init__(outputs, check_schema=False)
+    def __init__(self, outputs, default=...):
+        super().__init__(outputs, default=default, check_schema=False)
         self.entered = threading.Event()
         self.release = threading.Event()
 
@@ -166,3 +172,45 @@ def test_a_slow_model_blocks_nobody_and_an_edit_made_meanwhile_survives(sample_v
     # undoing the pass gives back exactly the bytes the person had saved
     assert "decisions/queue-worker-reminders.md" in final_undo["restored"]
     assert undone_bytes == edited
+
+
+ITEM = {"type": "Decision", "title": "Redis for the waiting list cache", "text": "We keep the waiting list cache in Redis.",
+        "rationale": "", "alternatives": "", "entities": [], "due": "", "replaces": "", "confidence": 0.9}
+
+
+def test_session_end_model_does_not_hold_the_vault_worker(tmp_path: Path, monkeypatch) -> None:
+    from palinode_vault.mcp.server import build_server
+
+    monkeypatch.setenv("PALINODE_NO_INDEX", "1")
+    root = copy_sample(tmp_path)
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text("\n".join(json.dumps(t) for t in [
+        {"role": "user", "content": f"{ITEM['title']}. {ITEM['text']}"},
+        {"role": "assistant", "content": "Noted."}]) + "\n")
+    gen = HeldGenerator([{"items": [ITEM]}], default={"items": []})
+    server = build_server(root, embedding_model=str(tmp_path / "no-such-model.gguf"), generator=gen)
+    person_note = root / "people/tariq-benali.md"
+
+    async def body():
+        async with Client(server, client_info=Implementation(name="lockfree-test", version="1.0"),
+                          read_timeout_seconds=200) as client:
+            ending = asyncio.create_task(call(client, "palinode_session_end", {
+                "summary": "Picked Redis for the waiting list cache.", "transcript_path": str(transcript)}))
+            assert await asyncio.to_thread(gen.entered.wait, 120), "the model was never asked"
+            t0 = time.monotonic()
+            read = await call(client, "palinode_read", {"path": "people/tariq-benali.md"})
+            listed = await call(client, "palinode_list", {"category": "decision"})
+            answered = time.monotonic() - t0
+            edited = person_note.read_text() + "\nAdded by the person while the model ran.\n"
+            person_note.write_text(edited)
+            gen.release.set()
+            ended = await ending
+            return read, listed, answered, ended, edited
+
+    read, listed, answered, ended, edited = asyncio.run(body())
+    server.palinode_service.close()
+    assert read["path"] == "people/tariq-benali.md" and listed["notes"]
+    assert answered < 5.0, f"reads took {answered:.1f} s while the model ran"
+    assert ended["via"] == "local" and ended["written"], ended
+    assert any("Redis" in (root / p).read_text() for p in ended["written"] if p.endswith(".md"))
+    assert person_note.read_text() == edited  # the person's edit, byte for byte
