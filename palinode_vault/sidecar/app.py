@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import errno
+import heapq
 import logging
 import os
 import time
@@ -184,10 +185,9 @@ class Sidecar:
                 self.findings.pop(path, None)
         return changed
 
-    def all_findings(self) -> list[Finding]:
-        out = [f for items in self.findings.values() for f in items]
-        out.sort(key=lambda f: (f.path, f.line, f.check))
-        return out
+    def all_findings(self, first: int | None = None) -> list[Finding]:
+        """Every finding by path, line and check (with `first`, only the first that many)."""
+        return in_order([f for items in self.findings.values() for f in items], first)
 
     def finding_counts(self) -> tuple[dict[str, int], int]:
         """(findings by check, total), kept as findings change: this runs on the event loop, and
@@ -693,6 +693,15 @@ class Sidecar:
             return {"mode": "keyword", "driver": None, "model": None,
                     "reason": self.index_error or "the search index is not started yet"}
         return self.index_worker.describe()
+
+
+def in_order(findings: list[Finding], first: int | None = None) -> list[Finding]:
+    """Findings by path, line and check; with `first`, only the first that many (half a million
+    sorted at once is one long C call holding the GIL, and the event loop waits for it)."""
+    key = lambda f: (f.path, f.line, f.check)  # noqa: E731
+    if first is not None and len(findings) > first:
+        return heapq.nsmallest(first, findings, key=key)
+    return sorted(findings, key=key)
 
 
 def _version() -> str:

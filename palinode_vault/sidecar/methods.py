@@ -18,7 +18,7 @@ from palinode_vault.maintenance import memory_file_count, repair_links
 from palinode_vault.maintenance import undo as run_undo
 from palinode_vault.pathsafe import PathOutsideVault, vault_relative
 from palinode_vault.server import BUSY, NOT_FOUND, Connection, Dispatcher, PalinodeError
-from palinode_vault.sidecar.app import Sidecar
+from palinode_vault.sidecar.app import Sidecar, in_order
 from palinode_vault.vault import NoteText
 from palinode_vault.writer import sha256_bytes
 
@@ -110,14 +110,13 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) ->
     async def status(params: NoParams, conn: Connection) -> dict:
         return sidecar.status(server_port())
 
-    def bounded(findings: list) -> dict:
+    def bounded(findings: list, total: int | None = None) -> dict:
         """At most MAX_FINDINGS findings in an answer (one note of half a million broken links
         would otherwise make an answer of a hundred megabytes); `truncated` says how many more."""
-        from palinode_vault.core.lint import counts
-
-        out = {"findings": [f.to_json() for f in findings[:MAX_FINDINGS]], "counts": counts(findings)}
-        if len(findings) > MAX_FINDINGS:
-            out["truncated"] = len(findings) - MAX_FINDINGS
+        total = len(findings) if total is None else total
+        out = {"findings": [f.to_json() for f in findings[:MAX_FINDINGS]]}
+        if total > MAX_FINDINGS:
+            out["truncated"] = total - MAX_FINDINGS
         return out
 
     # The bodies below run in a worker thread under the vault lock (`sidecar.run`): the loop keeps
@@ -130,10 +129,20 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) ->
         rel = note_path(params.path) if params.path else None
 
         def work() -> dict:
-            findings = list(sidecar.findings.get(rel, [])) if rel else sidecar.all_findings()
+            from palinode_vault.core.lint import counts
+
+            if rel:
+                findings = list(sidecar.findings.get(rel, []))
+            else:
+                findings = [f for items in sidecar.findings.values() for f in items]
             if params.checks:
-                findings = [f for f in findings if f.check in set(params.checks)]
-            return {"total_files": memory_file_count(sidecar.vault.state), **bounded(findings)}
+                wanted = set(params.checks)
+                findings = [f for f in findings if f.check in wanted]
+            by_check, total = counts(findings), len(findings)
+            if not rel:
+                findings = in_order(findings, MAX_FINDINGS)
+            return {"total_files": memory_file_count(sidecar.vault.state), **bounded(findings, total),
+                    "counts": by_check}
 
         return await sidecar.run(work)
 
@@ -152,7 +161,6 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) ->
     async def note_findings(params: PathParams, conn: Connection) -> dict:
         rel = note_path(params.path)
         found = await sidecar.run(lambda: bounded(list(sidecar.findings.get(rel, []))))
-        found.pop("counts")
         return {"path": rel, **found}
 
     async def note_info(params: PathParams, conn: Connection) -> dict:
