@@ -98,7 +98,7 @@ def ort_runner(model_path: str, tokenizer_json: str, threads: int):
     tok.no_padding()  # the file's own padding would count pads as tokens below
     tok.enable_truncation(256)
 
-    def run(texts: list[str], batch: int = 16) -> "np.ndarray":
+    def run(texts: list[str], batch: int = 16) -> np.ndarray:
         out = []
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths pad less
         vectors: dict[int, np.ndarray] = {}

@@ -18,8 +18,8 @@ be written (diffs, operation reasons) is what is checked for secrets and matched
 from __future__ import annotations
 
 import argparse
-import hashlib
 import datetime as dt
+import hashlib
 import json
 import re
 import shutil
@@ -125,7 +125,7 @@ def run_model(spec: str, cases: list[dict], with_index: bool = True, program: Pa
         gen = load_generator(spec)
     if cache is not None:
         gen = CachedAnswers(gen, cache, spec)
-    now = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
+    now = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
     valid = leaked = filed_total = filed_ok = expected_total = expected_found = 0
     review_total = review_ok = review_on_never = found_with_review = 0
     false_alarms = 0  # conversations without a secret where one was withheld

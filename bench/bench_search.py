@@ -39,11 +39,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from palinode_vault.index import open_index, refresh, search  # noqa: E402
-from palinode_vault.index.store import index_path  # noqa: E402
-from palinode_vault.program import SHIPPED, load_program  # noqa: E402
-from palinode_vault.settings import Settings  # noqa: E402
-from palinode_vault.vault import Vault  # noqa: E402
+from palinode_vault.index import open_index, refresh, search
+from palinode_vault.index.store import index_path
+from palinode_vault.program import SHIPPED, load_program
+from palinode_vault.settings import Settings
+from palinode_vault.vault import Vault
 
 QUERIES = REPO / "bench" / "queries"
 CORPORA = {

@@ -21,11 +21,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from palinode_vault.memory.cues import type_by_wording  # noqa: E402
-from palinode_vault.memory.extract import _person_sentences, _sections, condense, memory_types  # noqa: E402
-from palinode_vault.memory.transcript import parse_transcript  # noqa: E402
-from palinode_vault.models import get_generator  # noqa: E402
-from palinode_vault.program import load_program  # noqa: E402
+from palinode_vault.memory.cues import type_by_wording
+from palinode_vault.memory.extract import _person_sentences, _sections, condense, memory_types
+from palinode_vault.memory.transcript import parse_transcript
+from palinode_vault.models import get_generator
+from palinode_vault.program import load_program
 
 
 def main(sets: list[str]) -> None:

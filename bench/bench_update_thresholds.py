@@ -42,20 +42,22 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from palinode_vault.core.entities import ref_of_path  # noqa: E402
-from palinode_vault.index import dedup, open_index, refresh  # noqa: E402
-from palinode_vault.kinds import BY_NAME  # noqa: E402
-from palinode_vault.kinds import TYPE_KIND
-from palinode_vault.memory.update import Item, Updater, line_novelty, novelty, similar_for  # noqa: E402
-from palinode_vault.memory.workspace import Workspace, body_of  # noqa: E402
-from palinode_vault.program import SHIPPED  # noqa: E402
-from palinode_vault.core.program import parse_program  # noqa: E402
-from palinode_vault.settings import Settings  # noqa: E402
-from palinode_vault.vault import Vault  # noqa: E402
+from palinode_vault.core.entities import ref_of_path
+from palinode_vault.core.program import parse_program
+from palinode_vault.index import dedup, open_index, refresh
+from palinode_vault.kinds import (
+    BY_NAME,
+    TYPE_KIND,
+)
+from palinode_vault.memory.update import Item, Updater, line_novelty, novelty, similar_for
+from palinode_vault.memory.workspace import Workspace, body_of
+from palinode_vault.program import SHIPPED
+from palinode_vault.settings import Settings
+from palinode_vault.vault import Vault
 
 LABELS = ("same", "new_info", "unrelated")
 OPS = ("NOOP", "UPDATE", "ADD", "SUPERSEDE", "INBOX")
-NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
 # Each number varied alone around PROGRAM.md's, the others as PROGRAM.md has them.
 SWEEP = {"statement_novelty": [0.2, 0.25, 0.3, 0.34, 0.4], "statement_related": [0.4, 0.45, 0.5, 0.55, 0.6],
          "statement_same": [0.85, 0.9, 0.95], "statement_window": [3, 5, 8], "statement_notes": [1, 3, 5]}

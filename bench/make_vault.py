@@ -217,7 +217,7 @@ class Note:
     headings: list[str] = field(default_factory=list)
     blocks: list[str] = field(default_factory=list)
     size: int = 1500  # target size in bytes (approximate)
-    entities: list["Note"] = field(default_factory=list)
+    entities: list[Note] = field(default_factory=list)
     category: str = ""  # memory tier: category key; inbox notes take their future kind's
     day: date = TODAY  # research, daily: the date in the name; others: last update
     extra: dict = field(default_factory=dict)

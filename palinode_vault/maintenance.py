@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from palinode_vault.core.findings import Finding
 from palinode_vault.core.fix import fixable, plan_fix
@@ -104,7 +105,7 @@ class FixResult:
         return "".join(self.diffs[p] for p in sorted(self.diffs))
 
 
-def _diff(path: str, before: str, after: str) -> str:
+def note_diff(path: str, before: str, after: str) -> str:
     lines = difflib.unified_diff(
         before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{path}", f"b/{path}"
     )
@@ -183,7 +184,7 @@ def plan_edits(vault: Vault, paths: Iterable[str] | None = None, result: FixResu
             result.unchanged += 1
             continue
         edits.append(Edit(path, sha256_bytes(read.raw_bytes), new_raw.encode("utf-8"), "; ".join(plan.reasons)))
-        result.diffs[path] = _diff(path, read.raw, new_raw)
+        result.diffs[path] = note_diff(path, read.raw, new_raw)
         result.reasons[path] = plan.reasons
     return edits, result
 
@@ -245,7 +246,7 @@ def repair_links(vault: Vault, link_text: str, new_path: str, sources: list[str]
             unchanged += 1
             continue
         new_raw = apply_spans(read.raw, read.shape, plan.spans)
-        diffs.append(_diff(rel, read.raw, new_raw))
+        diffs.append(note_diff(rel, read.raw, new_raw))
         if dry_run:
             continue
         if run.write(Edit(rel, sha256_bytes(read.raw_bytes), new_raw.encode("utf-8"), "; ".join(plan.reasons))):

@@ -12,11 +12,11 @@ import gc
 import hashlib
 import os
 import stat as stat_module
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from palinode_vault.cache import PARSER_VERSION, ParseCache, encode_note
 from palinode_vault.core.note import Note, parse_note
@@ -231,7 +231,7 @@ class Vault:
         self.excluded = load_exclusions(self.root).excludes  # re-read at every walk
         self.detached = False  # a snapshot: parses are not stored in the cache
 
-    def snapshot(self) -> "Vault":
+    def snapshot(self) -> Vault:
         """A detached copy for a pass that plans with no lock held (docs/PROTOCOL.md, "Jobs"):
         its own state, stats and settings; it reads the same files and never writes the parse
         cache. Take it where the live vault is not changing (under the owner's lock)."""

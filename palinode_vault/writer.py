@@ -17,11 +17,18 @@ import os
 import re
 import secrets
 import stat as st
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from palinode_vault.pathsafe import (NOT_NOTES, PathOutsideVault, UnsafePrivatePath, inside_private,
-                                     open_private, private_dir, vault_relative)
+from palinode_vault.pathsafe import (
+    NOT_NOTES,
+    PathOutsideVault,
+    UnsafePrivatePath,
+    inside_private,
+    open_private,
+    private_dir,
+    vault_relative,
+)
 
 TEMP_MARK = ".palinode-tmp-"
 NAME_BYTES = 255  # the longest file name most file systems allow
@@ -237,7 +244,7 @@ class Run:
     def __init__(self, root: Path, label: str):
         self.root = root
         self.label = label
-        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
         self.id = f"{stamp}-{secrets.token_hex(3)}"
         self.written: list[str] = []
         self.conflicts: list[str] = []
@@ -255,7 +262,7 @@ class Run:
             self._lock = _run_lock(folder, self.id)
             self._lock.acquire()
             self._file = folder / f"{self.id}.jsonl"
-            header = {"run": self.id, "label": self.label, "time": dt.datetime.now(dt.timezone.utc).isoformat(),
+            header = {"run": self.id, "label": self.label, "time": dt.datetime.now(dt.UTC).isoformat(),
                       "vault": _vault_id(self.root)}
             self._write_line(header, create=True)
         self._write_line(record)
@@ -283,7 +290,7 @@ class Run:
             except OSError:
                 pass
 
-    def __enter__(self) -> "Run":
+    def __enter__(self) -> Run:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -6,8 +6,8 @@ import datetime as dt
 import hashlib
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -47,7 +47,7 @@ def make_vault(tmp_path: Path) -> Callable[..., Path]:
 
 
 @pytest.fixture
-def load_vault() -> Callable[..., "object"]:
+def load_vault() -> Callable[..., object]:
     """`load_vault(root, now=TODAY)` -> a loaded `palinode_vault.vault.Vault`."""
     from palinode_vault.settings import Settings
     from palinode_vault.vault import Vault
@@ -134,13 +134,29 @@ def run_cli(monkeypatch):
     return run
 
 
+def _models_missing() -> str | None:
+    """Why the local models cannot run here (None when llama-cpp-python imports)."""
+    try:
+        import llama_cpp  # noqa: F401
+    except ModuleNotFoundError:
+        return "llama-cpp-python is not installed (pip install 'palinode-vault[models]')"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that need a real model carry `requires_models` (explicitly, or by using the
+    `embedder` fixture); where llama.cpp is missing they skip with the reason instead of failing."""
+    reason = _models_missing()
+    for item in items:
+        if "embedder" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.requires_models)
+        if reason and item.get_closest_marker("requires_models"):
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
 @pytest.fixture(scope="session")
 def embedder():
     """The default embedding model (MiniLM GGUF) on llama.cpp, loaded once for the session."""
-    try:
-        import llama_cpp  # noqa: F401
-    except ImportError:
-        pytest.skip("llama-cpp-python is not installed (pip install 'palinode-vault[models]')")
     from palinode_vault.models import Embedder, ModelUnavailable
 
     try:

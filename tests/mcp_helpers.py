@@ -6,14 +6,14 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, AsyncIterator, TextIO
+from typing import Any, TextIO
 
+from conftest import SAMPLE_VAULT
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import Implementation
-
-from conftest import SAMPLE_VAULT
 from sidecar_helpers import cli_env, palinode_vault_cmd
 
 CLIENT_NAME = "test-agent"

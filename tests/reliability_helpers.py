@@ -17,8 +17,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from conftest import copy_corpus
 
@@ -254,7 +255,7 @@ class Rpc:
     def close(self) -> None:
         self.ws.close()
 
-    def __enter__(self) -> "Rpc":
+    def __enter__(self) -> Rpc:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -9,7 +9,6 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
 from conftest import tree_digest
 from mcp_helpers import copy_sample
 from sidecar_helpers import cli_env, palinode_vault_cmd

@@ -13,7 +13,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
 from test_cli_vault import CLEAN, WITH_ERROR
 
 BIN = Path(sys.executable).with_name("palinode-vault")
@@ -65,7 +64,7 @@ def _read_only_vault() -> Path:
     for rel, text in CLEAN.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text.replace("cross_refs: [project/checkout]", "cross_refs: []"))
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, _dirnames, filenames in os.walk(root):
         for name in filenames:
             os.chmod(os.path.join(dirpath, name), 0o444)
         os.chmod(dirpath, 0o555)
@@ -88,7 +87,7 @@ def _run_unprivileged(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 def read_only_vault():
     root = _read_only_vault()
     yield root
-    for dirpath, dirnames, filenames in os.walk(root.parent):
+    for dirpath, _dirnames, _filenames in os.walk(root.parent):
         os.chmod(dirpath, stat.S_IRWXU)
     shutil.rmtree(root.parent, ignore_errors=True)
 

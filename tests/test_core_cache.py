@@ -45,7 +45,7 @@ def test_editing_one_note_reparses_one(make_vault, load_vault):
     (root / "daily/2026-11-30.md").write_text("Worked on [[checkout]] and [[alice-smith]].\n")
     again = load_vault(root)
     assert again.parsed_last_load == 1
-    assert [l.target for l in again.state.notes["daily/2026-11-30.md"].links] == ["checkout", "alice-smith"]
+    assert [link.target for link in again.state.notes["daily/2026-11-30.md"].links] == ["checkout", "alice-smith"]
     assert load_vault(root).parsed_last_load == 0
 
 

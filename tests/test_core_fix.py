@@ -10,8 +10,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from palinode_vault.core.lint import analysis_for
 from palinode_vault.core.fix import plan_fix
+from palinode_vault.core.lint import analysis_for
 from palinode_vault.maintenance import fix, lint, plan_edits, undo
 from palinode_vault.writer import Run
 
@@ -60,7 +60,7 @@ def test_missing_entity_added_canonical_in_the_same_edit_as_the_footer(make_vaul
     assert after.endswith("Ask [[alice-smith]] first.\n\n" + footer("checkout"))
     # both surfaces in one journaled run, one write
     journal = list((root / ".palinode" / "journal").glob("*.jsonl"))
-    entries = [json.loads(l) for l in journal[0].read_text().splitlines()[1:]]
+    entries = [json.loads(line) for line in journal[0].read_text().splitlines()[1:]]
     assert [e["path"] for e in entries].count("insights/i.md") == 1
 
 

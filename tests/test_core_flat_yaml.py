@@ -61,7 +61,7 @@ def test_typical_memory_frontmatter_takes_the_fast_reader():
     data = load_flat(content)
     assert data == yaml.load(content, Loader=yaml.CSafeLoader)
     assert data["core"] is False and data["last_contact"] == dt.date(2026, 1, 23)
-    assert data["last_updated"] == dt.datetime(2025, 5, 12, 21, 4, tzinfo=dt.timezone.utc)
+    assert data["last_updated"] == dt.datetime(2025, 5, 12, 21, 4, tzinfo=dt.UTC)
 
 
 @pytest.mark.parametrize("content", [

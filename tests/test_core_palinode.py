@@ -6,17 +6,15 @@ The sample memory Palinode ships is in ../shared/corpora/palinode-sample-memory 
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import copy_corpus
 
+from palinode_vault.core import frontmatter as fm
 from palinode_vault.core.findings import ERROR
 from palinode_vault.core.fix import CROSS_REFS, ENTITIES, FOOTER, plan_fix
 from palinode_vault.core.lint import analysis_for
-from palinode_vault.core import frontmatter as fm
 from palinode_vault.maintenance import fix, lint, undo
 
 SAMPLE_MEMORY = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "palinode-sample-memory"

@@ -178,12 +178,12 @@ def test_footnotes_are_not_links(text):
 
 def test_links_inside_a_footnote_still_count():
     note = parse_note("n.md", "Text[^1].\n\n[^1]: See [[Other]] and [t](x.md).\n")
-    assert [(l.kind, l.target) for l in note.links] == [("wiki", "Other"), ("md", "x.md")]
+    assert [(link.kind, link.target) for link in note.links] == [("wiki", "Other"), ("md", "x.md")]
 
 
 def test_a_link_reference_definition_still_works():
     note = parse_note("n.md", "See [it][ref].\n\n[ref]: Other.md\n")
-    assert [(l.kind, l.target) for l in note.links] == [("md", "Other.md")]
+    assert [(link.kind, link.target) for link in note.links] == [("md", "Other.md")]
 
 
 def test_split_inner():
@@ -244,10 +244,10 @@ def test_fast_path_finds_what_markdown_it_finds(text):
     assume(not note.full_parse)  # the line scanner may hand a line it is unsure of to markdown-it
     scan = scan_body(text)
     md_kinds = {"md": "md", "md_embed": "md_embed", "wiki": "wiki", "embed": "embed"}
-    fast = [(l.kind, l.start, l.end) for l in note.links]
+    fast = [(link.kind, link.start, link.end) for link in note.links]
     # parse_note drops external markdown links; compare against markdown-it's local ones
     full = [(md_kinds[r.kind], r.start, r.end) for r in scan.links
-            if r.kind in ("wiki", "embed") or any(l.start == r.start for l in note.links)]
+            if r.kind in ("wiki", "embed") or any(link.start == r.start for link in note.links)]
     assert fast == full
     assert note.headings == scan.headings
     assert sorted(note.code) == sorted(scan.code)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 from palinode_vault.exclusions import Exclusions, folder_prefix, load_exclusions, write_ignore_file

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from palinode_vault.core.note import parse_note
 from palinode_vault.core.text import normalise, sha256_text
 from palinode_vault.index.chunks import MAX_CHARS, chunk_note, clean_draft
-import pytest
-
 from palinode_vault.index.hybrid import Hit, blend, fts_query, fuse
 
 NOTE = """---

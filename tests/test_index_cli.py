@@ -163,7 +163,7 @@ def test_cli_search_starts_a_new_session_when_core_is_old(vault, monkeypatch):
     from palinode_vault.memory import access
 
     monkeypatch.delenv(access.SESSION_ENV, raising=False)
-    long_ago = dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=access.CLI_SESSION_HOURS + 1)
+    long_ago = dt.datetime.now(dt.UTC) - dt.timedelta(hours=access.CLI_SESSION_HOURS + 1)
     old = access.new_session("cli", long_ago)
     access.record(vault, "core", old, ["people/noor-haddad.md"], now=long_ago)
     run("search", "--vault", str(vault), "offline sync", "--json", "--limit", "2")

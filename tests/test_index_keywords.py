@@ -109,3 +109,20 @@ def test_an_unknown_schema_version_is_rebuilt_from_the_files(make_vault):
     assert report.indexed == 7
     assert search(index, "kestrel", mode="keyword")["results"]
     index.close()
+
+
+def test_palinode_summary_and_canonical_question_are_searched_and_shown(make_vault):
+    """Issue 22: a note Palinode wrote says what it is about in `summary` and `canonical_question`."""
+    root = make_vault({
+        "people/alice.md": "---\nid: person-alice\ncategory: person\n"
+                           "summary: \"Alice Chen, product lead at Acme; prefers async updates.\"\n"
+                           "canonical_question: \"Who leads checkout at Acme?\"\n---\n"
+                           "# Alice\n\nMet at the offsite.\n",
+        "people/bob.md": "---\nid: person-bob\ncategory: person\nsummary: [not, a, string]\n---\n# Bob\n\nLikes trains.\n",
+    })
+    index = open_index(root)
+    refresh(index, Vault(Settings(vault=root)), embed=False)
+    found = search(index, "product lead", mode="keyword")["results"]
+    assert [r["path"] for r in found] == ["people/alice.md"] and "product lead" in found[0]["snippet"]
+    assert [r["path"] for r in search(index, "checkout", mode="keyword")["results"]] == ["people/alice.md"]
+    assert search(index, "string", mode="keyword")["results"] == []  # only plain strings are read

@@ -7,7 +7,6 @@ import importlib.util
 import json
 
 import pytest
-
 from conftest import HELP_CORPUS, REPO, SAMPLE_VAULT
 
 QUERIES = REPO / "bench" / "queries"

@@ -11,7 +11,6 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-
 from mcp_helpers import call, copy_sample, refused
 from sidecar_helpers import SidecarClient, discovery, running_sidecar
 

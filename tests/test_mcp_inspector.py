@@ -11,7 +11,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from mcp_helpers import copy_sample
 from sidecar_helpers import cli_env, palinode_vault_cmd
 from test_mcp_stdio import TOOLS

@@ -8,6 +8,7 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
 from conftest import tree_digest
 from mcp_helpers import CLIENT_NAME, call, copy_sample, mcp_client, refused
 from sidecar_helpers import cli
@@ -22,6 +23,7 @@ def frontmatter(root: Path, rel: str) -> dict:
     return frontmatter_of((root / rel).read_text(encoding="utf-8"))
 
 
+@pytest.mark.requires_models  # session end reads the transcript with the local extraction model
 def test_agent_session_end_to_end_then_undo(tmp_path: Path) -> None:
     root = copy_sample(tmp_path)
     original = tree_digest(root)

@@ -9,7 +9,6 @@ import io
 from pathlib import Path
 
 import pytest
-
 from conftest import tree_digest
 from mcp_helpers import call, copy_sample, mcp_client, refused
 

@@ -20,7 +20,7 @@ from palinode_vault.memory.extract import extract_text
 from palinode_vault.memory.oplog import read_log, unfiled_statement
 from palinode_vault.memory.session import Session, end_session
 from palinode_vault.memory.transcript import Turn
-from palinode_vault.models import Embedder, ScriptedGenerator, register_generator
+from palinode_vault.models import ScriptedGenerator, register_generator
 from palinode_vault.settings import Settings
 from palinode_vault.vault import Vault
 from palinode_vault.writer import undo_last
@@ -116,7 +116,7 @@ def test_one_correction_of_a_kind_proposes_nothing(root):
 
 def _session(root, day, found):
     sid = access.new_session("test")
-    when = dt.datetime.combine(day, dt.time(9, 0), dt.timezone.utc)
+    when = dt.datetime.combine(day, dt.time(9, 0), dt.UTC)
     access.record(root, "core", sid, ["people/noor-haddad.md", "projects/harbor-app.md"], now=when)
     access.record(root, "search", sid, found, now=when)
 
@@ -176,10 +176,8 @@ MAC_MINI = ["The Harbor app builds run on the old Mac mini under Sam's desk.",
 
 
 @pytest.fixture(scope="module")
-def minilm():
-    embedder = Embedder()
-    yield embedder
-    embedder.close() if hasattr(embedder, "close") else None
+def minilm(embedder):
+    return embedder
 
 
 def session_end(root, sid, said, items=()):
@@ -253,7 +251,7 @@ def test_said_again_is_judged_by_programs_restated_number(root, minilm):
     (root / "PROGRAM.md").write_text(text.replace(line, "  restated: 0.99 ", 1))
     strict = consolidate(vault(root, today), generator=False, embedder=minilm, dry_run=True)
     assert not [o for o in strict.operations if o["op"] == "PROPOSE" and "program-change" in o["path"]]
-    (root / "PROGRAM.md").write_text("".join(l for l in text.splitlines(keepends=True) if not l.startswith(line)))
+    (root / "PROGRAM.md").write_text("".join(kept for kept in text.splitlines(keepends=True) if not kept.startswith(line)))
     older = consolidate(vault(root, today), generator=False, embedder=minilm, dry_run=True)
     assert not [o for o in older.operations if o["op"] == "PROPOSE" and "program-change" in o["path"]]
     assert any(o["op"] == "SKIP" and "self_improvement.restated" in o["reason"] for o in older.operations)

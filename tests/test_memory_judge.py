@@ -20,7 +20,7 @@ from palinode_vault.settings import Settings
 from palinode_vault.vault import Vault
 
 ROOT = Path(__file__).resolve().parent.parent
-NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
 TYPES = ["Decision", "ProjectSnapshot", "Insight", "PersonMemory", "ResearchRef", "ActionItem"]
 # No type's wording (cues.py) in it: only its meaning says it is a memory.
 UNCUED = "The invoicing service goes to monthly batches from February."

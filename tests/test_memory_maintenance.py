@@ -8,22 +8,19 @@ from pathlib import Path
 
 import pytest
 
+# the same sample-vault copy, loaded vault and snapshot as the consolidation tests
+from test_memory_consolidate import root, snapshot, vault  # noqa: E402,F401
+
 from palinode_vault.core.note import parse_note
 from palinode_vault.memory.consolidate import consolidate
 from palinode_vault.memory.oplog import read_log
 from palinode_vault.memory.patterns import group
-from palinode_vault.models import Embedder
 from palinode_vault.writer import undo_last
-
-# the same sample-vault copy, loaded vault and snapshot as the consolidation tests
-from test_memory_consolidate import root, snapshot, vault  # noqa: E402,F401
 
 
 @pytest.fixture(scope="module")
-def minilm():
-    embedder = Embedder()
-    yield embedder
-    embedder.close() if hasattr(embedder, "close") else None
+def minilm(embedder):
+    return embedder
 
 
 def write(root: Path, path: str, text: str) -> None:

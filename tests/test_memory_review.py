@@ -23,7 +23,7 @@ from palinode_vault.vault import Vault
 from palinode_vault.writer import undo_last
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample-vault"
-NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from palinode_vault.vault import Vault
 from palinode_vault.writer import undo_last
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample-vault"
-NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
 TALK = ("User: We decided to send reminder SMS from a queue worker instead of the web request, because "
         "the SMS provider times out under load. Mira agreed. Tariq prefers written specs.\nAssistant: Noted.")
 

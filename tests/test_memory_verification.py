@@ -21,7 +21,7 @@ from palinode_vault.settings import Settings
 from palinode_vault.vault import Vault
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample-vault"
-NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
 
 
 def item(**kw):

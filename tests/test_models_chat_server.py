@@ -29,6 +29,8 @@ from palinode_vault.program import load_program
 from palinode_vault.settings import Settings
 from palinode_vault.vault import Vault
 
+pytestmark = pytest.mark.requires_models  # llama-cpp-python's own server serves the default GGUF
+
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample-vault"
 SECRET = "sk_live_Zx9Yw8Vu7Ts6Rq5Po4Nm"

@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from reliability_helpers import (
     Rpc,
     age_notes,

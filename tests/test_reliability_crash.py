@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from reliability_helpers import (
     TEMP_MARK,
     age_notes,
@@ -136,7 +135,7 @@ def test_kill9_sidecar_while_it_writes(tmp_path, bench_cache):
         proc = spawn_serve_nowait(work, "--quiet-seconds", "0", stderr_path=tmp_path / "serve.err")
         runs_before = len(_journal_files(work))
         # Wait until the sidecar has started a write run, then kill it at a random moment.
-        wait_until(lambda: len(_journal_files(work)) > runs_before or proc.poll() is not None, 180,
+        wait_until(lambda runs_before=runs_before, proc=proc: len(_journal_files(work)) > runs_before or proc.poll() is not None, 180,
                    "the sidecar to start writing")
         time.sleep(rng.uniform(0, scale(1.0, 3.0)))
         kill9(proc)

@@ -9,10 +9,8 @@ import asyncio
 import socket
 import threading
 import time
-from pathlib import Path
 
 import pytest
-
 from sidecar_helpers import SidecarClient, age_files, run, running_sidecar
 
 pytestmark = pytest.mark.timeout(480)

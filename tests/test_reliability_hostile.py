@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from reliability_helpers import cli, cli_env
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="symlinks, FIFOs and modes as POSIX has them")
@@ -370,6 +369,7 @@ def test_undo_waits_for_a_run_being_written(tmp_path):
         writer.UNDO_WAIT_SECONDS = old_wait
     assert refused.restored == [] and refused.refused
     import subprocess as sp
+
     from reliability_helpers import cli_cmd
 
     waited = sp.run([*cli_cmd(), "undo", "--vault", str(root)], capture_output=True, text=True, env=cli_env(), timeout=60)

@@ -13,10 +13,8 @@ import os
 import sys
 import time
 import unicodedata
-from pathlib import Path
 
 import pytest
-
 from reliability_helpers import snapshot
 
 TOP = "---\nid: person-{slug}\ncategory: person\ntype: PersonMemory\nname: {name}\nentities: [person/ana]\n"

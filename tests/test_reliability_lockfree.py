@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 from mcp import Client
 from mcp.types import Implementation
-
 from mcp_helpers import call, copy_sample
-from palinode_vault.models.generator import ScriptedGenerator, register_generator
 from sidecar_helpers import SidecarClient, age_files, run, running_sidecar, write
+
+from palinode_vault.models.generator import ScriptedGenerator, register_generator
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -115,7 +115,7 @@ def test_a_slow_model_blocks_nobody_and_an_edit_made_meanwhile_survives(sample_v
     edited = b""
 
     async def body():
-        async with running_sidecar(sample_vault, quiet=0.3, generation_model="lockfree-held") as sc:
+        async with running_sidecar(sample_vault, quiet=0.3, generation_model="lockfree-held"):
             async with await SidecarClient.open(sample_vault) as client:
                 await quiet(client)
                 since = time.monotonic()

@@ -22,7 +22,7 @@ import pytest
 memory = pytest.importorskip("palinode_vault.memory.extract", reason="palinode_vault.memory is not importable yet")
 
 REPO = Path(__file__).resolve().parents[1]
-NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
 
 SECRETS = {
     "aws key": "AKIAIOSFODNN7EXAMPLE",

@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from reliability_helpers import scale
 from sidecar_helpers import CONSISTENT, SidecarClient, age_files, plugin_apply_edit, run, running_sidecar, write
 
@@ -120,8 +119,7 @@ def test_half_open_handshakes_are_capped_and_timed_out(vault: Path):
     import socket
     import urllib.request
 
-    from palinode_vault.server import read_discovery
-    from palinode_vault.server import transport
+    from palinode_vault.server import read_discovery, transport
 
     async def body():
         async with running_sidecar(vault, quiet=0.3) as sidecar:
@@ -189,7 +187,7 @@ def test_a_save_read_while_out_of_descriptors_is_not_dropped(vault: Path):
                     os.close(fd)
                 resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
             text = normalise(edited)[0]
-            want = hashlib.sha256(text.encode()).hexdigest()
+            hashlib.sha256(text.encode()).hexdigest()
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline:
                 note = app.vault.state.notes.get(REL)

@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from reliability_helpers import Rpc, discovery, snapshot, start_serve, stop
 
 REPO = Path(__file__).resolve().parents[1]

@@ -13,11 +13,10 @@ import xml.dom.minidom
 from pathlib import Path
 
 import pytest
+from reliability_helpers import cli
 from websockets.asyncio.client import connect
 
-from palinode_vault.server import Dispatcher, open_server, read_discovery
-from palinode_vault.server import rpc
-from reliability_helpers import cli
+from palinode_vault.server import Dispatcher, open_server, read_discovery, rpc
 
 
 def _dispatcher(ran: list) -> Dispatcher:
@@ -46,7 +45,7 @@ async def _exchange(vault: Path, raw: list[str], expect: int, ran: list) -> list
 @pytest.mark.parametrize("request_id", ["NaN", "Infinity", "-Infinity", "1e400", "-1e400"])
 def test_ids_json_cannot_carry_back_are_refused_without_running(tmp_path, request_id):
     ran: list = []
-    text = '{"jsonrpc": "2.0", "id": %s, "method": "touch", "params": {}}' % request_id
+    text = f'{{"jsonrpc": "2.0", "id": {request_id}, "method": "touch", "params": {{}}}}'
     [reply] = asyncio.run(_exchange(tmp_path, [text], 1, ran))
     assert reply["error"]["code"] == -32600 and reply["id"] is None
     assert ran == []
@@ -111,7 +110,7 @@ def test_graphml_with_control_characters_is_well_formed(tmp_path):
     (root / "people").mkdir(parents=True)
     (root / "people" / "ana.md").write_text("# Ana\x01\x0b\x1f end\n\nSee [[bo\x02]] and [[bo]].\n")
     (root / "people" / "bo.md").write_text("# Bo\n")
-    out = tmp_path / "graph.graphml"
+    tmp_path / "graph.graphml"
     done = cli("graph", "--vault", root, "--format", "graphml", timeout=120)
     assert done.returncode == 0, done.stderr
     xml.dom.minidom.parseString(done.stdout.encode("utf-8"))  # raises on a character XML cannot hold

@@ -8,8 +8,6 @@ import time
 from pathlib import Path
 
 import pytest
-
-from palinode_vault.writer import undo_last
 from sidecar_helpers import (
     ANA,
     CONSISTENT,
@@ -22,6 +20,8 @@ from sidecar_helpers import (
     text_hash,
     write,
 )
+
+from palinode_vault.writer import undo_last
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
+from sidecar_helpers import RpcError, SidecarClient, run, running_sidecar
 
 from palinode_vault.models.generator import ScriptedGenerator, register_generator
 from palinode_vault.sidecar.jobs import Cancelled, Jobs
-from sidecar_helpers import RpcError, SidecarClient, run, running_sidecar
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -6,8 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-
-from sidecar_helpers import SidecarClient, age_files, run, running_sidecar
+from sidecar_helpers import RpcError, SidecarClient, age_files, run, running_sidecar
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -35,7 +34,7 @@ def test_core_consolidate_and_a_session_through_the_socket(sample_vault: Path):
                 ended = await client.call("session.end", {"session": "s1", "dry_run": True})
                 assert ended["items"] == [] and ended["withheld_secrets"] == 0
 
-                with pytest.raises(Exception):
+                with pytest.raises(RpcError):
                     await client.call("consolidate", {"now": "01/12/2026"})  # not YYYY-MM-DD
 
     run(body())

@@ -8,7 +8,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from conftest import TODAY, tree_digest
 from sidecar_helpers import RpcError, SidecarClient, age_files, journal_entries, run, running_sidecar, text_hash
 

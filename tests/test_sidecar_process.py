@@ -13,9 +13,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from websockets.asyncio.client import connect
-from websockets.exceptions import InvalidStatus
-
 from sidecar_helpers import (
     CONSISTENT,
     RpcError,
@@ -28,6 +25,8 @@ from sidecar_helpers import (
     spawn_serve,
     stop_process,
 )
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from sidecar_helpers import (
     ANA,
     ATLAS,

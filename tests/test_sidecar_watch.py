@@ -11,8 +11,20 @@ import time
 from pathlib import Path
 
 import pytest
-
-from sidecar_helpers import ANA, ATLAS, BRUNO, CONSISTENT, DAILY, SidecarClient, age_files, journal_entries, mtimes, run, running_sidecar, write
+from sidecar_helpers import (
+    ANA,
+    ATLAS,
+    BRUNO,
+    CONSISTENT,
+    DAILY,
+    SidecarClient,
+    age_files,
+    journal_entries,
+    mtimes,
+    run,
+    running_sidecar,
+    write,
+)
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -36,7 +48,7 @@ def test_consistent_vault_starts_clean(vault: Path, load_vault):
 
 def test_edit_reports_findings_then_writes_only_machine_surfaces(vault: Path):
     async def body():
-        async with running_sidecar(vault, quiet=QUIET) as sc:
+        async with running_sidecar(vault, quiet=QUIET):
             async with await SidecarClient.open(vault) as client:
                 assert await client.call("note.findings", {"path": "people/ana.md"}) == {"path": "people/ana.md", "findings": []}
                 # The person adds a paragraph naming the Atlas app and drops the link to Bruno.
@@ -75,7 +87,7 @@ def test_consistent_vault_is_a_fixed_point(vault: Path):
     before = mtimes(vault)
 
     async def body():
-        async with running_sidecar(vault, quiet=QUIET) as sc:
+        async with running_sidecar(vault, quiet=QUIET):
             async with await SidecarClient.open(vault) as client:
                 await asyncio.sleep(2.5)
                 assert client.seen("wrote") == []
@@ -99,7 +111,7 @@ def test_own_fix_is_not_a_second_round(make_vault):
     age_files(root)
 
     async def body():
-        async with running_sidecar(root, quiet=QUIET) as sc:
+        async with running_sidecar(root, quiet=QUIET):
             async with await SidecarClient.open(root) as client:
                 for rel in ("people/ana.md", "people/bruno-costa.md", "projects/atlas-app.md"):
                     await client.wait_for("wrote", rel, timeout=5)
@@ -122,7 +134,7 @@ def test_burst_of_autosaves_loses_nothing_and_is_not_raced(vault: Path):
     base = ANA.replace("She pairs with [[bruno-costa|Bruno]] most mornings.", "She pairs with Bruno most mornings.")
 
     async def body():
-        async with running_sidecar(vault, quiet=quiet) as sc:
+        async with running_sidecar(vault, quiet=quiet):
             async with await SidecarClient.open(vault) as client:
                 texts = []
                 start = time.monotonic()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from palinode_vault.cli import main
+from palinode_vault.cli.group import main
 from palinode_vault.cli.options import resolve_vault, vault_option
 
 _MODEL_HELP = "A GGUF embedding model instead of the default all-MiniLM-L6-v2."
@@ -95,7 +95,7 @@ def _note_or_fail(v, path: str) -> str:
         try:
             rel = Path(path).resolve().relative_to(v.root).as_posix()
         except ValueError:
-            raise click.ClickException(f"{path} is outside the vault {v.root}")
+            raise click.ClickException(f"{path} is outside the vault {v.root}") from None
     if rel not in v.state.notes:
         if rel + ".md" in v.state.notes:
             return rel + ".md"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from palinode_vault.cli import main
+from palinode_vault.cli.group import main
 from palinode_vault.cli.options import vault_option
 from palinode_vault.cli.vault_cmds import now_option, open_vault
 

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from palinode_vault.cli import main
+from palinode_vault.cli.group import main
 
 _EMBEDDING_HELP = "A GGUF embedding model to use instead of the default all-MiniLM-L6-v2."
 _GENERATION_HELP = "A GGUF chat model (or a registered name) instead of the default smollm2."

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import click
 
-from palinode_vault.cli import main
+from palinode_vault.cli.group import main
 from palinode_vault.cli.options import resolve_vault, vault_option
 from palinode_vault.kinds import INBOX_FOLDER, KINDS
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from palinode_vault.cli import main
+from palinode_vault.cli.group import main
 from palinode_vault.cli.options import resolve_vault, vault_option
 
 
@@ -125,7 +125,7 @@ def scan(vault: Path, as_json: bool, now) -> None:
     try:
         _, summary = vault_report(v, _progress(as_json))
     except ProgramError as exc:
-        raise _program_error(exc)
+        raise _program_error(exc) from None
     if as_json:
         click.echo(json.dumps(summary, indent=2))
         return
@@ -152,7 +152,8 @@ def lint(vault: Path, as_json: bool, checks: tuple[str, ...], paths: tuple[str, 
     from palinode_vault.core.findings import CHECKS
     from palinode_vault.core.lint import has_errors
     from palinode_vault.core.program import ProgramError
-    from palinode_vault.maintenance import LintReport, lint as run_lint, vault_report
+    from palinode_vault.maintenance import LintReport, vault_report
+    from palinode_vault.maintenance import lint as run_lint
 
     unknown = [c for c in checks if c not in CHECKS]
     if unknown:
@@ -166,7 +167,7 @@ def lint(vault: Path, as_json: bool, checks: tuple[str, ...], paths: tuple[str, 
             if checks:
                 report = LintReport(report.total_files, [f for f in report.findings if f.check in set(checks)])
     except ProgramError as exc:
-        raise _program_error(exc)
+        raise _program_error(exc) from None
     if as_json:
         data = report.to_json()
         from palinode_vault.index import add_lint_candidates  # repair candidates, when indexed
@@ -200,7 +201,7 @@ def fix(vault: Path, dry_run: bool, as_json: bool, paths: tuple[str, ...], now) 
     try:
         result = run_fix(v, note_paths(v, paths, "fix") if paths else None, dry_run=dry_run)
     except ProgramError as exc:
-        raise _program_error(exc)
+        raise _program_error(exc) from None
     except PermissionError as exc:
         raise read_only_error(v.root, exc) from None
     if as_json:

@@ -7,18 +7,12 @@ least two words (or one word of 8+ characters) and owned by exactly one memory f
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 
 from palinode_vault.core.entities import ref_of_path, slug_of_path
-from palinode_vault.core.note import Note, _comment_ranges
+from palinode_vault.core.note import Note, tokens
 
-_TOKEN = re.compile(r"[a-z0-9]+")
 MAX_KEY_TOKENS = 8
-
-
-def tokens(text: str) -> list[str]:
-    return _TOKEN.findall(text.lower())
 
 
 def _distinctive(toks: tuple[str, ...]) -> bool:
@@ -77,22 +71,6 @@ class MentionIndex:
                         found.add(ref)
                 at = padded.find(needle, start - 1)
         return found
-
-
-def body_for_mentions(text: str, note: Note) -> str:
-    """The body text that counts: no frontmatter, no machine footer, no code, no %% comments %%."""
-    cut: list[tuple[int, int]] = sorted(note.code + _comment_ranges(text, note.body_start, note.code))
-    if note.footer is not None:
-        cut.append((note.footer.start, note.footer.end))
-        cut.sort()
-    parts = []
-    pos = note.body_start
-    for a, b in cut:
-        if a > pos:
-            parts.append(text[pos:a])
-        pos = max(pos, b)
-    parts.append(text[pos:])
-    return " ".join(parts)
 
 
 def compute(note: Note, index: MentionIndex) -> list[str]:

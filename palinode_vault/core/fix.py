@@ -19,7 +19,6 @@ from palinode_vault.core.text import Span
 from palinode_vault.core.vault_state import VaultState
 from palinode_vault.kinds import is_memory_path
 
-
 # What each span of a plan changes. The sidecar applies only the machine-owned kinds on its own.
 ENTITIES, CROSS_REFS, LABELS, FOOTER, LINK_REPAIR = "entities", "cross_refs", "labels", "footer", "link_repair"
 MACHINE_OWNED = frozenset([CROSS_REFS, FOOTER])

@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from palinode_vault.core import footer as footer_mod
-from palinode_vault.core.crossrefs import MentionIndex, compute as compute_cross_refs
+from palinode_vault.core.crossrefs import MentionIndex
+from palinode_vault.core.crossrefs import compute as compute_cross_refs
 from palinode_vault.core.entities import canonical_ref, expected_id, ref_of_path, slugify, split_ref
 from palinode_vault.core.findings import ERROR, Finding
 from palinode_vault.core.note import Link, Note
@@ -105,7 +107,7 @@ def wiki_plan(state: VaultState, path: str) -> WikiPlan:
             if target is None and not link.in_footer:
                 unresolved_slugs.add(slugify(link.target.rsplit("/", 1)[-1]))
             continue
-        if ref == own or not ref.split("/", 1)[0] in BY_NAME or ref.startswith("daily/"):
+        if ref == own or ref.split("/", 1)[0] not in BY_NAME or ref.startswith("daily/"):
             continue
         if not link.in_footer:
             inline_refs.setdefault(ref, link)
@@ -125,7 +127,7 @@ def wiki_plan(state: VaultState, path: str) -> WikiPlan:
     mismatched: list[tuple[str, str]] = []
     for ent in list(uncovered):
         ekind, eslug = split_ref(ent)
-        for link, ref in missing:
+        for _link, ref in missing:
             rkind, rslug = split_ref(ref)
             if rkind == ekind and state.entity_path(ent) is None and (
                 rslug.startswith(eslug) or eslug.startswith(rslug)

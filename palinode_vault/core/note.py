@@ -105,7 +105,31 @@ def split_inner(inner: str) -> tuple[str, str, str | None]:
     return target.strip(), sub.strip(), (shown if bar else None)
 
 
-def _comment_ranges(text: str, start: int, code: list[tuple[int, int]]) -> list[tuple[int, int]]:
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def tokens(text: str) -> list[str]:
+    """Lowercase words and numbers: what `cross_refs` mention matching compares."""
+    return _TOKEN.findall(text.lower())
+
+
+def body_for_mentions(text: str, note: Note) -> str:
+    """The body text that counts: no frontmatter, no machine footer, no code, no %% comments %%."""
+    cut: list[tuple[int, int]] = sorted(note.code + comment_ranges(text, note.body_start, note.code))
+    if note.footer is not None:
+        cut.append((note.footer.start, note.footer.end))
+        cut.sort()
+    parts = []
+    pos = note.body_start
+    for a, b in cut:
+        if a > pos:
+            parts.append(text[pos:a])
+        pos = max(pos, b)
+    parts.append(text[pos:])
+    return " ".join(parts)
+
+
+def comment_ranges(text: str, start: int, code: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Obsidian `%% ... %%` comments outside code, paired left to right (may span lines)."""
     if "%%" not in text:
         return []
@@ -259,7 +283,7 @@ def parse_note(path: str, text: str, text_hash: str = "") -> Note:
         raw_links, headings, code = fast
         code = [(a + body_start, b + body_start) for a, b in code]
     headings = [(lvl, txt, ln + body_line0) for lvl, txt, ln in headings]
-    comments = _comment_ranges(text, body_start, code)
+    comments = comment_ranges(text, body_start, code)
     hidden = code + comments
     footer = find_footer(text, body_start)
 
@@ -304,8 +328,6 @@ def parse_note(path: str, text: str, text_hash: str = "") -> Note:
         code=code,
         full_parse=full,
     )
-    from palinode_vault.core.crossrefs import body_for_mentions, tokens
-
     if is_memory_path(path):  # only memory notes carry cross_refs
         note.mention_text = " ".join(tokens(body_for_mentions(text, note)))
     if block is not None and data:

@@ -82,7 +82,7 @@ class Search(_Strict):
     exclude_status: list[str]
 
     @model_validator(mode="after")
-    def _weight_for_weighted(self) -> "Search":
+    def _weight_for_weighted(self) -> Search:
         if self.fusion == "weighted" and self.vector_weight is None:
             raise ValueError("fusion: weighted needs vector_weight (0..1, the share of meaning)")
         return self

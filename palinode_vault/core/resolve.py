@@ -89,7 +89,7 @@ class Resolver:
         if not self._by_name[name]:
             del self._by_name[name]
 
-    def copy(self) -> "Resolver":
+    def copy(self) -> Resolver:
         other = Resolver()
         other._by_lower = dict(self._by_lower)
         other._by_name = defaultdict(list, {k: list(v) for k, v in self._by_name.items()})

@@ -8,11 +8,11 @@ person's, or Palinode's `summary`, `canonical_question`, provenance...) are allo
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-DateLike = Union[dt.datetime, dt.date, str]
+DateLike = dt.datetime | dt.date | str
 
 
 def _date_ok(value: Any) -> Any:

@@ -54,7 +54,7 @@ class VaultState:
     # --- building -----------------------------------------------------------------------
 
     @classmethod
-    def build(cls, files: list[str], notes: dict[str, Note], unreadable: dict[str, Unreadable] | None = None) -> "VaultState":
+    def build(cls, files: list[str], notes: dict[str, Note], unreadable: dict[str, Unreadable] | None = None) -> VaultState:
         state = cls()
         for path in files:
             state._add_file(path)
@@ -132,7 +132,7 @@ class VaultState:
             if target is not None:
                 self.incoming[target][path] += 1
 
-    def copy(self) -> "VaultState":
+    def copy(self) -> VaultState:
         """An independent copy, cheap enough to take under a lock (dicts and sets are copied;
         notes, links and resolved lists are shared: they are replaced, never changed in place)."""
         other = VaultState.__new__(VaultState)

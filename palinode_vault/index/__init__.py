@@ -16,18 +16,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from palinode_vault.index.hybrid import MODES, Filters, fuse, search
 from palinode_vault.index.meaning import (
     NoVectors,
     Suggestion,
     dedup,
-    lint_candidates,
     linked_paths,
+    lint_candidates,
     related,
     repair_candidates,
     topic_coverage,
 )
 from palinode_vault.index.model import ModelSlot
-from palinode_vault.index.hybrid import MODES, Filters, fuse, search
 from palinode_vault.index.store import Index, UpdateReport, index_path, is_daily
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def open_index(root: str | Path, *, model_path: str | Path | None = None, model:
     return Index(root, model=model, model_path=model_path, embedder=embedder)
 
 
-def text_reader(vault: "Vault"):
+def text_reader(vault: Vault):
     """`read(path)` -> the note's normalised text, or None when it cannot be read."""
     from palinode_vault.vault import NoteText
 
@@ -57,7 +57,7 @@ def text_reader(vault: "Vault"):
     return read
 
 
-def refresh(index: Index, vault: "Vault", progress=None, embed: bool = True,
+def refresh(index: Index, vault: Vault, progress=None, embed: bool = True,
             embed_seconds: float | None = None) -> UpdateReport:
     """Bring the index in line with the vault's files (loading the vault if needed).
 
@@ -72,7 +72,7 @@ def refresh(index: Index, vault: "Vault", progress=None, embed: bool = True,
                       embed=embed and embed_seconds != 0, deadline=deadline)
 
 
-def add_lint_candidates(vault: "Vault", report: dict) -> None:
+def add_lint_candidates(vault: Vault, report: dict) -> None:
     """Give the broken-link findings of a `lint --json` report (the first 100) a ranked
     `candidates` list, when the vault has an index (no vault load, no model). Without one the report is left as it is; any failure here
     leaves it as it is too (lint must keep working)."""

@@ -24,6 +24,11 @@ an empty section, a list whose items are only links, a section that is only code
 vector would be the context prefix alone, which matches every query about the note's title
 and crowds out the chunks that say something. A note with nothing else keeps one chunk
 (title and context) so that related notes and dedup still see it.
+
+A note Palinode wrote may say in its frontmatter what it is about: `summary` (one line about
+the note) and `canonical_question` (the question the note answers). Both lead the note's first
+chunk, in its keyword and embedding text, so a search in those words finds the note and its
+snippet shows them.
 """
 
 from __future__ import annotations
@@ -38,8 +43,12 @@ from palinode_vault.core.text import line_starts
 
 #: Bump when preprocessing or chunking changes: every note is re-chunked (vectors of chunks
 #: whose text did not change are still reused, by hash). 2: folder and heading path in the
-#: embedding text. 3: chunks without words of their own are not embedded.
-CHUNKER_VERSION = 3
+#: embedding text. 3: chunks without words of their own are not embedded. 4: Palinode's
+#: `summary` and `canonical_question` lead the first chunk.
+CHUNKER_VERSION = 4
+#: Frontmatter keys whose text leads the first chunk, and how much of each is read.
+LEAD_KEYS = ("summary", "canonical_question")
+LEAD_MAX_CHARS = 500
 #: MiniLM reads 254 content tokens; English prose runs about 4 characters per token, and the
 #: title and heading take a few. Longer notes are split at headings into chunks of this size.
 MAX_CHARS = 900
@@ -224,6 +233,9 @@ def chunk_note(note: Note, text: str, max_chars: int = MAX_CHARS, title: str | N
     `max_chars`; a longer section is cut at paragraph boundaries (a longer paragraph at
     words, for the embedding text)."""
     secs = sections(note, text)
+    lead = _lead(note)
+    if lead:
+        secs.insert(0, ("", (), [(lead, lead)]))
     # (heading, heading path, keyword parts, embedding parts)
     groups: list[tuple[str, tuple[str, ...], list[str], list[str]]] = []
     total = sum(len(em) + 2 for _, _, paras in secs for _, em in paras)
@@ -283,6 +295,14 @@ def chunk_note(note: Note, text: str, max_chars: int = MAX_CHARS, title: str | N
         embed = _embed_input(folder, title, (), "")
         chunks[0] = Chunk(0, first.heading, first.text, embed, _sha(embed))
     return chunks
+
+
+def _lead(note: Note) -> str:
+    """The note's own `summary` and `canonical_question` (plain strings only), one per line."""
+    data = note.frontmatter or {}
+    said = [" ".join(value.split())[:LEAD_MAX_CHARS] for key in LEAD_KEYS
+            if isinstance(value := data.get(key), str) and value.strip()]
+    return "\n".join(said)
 
 
 def _only_headings(paragraph: str, headings: set[str]) -> bool:

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from palinode_vault.core.prose import QUERY_STOP
 from palinode_vault.index.store import Index
 from palinode_vault.models.errors import ModelUnavailable
 from palinode_vault.program import load_program
@@ -36,16 +37,6 @@ DEPTH = 50  # notes a ranking returns (search, repair, dedup, related); weighted
 FUSION_DEPTH = 10
 SNIPPET_CHARS = 200
 
-# Words that carry no topic; dropped from keyword queries so that "how do I ..." does not
-# rank every note that says "how".
-_STOP = frozenset("""
-a about above after again all am an and any are as at be because been before being below between
-both but by can could did do does doing down during each few for from further had has have having
-he her here hers him his how i if in into is it its itself just me more most my no nor not now of
-off on once only or other our ours out over own same she should so some such than that the their
-theirs them then there these they this those through to too under until up very was we were what
-when where which while who whom why will with would you your yours yourself
-""".split())
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -119,7 +110,7 @@ class Hit:
 
 def fts_query(text: str) -> str | None:
     """An FTS5 query for free text: its words OR-ed (stop words dropped), each quoted."""
-    words = [w for w in _WORD.findall(text.lower()) if w not in _STOP]
+    words = [w for w in _WORD.findall(text.lower()) if w not in QUERY_STOP]
     if not words:
         words = _WORD.findall(text.lower())
     words = list(dict.fromkeys(words))[:32]

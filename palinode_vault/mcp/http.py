@@ -14,6 +14,7 @@ Opt in with `PALINODE_MCP_HTTP=1` in the sidecar's environment.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import json
 import logging
@@ -88,7 +89,10 @@ async def serve(root: Path, token: str) -> None:
     app = Guard(mcp_server.streamable_http_app(streamable_http_path=PATH, transport_security=security), token)
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
-    server.install_signal_handlers = lambda: None  # the sidecar owns SIGINT/SIGTERM
+    # The sidecar owns SIGINT/SIGTERM: uvicorn must not take them (capture_signals since 0.29,
+    # install_signal_handlers before).
+    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
+    server.install_signal_handlers = lambda: None  # type: ignore[attr-defined]
     task = asyncio.create_task(server.serve())
     target = info_path(root)
     try:
@@ -109,7 +113,7 @@ async def serve(root: Path, token: str) -> None:
         if not task.done():
             try:
                 await asyncio.wait_for(task, 5)
-            except (asyncio.TimeoutError, asyncio.CancelledError, Exception):  # noqa: BLE001
+            except (TimeoutError, asyncio.CancelledError, Exception):  # noqa: BLE001
                 task.cancel()
         mcp_server.palinode_service.close()
 

@@ -23,7 +23,7 @@ from palinode_vault.core.entities import canonical_ref, ref_of_path, slugify, sp
 from palinode_vault.kinds import BY_NAME, MEMORY_FOLDERS, TYPE_KIND, top_folder
 from palinode_vault.memory import secrets
 from palinode_vault.memory.corrections import pass_label
-from palinode_vault.memory.extract import ExtractResult, _assert_no_secrets, extract_turns, memory_types
+from palinode_vault.memory.extract import ExtractResult, assert_no_secrets, extract_turns, memory_types
 from palinode_vault.memory.oplog import Operation
 from palinode_vault.memory.session import Session, daily_entry
 from palinode_vault.memory.transcript import parse_transcript
@@ -195,7 +195,7 @@ def save(vault: Vault, req: SaveRequest, source: str, *, index: Any = None, now:
     (`write(ws, label)` as in `extract_turns`)."""
     if not vault.loaded:
         vault.load()
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     item, superseded = check_save(vault, req)
     program = load_program(vault.root)
     ws = Workspace(vault)
@@ -208,7 +208,7 @@ def save(vault: Vault, req: SaveRequest, source: str, *, index: Any = None, now:
             _supersede_more(ws, updater, item, outcome.path, superseded[1:], now)
     else:
         outcome = updater.apply(item)
-    _assert_no_secrets(ws)
+    assert_no_secrets(ws)
     out: dict[str, Any] = {"op": outcome.op, "path": outcome.path, "summary": _summary(outcome),
                            "reason": outcome.reason, "outcomes": [o.to_json() for o in updater.outcomes],
                            "similarity": how}
@@ -272,7 +272,7 @@ def session_end(vault: Vault, req: SessionEndRequest, source: str, *, generator:
     summary, decisions and blockers as typed memories, a line in daily/{date}.md: one run."""
     if not vault.loaded:
         vault.load()
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     fields = {"summary": req.summary, "decisions": " ".join(req.decisions), "blockers": " ".join(req.blockers),
               "project": req.project, "session_id": req.session_id}
     _refuse_secrets(fields)
@@ -330,7 +330,7 @@ def session_end(vault: Vault, req: SessionEndRequest, source: str, *, generator:
     new = (current.rstrip("\n") + "\n\n" if current else f"# {now.strftime('%A %d %B %Y')}\n\n") + entry
     ws.put(daily, new, f"session {session.id} ended", allow=frozenset({"daily"}))
     ws.log(Operation("SESSION_END", None, daily, None, source, f"{len(result.outcomes)} outcome(s)"))
-    _assert_no_secrets(ws)
+    assert_no_secrets(ws)
     diffs = ws.diffs()
     out: dict[str, Any] = {"outcomes": [o.to_json() for o in result.outcomes], "daily": daily,
                            "withheld_secrets": result.withheld_secrets, "turns": len(turns),

@@ -116,7 +116,8 @@ def list_notes(vault: Vault, *, category: str | None = None, core: bool | None =
 def dedup(vault: Vault, index: Any, text: str, *, category: str | None = None, limit: int = 5) -> dict[str, Any]:
     """The closest notes to a draft; `strong` at PROGRAM.md's update.strong_duplicate (0.90).
     Without vectors, keyword similarity, and the answer says so."""
-    from palinode_vault.index import NoVectors, dedup as run_dedup
+    from palinode_vault.index import NoVectors
+    from palinode_vault.index import dedup as run_dedup
 
     if category and category not in KINDS:
         raise AgentError(f"unknown category {category!r}; one of {', '.join(KINDS)}")
@@ -125,14 +126,11 @@ def dedup(vault: Vault, index: Any, text: str, *, category: str | None = None, l
         found = run_dedup(index, text, category=category, limit=limit)
         return {"results": [s.to_json() for s in found], "strong_at": strong, "method": "meaning (embeddings)"}
     except NoVectors as exc:
-        type_name = {v: k for k, v in _TYPE_OF.items()}.get(category or "")
+        kind = BY_NAME.get(category or "")
+        type_name = kind.schema if kind else None
         hits = keyword_similar(vault)(text, type_name)[:limit]
         return {"results": [{"path": p, "similarity": s, "strong": s >= strong} for p, s in hits], "strong_at": strong,
                 "method": f"keywords only ({exc}); fall back to palinode_search mode=keyword and judge"}
-
-
-_TYPE_OF = {"PersonMemory": "person", "ProjectSnapshot": "project", "Decision": "decision",
-            "Insight": "insight", "ResearchRef": "research"}
 
 
 def orphan_repair(vault: Vault, index: Any, link_text: str, *, path: str | None = None, limit: int = 5) -> dict[str, Any]:
@@ -147,7 +145,8 @@ def orphan_repair(vault: Vault, index: Any, link_text: str, *, path: str | None 
 
 
 def related(vault: Vault, index: Any, path: str, *, limit: int = 10) -> dict[str, Any]:
-    from palinode_vault.index import NoVectors, related as run_related
+    from palinode_vault.index import NoVectors
+    from palinode_vault.index import related as run_related
 
     rel = note_path(vault, path)
     try:

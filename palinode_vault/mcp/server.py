@@ -29,8 +29,9 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Callable, Literal
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field, ValidationError
@@ -262,12 +263,12 @@ async def _guard(call):
 
 def build_server(root: Path, embedding_model: str | None = None, generator: Any = None):
     """The MCP server for the vault at `root` (tools, the PROGRAM.md resource and prompt)."""
+    from mcp.types import ToolAnnotations
+
     from palinode_vault import __version__
     from palinode_vault.mcp import ops, reads
     from palinode_vault.memory import access
     from palinode_vault.program import program_path
-
-    from mcp.types import ToolAnnotations
 
     ReadOnly = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     Writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)

@@ -28,9 +28,10 @@ import json
 import os
 import secrets as _random
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from palinode_vault.memory.oplog import json_lines
 from palinode_vault.pathsafe import open_private, private_dir, read_private
@@ -44,8 +45,8 @@ _LOCK = threading.Lock()
 
 
 def _stamp(now: dt.datetime | None = None) -> str:
-    value = now or dt.datetime.now(dt.timezone.utc)
-    return value.astimezone(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    value = now or dt.datetime.now(dt.UTC)
+    return value.astimezone(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def new_session(origin: str, now: dt.datetime | None = None) -> str:
@@ -129,7 +130,7 @@ def cli_session(root: Path, start: bool = False, now: dt.datetime | None = None)
     if named:
         return named[:200]
     if not start:
-        when = now or dt.datetime.now(dt.timezone.utc)
+        when = now or dt.datetime.now(dt.UTC)
         for entry in reversed(_tail(Path(root) / ACCESS_PATH)):
             sid = str(entry.get("session") or "")
             if entry.get("event") != "core" or "-cli-" not in sid:

@@ -20,15 +20,23 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from palinode_vault.core.entities import entity_refs, odd_entities_value, ref_of_path, slugify, split_ref
+from palinode_vault.core.entities import entity_refs, ref_of_path, slugify, split_ref
+from palinode_vault.core.prose import wikilinks
 from palinode_vault.kinds import INBOX_FOLDER, memory_type
-from palinode_vault.memory.core_memory import _date, doubtful
-from palinode_vault.memory.mentions import link_mentions
+from palinode_vault.memory.core_memory import date_of, doubtful
 from palinode_vault.memory.corrections import pass_label
+from palinode_vault.memory.mentions import link_mentions
 from palinode_vault.memory.oplog import Operation, read_log
 from palinode_vault.memory.update import Item, Updater, keyword_similar, render_new
 from palinode_vault.memory.workspace import (
-    Workspace, append_to_section, body_of, frontmatter_of, now_utc, replace_section, section_bounds, set_keys,
+    Workspace,
+    append_to_section,
+    body_of,
+    frontmatter_of,
+    now_utc,
+    replace_section,
+    section_bounds,
+    set_keys,
 )
 from palinode_vault.program import load_program
 from palinode_vault.vault import Vault
@@ -40,8 +48,6 @@ _LESSON = re.compile(r"(?i)\b(learn(?:ed|t)|lesson|taught|turns out|pattern|bitt
 _BLOCKED = re.compile(r"(?i)\b(blocked|blocker|stuck|waiting on)\b")
 _TODO = re.compile(r"^\s*(?:[-*]\s*\[ \]\s*|TODO:?\s*)(.+)$", re.M)
 _REPLACE_CUES = re.compile(r"(?i)\b(instead of|replaces?|replacing|no longer|rather than|switch(?:ed)? from|reverses?)\b")
-_LINK = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]")
-_LINK_LABEL = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
 
 
 def next_run(today: dt.date, weekday: str) -> dt.date:
@@ -103,7 +109,7 @@ class Consolidation:
         self.program = load_program(vault.root)
         self.s = self.program.settings
         self.today = vault.settings.today()
-        self.now = now or dt.datetime.combine(self.today, dt.time(6, 0), dt.timezone.utc)
+        self.now = now or dt.datetime.combine(self.today, dt.time(6, 0), dt.UTC)
         self.source = f"consolidation-{self.today.isoformat()}"
         self.ws = Workspace(vault, extra_folders=frozenset({"archive", "daily"}))
         self.ops: list[dict[str, Any]] = []
@@ -218,9 +224,9 @@ class Consolidation:
             names = _names(path, data, note.title)
             found: list[tuple[dt.date, str, str]] = []
             for day, dpath, text in dailies:
-                links = [m.group(1) for m in _LINK.finditer(text)]
+                links = [name for name, _label in wikilinks(text)]
                 for para in _paragraphs(text):
-                    plinks = [m.group(1) for m in _LINK.finditer(para)]
+                    plinks = [name for name, _label in wikilinks(para)]
                     if self.mentions(para, path, names, plinks):
                         found.append((day, dpath, para))
                 del links
@@ -292,11 +298,11 @@ class Consolidation:
             # an exchange is a link to them or their full name; a first name in passing is not
             names = [n for n in {str(data.get("name") or ""), note.title} if " " in n.strip()]
             latest = None
-            for day, dpath, text in dailies:
-                links = [m.group(1) for m in _LINK.finditer(text)]
+            for day, _dpath, text in dailies:
+                links = [name for name, _label in wikilinks(text)]
                 if self.mentions(text, path, names, links):
                     latest = day if latest is None or day > latest else latest
-            current = _date(data.get("last_contact"))
+            current = date_of(data.get("last_contact"))
             if latest and (current is None or latest > current):
                 text = set_keys(self.ws.text(path) or "", {"last_contact": latest.isoformat()})
                 self.ws.put(path, text, "last_contact from daily notes")
@@ -304,15 +310,15 @@ class Consolidation:
         # recurring people/projects that have no file yet: named in entities somewhere, linked in 2+ dailies
         wanted: dict[str, int] = {}
         labels: dict[str, list[str]] = {}  # slug -> the names the links show ("Lena Fischer")
-        for day, dpath, text in dailies:
+        for _day, dpath, text in dailies:
             seen = set()
-            for m in _LINK_LABEL.finditer(text):
-                target = m.group(1).strip()
+            for name, shown in wikilinks(text):
+                target = name.strip()
                 if self.vault.state.resolver.resolve(target, dpath) is not None:
                     continue
                 slug = slugify(target.rsplit("/", 1)[-1])
                 seen.add(slug)
-                for label in (m.group(2), None if "-" in target or "/" in target else target):
+                for label in (shown, None if "-" in target or "/" in target else target):
                     if label and label.strip() not in labels.setdefault(slug, []):
                         labels[slug].append(label.strip())
             for slug in seen:
@@ -441,14 +447,14 @@ class Consolidation:
         state = self.vault.state
         recent_sources = set()
         for path, note in state.notes.items():
-            updated = _date((note.frontmatter or {}).get("last_updated"))
+            updated = date_of((note.frontmatter or {}).get("last_updated"))
             if updated and (self.today - updated).days <= p.stale_days:
                 recent_sources.add(path)
         for path in sorted(state.memory_paths()):
             note = state.notes[path]
             data = note.frontmatter or {}
             status = str(data.get("status") or "")
-            updated = _date(data.get("last_updated")) or _date(data.get("created")) or _date(data.get("date"))
+            updated = date_of(data.get("last_updated")) or date_of(data.get("created")) or date_of(data.get("date"))
             if path.startswith(INBOX_FOLDER + "/"):
                 if status == "review" and updated and (self.today - updated).days > p.inbox_days and self.writable(path):
                     text = set_keys(self.ws.text(path) or "", {"status": "archived", "archived_reason": "stale"})
@@ -472,7 +478,7 @@ class Consolidation:
         last = None
         for entry in read_log(self.vault.root):
             if entry.get("op") == "CORE_REVIEW":
-                day = _date(str(entry.get("time", ""))[:10])
+                day = date_of(str(entry.get("time", ""))[:10])
                 last = day if last is None or (day and day > last) else last
         if last is not None and (self.today - last).days < every:
             return

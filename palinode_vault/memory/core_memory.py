@@ -35,7 +35,7 @@ def _updated(data: dict[str, Any]) -> str:
     return str(value)
 
 
-def _date(value: Any) -> dt.date | None:
+def date_of(value: Any) -> dt.date | None:
     if isinstance(value, dt.datetime):
         return value.date()
     if isinstance(value, dt.date):
@@ -55,14 +55,14 @@ def doubtful(path: str, data: dict[str, Any], today: dt.date, quiet_days: int) -
         return f"status is {status}"
     if name == "research":
         return "research references stay core: false"
-    if name == "person" and _group(path, data) != 0:
-        contact = _date(data.get("last_contact"))
+    if name == "person" and core_group(path, data) != 0:
+        contact = date_of(data.get("last_contact"))
         if contact and (today - contact).days >= quiet_days:
             return f"no contact for {(today - contact).days} days (>= {quiet_days})"
     return None
 
 
-def _group(path: str, data: dict[str, Any]) -> int | None:
+def core_group(path: str, data: dict[str, Any]) -> int | None:
     kind = kind_of_path(path)
     name = kind.name if kind else None
     role = str(data.get("role") or "").lower()
@@ -90,7 +90,7 @@ def core_set(vault: Vault) -> CoreSet:
             continue
         if str(data.get("status") or "") == "archived":
             continue
-        group = _group(path, data)
+        group = core_group(path, data)
         if doubtful(path, data, vault.settings.today(), program.settings.core.quiet_days):
             group = 5  # breaks the policy: only if room is left
         candidates.append((group, _updated(data), path, note.title))

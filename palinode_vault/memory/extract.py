@@ -34,6 +34,8 @@ from pydantic import BaseModel, Field, ValidationError
 from rapidfuzz import fuzz
 
 from palinode_vault.core.entities import canonical_ref, slugify
+from palinode_vault.core.prose import stems, words
+from palinode_vault.kinds import BY_NAME, TYPE_KIND
 from palinode_vault.memory import secrets
 from palinode_vault.memory.corrections import pass_label
 from palinode_vault.memory.cues import type_by_wording
@@ -42,8 +44,7 @@ from palinode_vault.memory.mentions import known_entities, mentioned
 from palinode_vault.memory.oplog import Operation, unfiled_reason
 from palinode_vault.memory.pasted import own_words
 from palinode_vault.memory.transcript import ASSISTANT, USER, Turn, parse_transcript, render
-from palinode_vault.kinds import TYPE_KIND
-from palinode_vault.memory.update import ACTION_ITEM, Item, Outcome, Updater, similar_for, stems, words
+from palinode_vault.memory.update import ACTION_ITEM, Item, Outcome, Updater, similar_for
 from palinode_vault.memory.workspace import Workspace
 from palinode_vault.program import Program, load_program
 from palinode_vault.vault import Vault
@@ -121,7 +122,7 @@ def condense(prose: str) -> str:
             entry = " ".join(entry.split())
             if entry.startswith(('- "', "- Not ")):
                 continue
-            lines.append(re.split(r"(?<=[.!?])\s", entry, 1)[0])
+            lines.append(re.split(r"(?<=[.!?])\s", entry, maxsplit=1)[0])
         if lines:
             out.append("\n".join(lines))
     return "\n".join(out)
@@ -555,7 +556,6 @@ def _covers(statement: str, text: str) -> bool:
     return bool(said) and 2 * len(said & stems(text)) >= len(said)
 
 
-_ENTITY_TYPE = {"person": "PersonMemory", "project": "ProjectSnapshot"}
 
 
 def unfiled(turns: list[Turn], cleaned: Cleaned, program: Program, known: list[tuple[str, str, list[str]]],
@@ -581,7 +581,8 @@ def unfiled(turns: list[Turn], cleaned: Cleaned, program: Program, known: list[t
             continue
         refs = [r for r, _ in mentioned(x, known)]
         if refs and len(words(x)) >= 4:
-            type_name = _ENTITY_TYPE.get(refs[0].split("/", 1)[0], "")
+            kind = BY_NAME.get(refs[0].split("/", 1)[0])
+            type_name = kind.schema if kind and kind.name in ("person", "project") else ""
             if type_name not in types:
                 type_name = program.settings.extraction.uncertain_type
             named.append((x, type_name, f"a statement naming {refs[0]}"))
@@ -699,11 +700,11 @@ def _clamped(raw: dict) -> dict:
 def self_profile(vault: Vault) -> tuple[str, str] | None:
     """(ref, name) of the person's own profile: the people/ note with `role: self`."""
     from palinode_vault.core.entities import ref_of_path
-    from palinode_vault.memory.core_memory import _group
+    from palinode_vault.memory.core_memory import core_group
 
     for path, note in sorted(vault.state.notes.items()):
         data = note.frontmatter or {}
-        if path.startswith("people/") and path.count("/") == 1 and _group(path, data) == 0 and data.get("status") != "archived":
+        if path.startswith("people/") and path.count("/") == 1 and core_group(path, data) == 0 and data.get("status") != "archived":
             ref = ref_of_path(path)
             if ref:
                 return ref, str(data.get("name") or note.title)
@@ -719,7 +720,7 @@ def extract_turns(vault: Vault, turns: list[Turn], *, generator=None, source: st
     that checks, under the lock, that nothing read has changed)."""
     started = time.monotonic()
     program = load_program(vault.root)  # afresh: edits to PROGRAM.md apply to this pass
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     if not vault.loaded:
         vault.load()
     ws = ws or Workspace(vault)
@@ -757,7 +758,7 @@ def extract_turns(vault: Vault, turns: list[Turn], *, generator=None, source: st
     result = ExtractResult(updater.outcomes, len(withheld_kinds), dropped=cleaned.dropped, finish_reason=finish,
                            schema_valid=schema_valid, similarity=similarity, attempts=attempts, judge=judge_how)
     result.diffs = ws.diffs()
-    _assert_no_secrets(ws)
+    assert_no_secrets(ws)
     if dry_run:
         ws.restore()
     elif commit:
@@ -778,7 +779,7 @@ def _secret_values(text: str) -> set[str]:
     return {text[h.start:h.end] for h in secrets.find_secrets(text)}
 
 
-def _assert_no_secrets(ws: Workspace) -> None:
+def assert_no_secrets(ws: Workspace) -> None:
     """Last line of defence: nothing staged for writing may add a secret value. What a note held
     before this pass (the person's own text, or an id that only looks like a key) is theirs."""
     for path in ws.changed():

@@ -33,19 +33,19 @@ flag is changed here (the monthly core review's automatic DEMOTE is consolidate.
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
 from palinode_vault.core.entities import ref_of_path
+from palinode_vault.core.prose import stems
 from palinode_vault.kinds import INBOX_FOLDER, is_memory_path
+from palinode_vault.maintenance import note_diff
 from palinode_vault.memory import access, corrections, secrets
-from palinode_vault.memory.core_memory import _date
+from palinode_vault.memory.core_memory import date_of
 from palinode_vault.memory.oplog import read_log, unfiled_statement
 from palinode_vault.memory.patterns import group, plain
-from palinode_vault.memory.update import stems
 from palinode_vault.memory.workspace import body_of, set_keys
 
 _GAP = re.compile(r"type unclear \('([^']+)'\)")
@@ -225,7 +225,7 @@ def proposed_text(program_text: str, found: list[Finding], today: dt.date, thres
     for f in found:
         if f.kind == "eager":
             new = round(min(0.95, threshold + 0.1), 2)
-            text = re.sub(r"(confidence_threshold:\s*)([0-9.]+)", lambda m: f"{m.group(1)}{new}", text, count=1)
+            text = re.sub(r"(confidence_threshold:\s*)([0-9.]+)", lambda m, new=new: f"{m.group(1)}{new}", text, count=1)
             text = text.replace(f"At or above **{threshold}**", f"At or above **{new}**").replace(f"Below {threshold}:", f"Below {new}:")
             notes.append(f"Raised the confidence threshold from {threshold} to {new}: {f.reason}")
         elif f.kind.startswith("gap:"):
@@ -278,7 +278,7 @@ def core_changes(cons: Any, week_ops: list[dict[str, Any]], least: int, sessions
         data = cons.vault.state.notes[path].frontmatter or {}
         if data.get("status") == "archived":
             continue
-        updated = _date(data.get("last_updated")) or _date(data.get("last_contact"))
+        updated = date_of(data.get("last_updated")) or date_of(data.get("last_contact"))
         recent = updated is not None and 0 <= (cons.today - updated).days <= window
         if data.get("core") is True:
             if path not in found_any and path not in touched and not recent:
@@ -336,8 +336,7 @@ def weekly_review(cons) -> None:
         if not cons.ws.exists(path):
             before = cons.program.text
             after = proposed_text(before, found, cons.today, s.extraction.confidence_threshold)
-            diff = "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                                "a/PROGRAM.md", "b/PROGRAM.md"))
+            diff = note_diff("PROGRAM.md", before, after)
             reasons = "".join(f"- {f.reason}.\n" for f in found)
             evidence = list(dict.fromkeys(e for f in found for e in f.evidence))[:20]
             body = (f"Reasons:\n{reasons}\nEvidence:\n" + "".join(f"- {e}\n" for e in evidence) +
@@ -359,8 +358,7 @@ def weekly_review(cons) -> None:
         lines.append(f"- [[{stem}]]: `core: {str(not c.core).lower()}` → `core: {str(c.core).lower()}`: {c.reason}.")
         text = cons.ws.text(c.path) or ""
         new = set_keys(text, {"core": c.core})
-        diffs.append("".join(difflib.unified_diff(text.splitlines(keepends=True), new.splitlines(keepends=True),
-                                                  f"a/{c.path}", f"b/{c.path}")))
+        diffs.append(note_diff(c.path, text, new))
     body = (f"The weekly review's core-drift check, from {sessions} sessions this week (recorded in "
             f"`{access.ACCESS_PATH}`) and the operations log:\n\n" + "\n".join(lines) +
             "\n\nApprove a change by setting `core:` in the note's frontmatter as below; palinode-vault does not "

@@ -29,12 +29,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from palinode_vault.core.entities import entity_refs, ref_of_path, slugify
+from palinode_vault.core.prose import STOP, links_as_read, wikilinks
 from palinode_vault.kinds import INBOX_FOLDER, memory_type
-from palinode_vault.memory.core_memory import _date
-from palinode_vault.memory.update import STOP, Item, render_new
+from palinode_vault.memory.core_memory import date_of
+from palinode_vault.memory.update import Item, render_new
 from palinode_vault.memory.workspace import body_of, now_utc, set_keys
 
-_LINK = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*$")
 _FOOTER = re.compile(r"<!-- palinode:see-also -->.*?<!-- /palinode:see-also -->", re.S)
 _COMMENT = re.compile(r"<!--.*?-->|%%.*?%%", re.S)
@@ -64,7 +64,7 @@ class Pattern:
 def plain(text: str) -> str:
     """Markdown to the words a reader sees: link labels kept, code and comments out."""
     text = _CODE.sub(" ", _COMMENT.sub(" ", _FOOTER.sub(" ", text)))
-    return _LINK.sub(lambda m: (m.group(2) or m.group(1).rsplit("/", 1)[-1].replace("-", " ")), text)
+    return links_as_read(text)
 
 
 def sentences(paragraph: str) -> list[str]:
@@ -80,7 +80,7 @@ def sentences(paragraph: str) -> list[str]:
 
 def _topic(heading: str) -> str:
     """'09:40 session — offline sprint planning' → 'offline sprint planning'."""
-    parts = re.split(r"\s+[—–-]\s+", heading, 1)
+    parts = re.split(r"\s+[—–-]\s+", heading, maxsplit=1)
     return (parts[1] if len(parts) == 2 else heading).strip().lower()
 
 
@@ -104,8 +104,8 @@ class Statements:
 
     def _resolved(self, paragraph: str, source: str) -> list[str]:
         out = []
-        for m in _LINK.finditer(paragraph):
-            target = self.state.resolver.resolve(m.group(1).strip(), source)
+        for name, _label in wikilinks(paragraph):
+            target = self.state.resolver.resolve(name.strip(), source)
             if target and target not in out:
                 out.append(target)
         return out
@@ -145,7 +145,7 @@ class Statements:
         context = project or path
         body = body_of(text)
         links = self._resolved(body, path)
-        day = _date(data.get("last_updated")) or _date(data.get("created"))
+        day = date_of(data.get("last_updated")) or date_of(data.get("created"))
         for para in re.split(r"\n\s*\n", re.sub(r"(?m)^#{1,6}[ \t].*$", "", body)):
             for s in sentences(plain(para)):
                 self.items.append(Statement(s, path, ref_of_path(path) or path[:-3], day, context, tuple(links),
@@ -153,7 +153,7 @@ class Statements:
 
 
 def _about(text: str) -> frozenset[str]:
-    return frozenset(slugify(m.group(1).strip().rsplit("/", 1)[-1]) for m in _LINK.finditer(text))
+    return frozenset(slugify(name.strip().rsplit("/", 1)[-1]) for name, _label in wikilinks(text))
 
 
 def group(vectors: Any, contexts: list[str], threshold: float, need: int,
@@ -214,7 +214,7 @@ def _title(centre: str, others: list[str], names: list[str]) -> str:
     if len([w for w in best if w.lower() not in STOP]) >= 2:
         phrase = " ".join(best[:10])
     else:
-        phrase = " ".join(re.split(r"[.;:!?,]\s", centre.strip() + " ", 1)[0].split()[:8]).strip(" .,;:")
+        phrase = " ".join(re.split(r"[.;:!?,]\s", centre.strip() + " ", maxsplit=1)[0].split()[:8]).strip(" .,;:")
     return "Recurring: " + phrase[:1].upper() + phrase[1:]
 
 
@@ -245,7 +245,7 @@ def find_patterns(cons: Any, dailies: list[tuple[dt.date, str, str]]) -> None:
     for folder in ("decisions", "research"):
         for path, note in cons.notes_in(folder):
             data = note.frontmatter or {}
-            updated = _date(data.get("last_updated")) or _date(data.get("created"))
+            updated = date_of(data.get("last_updated")) or date_of(data.get("created"))
             if data.get("status") != "archived" and updated and 0 <= (cons.today - updated).days <= window:
                 found.add_memory(path, cons.ws.text(path) or "")
     statements = found.items

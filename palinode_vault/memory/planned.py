@@ -29,7 +29,8 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from palinode_vault.memory.workspace import Workspace
 from palinode_vault.vault import Vault

@@ -108,7 +108,7 @@ def _statement(text: str, type_name: str) -> str:
 
 def approve(vault: Vault, path: str, now: dt.datetime | None = None) -> Reviewed:
     """Accept the inbox note `path` as a memory (see the module docstring)."""
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     if not vault.loaded:
         vault.load()
     ws = Workspace(vault, extra_folders=frozenset({"archive"}))

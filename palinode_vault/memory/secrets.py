@@ -346,7 +346,7 @@ def redact_conversation(turns: list[tuple[str, str]]) -> list[tuple[str, list[st
         for k, i in enumerate(same):
             near[i] = near[i] or any(talk[j] for j in same[max(0, k - 1):k + 2])
     out: list[tuple[str, list[str]]] = []
-    for (role, text), wary in zip(turns, near):
+    for (_role, text), wary in zip(turns, near):
         clean, kinds = redact(text)
         for value in known:
             if value in clean:

@@ -13,8 +13,8 @@ from typing import Any
 
 from palinode_vault.core.entities import slugify
 from palinode_vault.memory import secrets
-from palinode_vault.memory.extract import ExtractResult, extract_turns
 from palinode_vault.memory.corrections import pass_label
+from palinode_vault.memory.extract import ExtractResult, extract_turns
 from palinode_vault.memory.oplog import Operation
 from palinode_vault.memory.transcript import Turn
 from palinode_vault.memory.update import Item, Updater, keyword_similar
@@ -29,7 +29,7 @@ MAX_TURNS = 500
 class Session:
     id: str
     turns: list[Turn] = field(default_factory=list)
-    started: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc))
+    started: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
 
 
 class Sessions:
@@ -74,7 +74,7 @@ def end_session(vault: Vault, session: Session, *, generator: Any = None, dry_ru
                 now: dt.datetime | None = None, write: Any = None) -> ExtractResult:
     """Extraction over the session, the daily log line and the session memory: one journaled run
     (`write(ws, label)` as in `extract_turns`)."""
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     ws = Workspace(vault, extra_folders=frozenset({"daily"}))
     source = f"session-{slugify(session.id) or 'unnamed'}"
     result = extract_turns(vault, session.turns, generator=generator, source=source, now=now, ws=ws, commit=False, dry_run=False)

@@ -16,14 +16,15 @@ name or number the note never mentions (`new_names`). The numbers are PROGRAM.md
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from palinode_vault.core.markers import FOOTER_END, FOOTER_HEADING, FOOTER_START, LEGACY_FOOTER_MARKER
+from palinode_vault.core.prose import links_as_read, stems
 from palinode_vault.memory.workspace import body_of
 
 _FENCE = re.compile(r"^(```|~~~)")
-_LINK = re.compile(r"!?\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
 _MDLINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _BLOCK_ID = re.compile(r"\s\^[\w-]+\s*$")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
@@ -36,7 +37,7 @@ MIN_CHARS = 12  # shorter pieces ("None.", a date) state nothing to compare with
 
 def plain(text: str) -> str:
     """Links reduced to the words a reader sees: `[[x|shown]]` -> shown, `[[x]]` -> x."""
-    text = _LINK.sub(lambda m: m.group(2) or m.group(1).rsplit("/", 1)[-1].replace("-", " "), text)
+    text = links_as_read(text)
     return _MDLINK.sub(r"\1", text)
 
 
@@ -140,7 +141,6 @@ def fact_novelty(candidate: str, existing: str) -> float:
     """Share of the candidate's content words and numbers that `existing` lacks. Numbers count
     here (a date, a count, a price is often the one new fact in a restated sentence), where the
     lexical `novelty` leaves one-digit tokens out."""
-    from palinode_vault.memory.update import stems  # update.py imports this module
 
     cand = stems(candidate) | set(_NUMBER.findall(candidate))
     if not cand:

@@ -16,19 +16,27 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from rapidfuzz import fuzz
 
 from palinode_vault.core.entities import canonical_ref, entity_refs, odd_entities_value, ref_of_path, slugify, split_ref
 from palinode_vault.core.program import ProgramSettings
+from palinode_vault.core.prose import stems
 from palinode_vault.kinds import BY_NAME, INBOX_FOLDER, TYPE_KIND, memory_type
 from palinode_vault.memory.cues import LOST, REASON, REPLACEMENT, clause_after
 from palinode_vault.memory.oplog import Operation
 from palinode_vault.memory.statements import Judgement, StatementMatcher, matcher_for
 from palinode_vault.memory.workspace import (
-    Workspace, append_to_section, body_of, frontmatter_of, now_utc, section_bounds, set_keys,
+    Workspace,
+    append_to_section,
+    body_of,
+    frontmatter_of,
+    now_utc,
+    section_bounds,
+    set_keys,
 )
 from palinode_vault.vault import Vault
 
@@ -66,25 +74,6 @@ class Outcome:
 
 
 # --- similarity ------------------------------------------------------------------------------
-
-_WORD = re.compile(r"[a-z0-9]+")
-STOP = frozenset("""a an the and or but if of to in on at for with by from as is are was were be been being it its
-this that these those we i you he she they them our my your his her their me us not no so than then there here
-will would should could can may might must do does did done have has had just also into over about after before
-up out very more most some any all each other such only own same too s t don now new one""".split())
-
-
-def words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in STOP and len(w) > 1}
-
-
-_SUFFIX = re.compile(r"(?:ions|ion|ings|ing|ed|es|s)$")
-
-
-def stems(text: str) -> set[str]:
-    """Content words with their common English endings cut ("suggestions" and "suggest" agree)."""
-    return {w if len(w) <= 4 else (_SUFFIX.sub("", w) if len(_SUFFIX.sub("", w)) >= 4 else w) for w in words(text)}
-
 
 def novelty(candidate: str, existing: str) -> float:
     """Share of the candidate's content words that the existing text lacks (0 = nothing new)."""

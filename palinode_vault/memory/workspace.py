@@ -22,7 +22,7 @@ from palinode_vault.core.lint import analysis_for
 from palinode_vault.core.note import parse_note
 from palinode_vault.core.text import Span, apply_spans, normalise, sha256_text
 from palinode_vault.kinds import MEMORY_FOLDERS, is_memory_path, top_folder
-from palinode_vault.maintenance import _diff
+from palinode_vault.maintenance import note_diff
 from palinode_vault.memory.oplog import LOG_PATH, Operation, append_edit
 from palinode_vault.vault import NoteText, Vault
 from palinode_vault.writer import Edit, Run, sha256_bytes
@@ -58,8 +58,8 @@ class Pending:
 
 
 def now_utc(now: dt.datetime | None = None) -> str:
-    value = now or dt.datetime.now(dt.timezone.utc)
-    return value.astimezone(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    value = now or dt.datetime.now(dt.UTC)
+    return value.astimezone(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 class Workspace:
@@ -186,7 +186,7 @@ class Workspace:
         for path in self.changed():
             item = self.pending[path]
             new = self._new_bytes(item)
-            out[path] = _diff(path, item.raw or "", new.decode("utf-8") if new is not None else "")
+            out[path] = note_diff(path, item.raw or "", new.decode("utf-8") if new is not None else "")
         return out
 
     def commit(self, label: str) -> tuple[list[str], list[str], str | None]:

@@ -9,18 +9,11 @@ when a model is converted or loaded.
 """
 
 from palinode_vault.models.catalog import ModelInfo, list_models, prepare_models
+from palinode_vault.models.contract import Generator, check_bounded, unbounded_parts
 from palinode_vault.models.convert import ensure_minilm_gguf, minilm_gguf_path
 from palinode_vault.models.embedder import Embedder
 from palinode_vault.models.errors import ModelUnavailable
-from palinode_vault.models.generator import (
-    Generator,
-    LlamaGenerator,
-    ScriptedGenerator,
-    check_bounded,
-    get_generator,
-    register_generator,
-    unbounded_parts,
-)
+from palinode_vault.models.generator import LlamaGenerator, ScriptedGenerator, get_generator, register_generator
 from palinode_vault.models.packaged import cache_dir
 
 __all__ = [

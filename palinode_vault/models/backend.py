@@ -71,7 +71,7 @@ class _no_redirect:
     def __init__(self, disable: bool = True):
         pass
 
-    def __enter__(self) -> "_no_redirect":
+    def __enter__(self) -> _no_redirect:
         return self
 
     def __exit__(self, *exc: object) -> None:

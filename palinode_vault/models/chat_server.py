@@ -24,8 +24,8 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
+from palinode_vault.models.contract import SEED, Result, check_bounded, parse_object
 from palinode_vault.models.errors import ModelUnavailable
-from palinode_vault.models.generator import SEED, Result, _parse_object, check_bounded
 
 DEFAULT_TIMEOUT = 120.0  # seconds for one answer: a CPU-only 3B model needs tens of seconds
 API_KEY_VARIABLE = "PALINODE_MODEL_SERVER_KEY"  # sent as a bearer token when set (vLLM --api-key)
@@ -154,7 +154,7 @@ class ChatServerGenerator:
                                            "and a model the server has") from None
             raise ModelUnavailable(f"{where} answered HTTP {exc.code}: {detail}",
                                    fix="see the server's log") from None
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             raise ModelUnavailable(f"{where} did not answer within {self.timeout:g} s",
                                    fix="use a smaller model, or raise generation.timeout_seconds in PROGRAM.md") from None
         except (urllib.error.URLError, ConnectionError, OSError) as exc:
@@ -204,7 +204,7 @@ def _answer(response: dict[str, Any]) -> Result:
     content = message.get("content")
     if not isinstance(content, str):
         return None, "no_answer"
-    return _parse_object(_json_part(content), "stop")
+    return parse_object(_json_part(content), "stop")
 
 
 def _json_part(text: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from palinode_vault.pathsafe import open_private, private_dir, read_private
@@ -59,7 +59,7 @@ def write_discovery(vault: Path, *, port: int, token: str, version: str, pid: in
         pid=os.getpid() if pid is None else pid,
         version=version,
         vault=str(vault),
-        started=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        started=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     )
     target = discovery_path(vault)
     private_dir(vault)  # no symlinked .palinode/, created 0700

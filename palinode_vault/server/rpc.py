@@ -164,7 +164,7 @@ class Connection:
     def close(self) -> None:
         """Mark the connection closed and fail every request still waiting for an answer."""
         self.closed = True
-        for request_id, (method, future) in list(self._pending.items()):
+        for method, future in list(self._pending.values()):
             if not future.done():
                 future.set_exception(ConnectionGone(f"connection {self.id} closed before the client answered {method!r}"))
         self._pending.clear()
@@ -270,7 +270,7 @@ class Dispatcher:
     def register(self, name: str, handler: Handler, params_model: type[BaseModel] | None = None) -> None:
         """Register `handler` for method `name`, replacing any earlier one."""
         if not inspect.iscoroutinefunction(handler) and not inspect.iscoroutinefunction(
-            getattr(handler, "__call__", None)
+            getattr(handler, "__call__", None)  # noqa: B004 - an object whose __call__ is async
         ):
             raise TypeError(f"handler for {name!r} must be an async function")
         self._methods[name] = _Method(handler, params_model)

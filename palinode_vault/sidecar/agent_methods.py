@@ -21,8 +21,8 @@ BUSY = -32014
 
 
 def register_agent(dispatcher: Dispatcher, sidecar: Any) -> None:
-    from palinode_vault.mcp.ops import AgentError, SaveRequest, SessionEndRequest, client_source
     from palinode_vault.mcp import ops
+    from palinode_vault.mcp.ops import AgentError, SaveRequest, SessionEndRequest, client_source
     from palinode_vault.memory.planned import MemoGenerator, StalePlan
     from palinode_vault.sidecar.memory_methods import planned_pass
 

@@ -19,8 +19,9 @@ import heapq
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from palinode_vault.core import frontmatter as fm
 from palinode_vault.core.entities import canonical_ref, expected_id, ref_of_path
@@ -456,7 +457,7 @@ class Sidecar:
         """Count a write (automatic, by the plugin, or by a method) for `status`."""
         if paths:
             self.writes += len(paths)
-            self.last_write = {"time": dt.datetime.now(dt.timezone.utc).isoformat(), "paths": list(paths), "run": run}
+            self.last_write = {"time": dt.datetime.now(dt.UTC).isoformat(), "paths": list(paths), "run": run}
 
     def _write(self, planned: list[PlannedEdit], run: Run) -> list[str]:
         written_before, conflicts_before = len(run.written), len(run.conflicts)
@@ -545,7 +546,7 @@ class Sidecar:
                     continue  # something came in while the cache was written
             try:
                 await asyncio.wait_for(self._wake.wait(), timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     FIX_CHUNK = 200  # files per lock hold: a first start on a big vault must not stall the socket
@@ -567,7 +568,7 @@ class Sidecar:
                 # Taken off `due`, so say so in `status` while a large batch is planned and written.
                 was_busy, self.busy = self.busy, self.busy or "fix"
                 try:
-                    planned = await asyncio.to_thread(lambda: [p for p in map(self._plan_one, chunk) if p])
+                    planned = await asyncio.to_thread(lambda batch=chunk: [p for p in map(self._plan_one, batch) if p])
                     direct = [p for p in planned if p.edit.path not in self.editor.open]
                     via_plugin += [p for p in planned if p.edit.path in self.editor.open]
                     written = await asyncio.to_thread(self._write, direct, run) if direct else []

@@ -19,8 +19,9 @@ import itertools
 import logging
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +64,7 @@ class Job:
 class JobContext:
     """What a job's work gets: progress reports and the cancel check (safe from any thread)."""
 
-    def __init__(self, job: Job, jobs: "Jobs"):
+    def __init__(self, job: Job, jobs: Jobs):
         self.job = job
         self._jobs = jobs
         self._last = 0.0

@@ -14,7 +14,8 @@ import concurrent.futures
 import datetime as dt
 import logging
 import threading
-from typing import Any, Callable, Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 

@@ -195,7 +195,8 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) ->
             found = await sidecar.run(name_candidates, sidecar.vault.state, params.target)
             return {"target": params.target, "candidates": [{"path": c.path, "score": c.score, "why": c.why} for c in found]}
         # names blended with meaning (palinode_vault.index): the link text read in its sentence
-        from palinode_vault.index import repair_candidates as blended, text_reader
+        from palinode_vault.index import repair_candidates as blended
+        from palinode_vault.index import text_reader
 
         found, why_names = await sidecar.run(lambda: blended(worker.reader, sidecar.vault.state, params.target,
                                                              path=rel, read=text_reader(sidecar.vault)))

@@ -12,9 +12,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from palinode_vault.core.fix import plan_fix  # noqa: E402
 from palinode_vault.core.lint import analysis_for  # noqa: E402
 from palinode_vault.core.markers import FOOTER_START, LEGACY_FOOTER_MARKER  # noqa: E402
-from palinode_vault.core.fix import plan_fix  # noqa: E402
 from palinode_vault.core.note import parse_note  # noqa: E402
 from palinode_vault.core.resolve import Resolver  # noqa: E402
 from palinode_vault.core.text import apply_spans, normalise, sha256_text  # noqa: E402

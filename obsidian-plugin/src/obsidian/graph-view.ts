@@ -1,22 +1,14 @@
 /** The graph view: the active note's typed neighbourhood (depth 1 or 2), coloured by category. */
-import { ItemView, WorkspaceLeaf } from "obsidian";
 import { describeError } from "../actions";
 import { clear, el } from "../dom/element";
 import { renderGraph } from "../dom/graph";
 import { renderSideViewMessage } from "../dom/side-view";
 import { layoutNeighbourhood } from "../graph-layout";
-import type { PalinodeContext } from "./context";
+import { NoteFollowingView } from "./note-view";
 
 export const GRAPH_VIEW = "palinode-graph";
 
-export class PalinodeGraphView extends ItemView {
-  private path: string | null = null;
-  private seq = 0;
-  private offs: (() => void)[] = [];
-
-  constructor(leaf: WorkspaceLeaf, private readonly ctx: PalinodeContext) {
-    super(leaf);
-  }
+export class PalinodeGraphView extends NoteFollowingView {
   getViewType(): string {
     return GRAPH_VIEW;
   }
@@ -26,40 +18,20 @@ export class PalinodeGraphView extends ItemView {
   getIcon(): string {
     return "git-fork";
   }
-  async onOpen(): Promise<void> {
-    this.offs.push(
-      this.ctx.client.onState((state) => (state === "connected" ? void this.refresh() : this.showConnection())),
-      this.ctx.session.onPathsChanged(() => void this.refresh()),
-    );
-    this.path = this.ctx.activePath();
-    await this.refresh();
+  protected shows(): boolean {
+    return true; // any write may add or remove an edge near the note
   }
-  async onClose(): Promise<void> {
-    for (const off of this.offs) off();
-    this.offs = [];
-  }
-  setPath(path: string | null): void {
-    if (path === this.path) return;
-    this.path = path;
-    void this.refresh();
-  }
-  private showConnection(): void {
-    renderSideViewMessage(this.contentEl, this.ctx.client.statusMessage);
-  }
-  async refresh(): Promise<void> {
-    const seq = ++this.seq;
-    if (this.ctx.client.state !== "connected") return this.showConnection();
-    const path = this.path;
+  protected async draw(path: string | null, current: () => boolean): Promise<void> {
     if (!path) return renderSideViewMessage(this.contentEl, "Open a note to see its neighbourhood.");
     const depth = this.ctx.settings.graphDepth;
     let hood;
     try {
       hood = await this.ctx.rpc("graph.neighbourhood", { path, depth });
     } catch (err) {
-      if (seq === this.seq) renderSideViewMessage(this.contentEl, describeError(err, "graph"));
+      if (current()) renderSideViewMessage(this.contentEl, describeError(err, "graph"));
       return;
     }
-    if (seq !== this.seq) return;
+    if (!current()) return;
     const root = this.contentEl;
     clear(root);
     const bar = el(root, "div", { cls: "palinode-graph-bar" });

@@ -1,20 +1,12 @@
 /** The side view "Palinode": findings, backlinks by kind, related notes, duplicates, entities, inbox. */
-import { ItemView, WorkspaceLeaf } from "obsidian";
 import { approveInboxNote, fixNote, isInboxNote, rejectInboxNote, repairLink } from "../actions";
 import { renderInbox, renderSideView, renderSideViewMessage, type InboxHandlers } from "../dom/side-view";
 import { inboxListing, loadInbox, loadSideView, sideViewModel } from "../side-view-model";
-import type { PalinodeContext } from "./context";
+import { NoteFollowingView } from "./note-view";
 
 export const PALINODE_VIEW = "palinode-view";
 
-export class PalinodeView extends ItemView {
-  private path: string | null = null;
-  private seq = 0;
-  private offs: (() => void)[] = [];
-
-  constructor(leaf: WorkspaceLeaf, private readonly ctx: PalinodeContext) {
-    super(leaf);
-  }
+export class PalinodeView extends NoteFollowingView {
   getViewType(): string {
     return PALINODE_VIEW;
   }
@@ -24,30 +16,9 @@ export class PalinodeView extends ItemView {
   getIcon(): string {
     return "brain-circuit";
   }
-  async onOpen(): Promise<void> {
-    this.offs.push(
-      this.ctx.client.onState((state) => state === "connected" ? void this.refresh() : this.showConnection()),
-      // Refresh on the sidecar's pushes only (after a save or a write), never per keystroke: when
-      // this note changed, or a note came into or left inbox/ (extract, approve, reject, undo).
-      this.ctx.session.onPathsChanged((paths) => {
-        if ((this.path && paths.includes(this.path)) || paths.some(isInboxNote)) void this.refresh();
-      }),
-    );
-    this.path = this.ctx.activePath();
-    await this.refresh();
-  }
-  async onClose(): Promise<void> {
-    for (const off of this.offs) off();
-    this.offs = [];
-  }
-  /** Follows the active note. */
-  setPath(path: string | null): void {
-    if (path === this.path) return;
-    this.path = path;
-    void this.refresh();
-  }
-  private showConnection(): void {
-    renderSideViewMessage(this.contentEl, this.ctx.client.statusMessage);
+  /** This note changed, or a note came into or left inbox/ (extract, approve, reject, undo). */
+  protected shows(paths: string[]): boolean {
+    return (this.path !== null && paths.includes(this.path)) || paths.some(isInboxNote);
   }
   /** The inbox section's handlers: review through the same actions as the commands, then refresh. */
   private inboxHandlers(): InboxHandlers {
@@ -63,19 +34,16 @@ export class PalinodeView extends ItemView {
       },
     };
   }
-  async refresh(): Promise<void> {
-    const seq = ++this.seq;
-    if (this.ctx.client.state !== "connected") return this.showConnection();
-    const path = this.path;
+  protected async draw(path: string | null, current: () => boolean): Promise<void> {
     if (!path) {
       // No note open: the inbox is the vault's, so it is still shown under the message.
       const inbox = inboxListing(await loadInbox(this.ctx.rpc));
-      if (seq !== this.seq) return;
+      if (!current()) return;
       renderSideViewMessage(this.contentEl, "Open a note to see what Palinode knows about it.");
       return renderInbox(this.contentEl, inbox, this.inboxHandlers());
     }
     const data = await loadSideView(this.ctx.rpc, path);
-    if (seq !== this.seq) return; // a newer refresh is under way
+    if (!current()) return; // a newer refresh is under way
     renderSideView(this.contentEl, sideViewModel(data), {
       ...this.inboxHandlers(),
       openLink: (l) => this.ctx.openLink(l, path),
