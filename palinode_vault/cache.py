@@ -28,12 +28,11 @@ import msgpack
 from palinode_vault.core import frontmatter as fm
 from palinode_vault.core.findings import Finding
 from palinode_vault.core.note import Footer, Link, Note
-from palinode_vault.pathsafe import UnsafePrivatePath, open_private, private_dir
+from palinode_vault.pathsafe import open_private, private_database
 
 # Bump when Note's shape or the parser's output changes, so old rows are ignored.
 PARSER_VERSION = 10
 TAG_BYTES = 16
-_SIDE_FILES = ("cache.db", "cache.db-wal", "cache.db-shm", "cache.db-journal")
 
 # MessagePack extension codes for the YAML values JSON-like data lacks.
 _EXT_DATE, _EXT_DATETIME, _EXT_SET, _EXT_TUPLE, _EXT_BIGINT = 1, 2, 3, 4, 5
@@ -213,13 +212,8 @@ class ParseCache:
         self.rows: dict[str, tuple[int, int, str, bytes]] = {}
         self.dropped = 0  # rows refused while loading (crafted, foreign or corrupt)
         try:
-            folder = private_dir(root)
-            for name in _SIDE_FILES:
-                # SQLite follows symlinks: refuse a planted one rather than write through it.
-                if os.path.islink(folder / name):
-                    raise UnsafePrivatePath(f"{folder / name} is a symlink")
-            target = folder / "cache.db"
-            os.close(open_private(target, os.O_RDWR | os.O_CREAT))  # created 0600, a regular file
+            # SQLite follows symlinks: a planted one is refused rather than written through
+            target = private_database(root, "cache.db")
             self.db = sqlite3.connect(target, timeout=5)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")

@@ -116,14 +116,10 @@ def odd_entities(note: Note) -> str | None:
     """Why `entities:` is left alone: a value that is not a ref or a list of refs (`{a: 1}`,
     `[1, null, true]`) was written by a person for a reason we cannot see; it is reported, and
     the note is not rewritten (None when the value is a plain ref list)."""
-    value = (note.frontmatter or {}).get("entities")
-    if value is None or isinstance(value, str):
-        return None
-    if isinstance(value, list) and all(isinstance(item, str) for item in value):
-        return None
-    shown = repr(value)
-    shown = shown if len(shown) <= 60 else shown[:59] + "…"
-    return f"entities: holds {shown}, not a list of refs like [person/ana]; fix it by hand first (line {note.key_line('entities')})"
+    from palinode_vault.core.entities import odd_entities_value
+
+    why = odd_entities_value(note.frontmatter)
+    return None if why is None else f"{why.replace('left as written (fix it by hand)', 'fix it by hand first')} (line {note.key_line('entities')})"
 
 
 def plan_edits(vault: Vault, paths: Iterable[str] | None = None, result: FixResult | None = None,

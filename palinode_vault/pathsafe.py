@@ -172,6 +172,21 @@ def open_private(path: Path, flags: int, mode: int = 0o600) -> int:
     return fd
 
 
+def private_database(root: Path, name: str) -> Path:
+    """`VAULT/.palinode/{name}`, checked for SQLite to open: SQLite follows symlinks, so the file
+    and its side files (`-wal`, `-shm`, `-journal`) must not be symlinks, and the file is created
+    0600 as a regular file before SQLite sees it. Raises `UnsafePrivatePath` naming the file."""
+    folder = private_dir(root)
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        side = folder / f"{name}{suffix}"
+        if os.path.islink(side):
+            raise UnsafePrivatePath(f"{side} is a symlink; palinode-vault does not follow it "
+                                    "(delete it; it is rebuilt from the notes)")
+    target = folder / name
+    os.close(open_private(target, os.O_RDWR | os.O_CREAT))
+    return target
+
+
 def read_private(path: Path, limit: int | None = None) -> bytes:
     """The bytes of a regular file in `.palinode/`, read without following a symlink."""
     fd = open_private(path, os.O_RDONLY)

@@ -229,6 +229,23 @@ class Vault:
         self._unsaved: dict[str, tuple[Note, int, int]] = {}
         self._forgotten: set[str] = set()
         self.excluded = load_exclusions(self.root).excludes  # re-read at every walk
+        self.detached = False  # a snapshot: parses are not stored in the cache
+
+    def snapshot(self) -> Vault:
+        """A detached copy for a pass that plans with no lock held (docs/PROTOCOL.md, "Jobs"):
+        its own state, stats and settings; it reads the same files and never writes the parse
+        cache. Take it where the live vault is not changing (under the owner's lock)."""
+        other = Vault.__new__(Vault)
+        other.__dict__.update(self.__dict__)
+        other.settings = self.settings.model_copy()
+        with gc_paused():  # many small sets and dicts: a full GC pass over the heap cost a second
+            other.state = self.state.copy()
+        other.stats = dict(self.stats)
+        other._walked = None
+        other._unsaved = {}
+        other._forgotten = set()
+        other.detached = True
+        return other
 
     def walk(self) -> list[FileStat]:
         """The vault's files (walked once per load)."""
@@ -394,7 +411,7 @@ class Vault:
 
     def flush_cache(self) -> None:
         """Write parses made since the last flush to the parse cache."""
-        if not self._unsaved and not self._forgotten:
+        if self.detached or not self._unsaved and not self._forgotten:
             return
         cache = ParseCache(self.root)
         cache.store(list(self._unsaved.values()))

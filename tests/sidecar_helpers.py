@@ -206,7 +206,7 @@ class Running:
 
 @contextlib.asynccontextmanager
 async def running_sidecar(root: Path, *, quiet: float = 0.3, auto_fix: bool = True, debounce_ms: int = 50,
-                          step_ms: int = 20, **settings: Any) -> AsyncIterator[Running]:
+                          step_ms: int = 20, ready_timeout: float = 20.0, **settings: Any) -> AsyncIterator[Running]:
     """The real sidecar in this event loop (real watcher, real server), stopped on exit."""
     from palinode_vault.settings import Settings
     from palinode_vault.sidecar.serve import run_sidecar
@@ -219,12 +219,12 @@ async def running_sidecar(root: Path, *, quiet: float = 0.3, auto_fix: bool = Tr
         ready.set_result((server, sidecar))
 
     task = asyncio.create_task(run_sidecar(config, stop_event=stop, on_ready=on_ready, debounce_ms=debounce_ms, step_ms=step_ms))
-    done, _ = await asyncio.wait({task, ready}, timeout=20, return_when=asyncio.FIRST_COMPLETED)
+    done, _ = await asyncio.wait({task, ready}, timeout=ready_timeout, return_when=asyncio.FIRST_COMPLETED)
     if ready not in done:
         if task in done:
             task.result()  # raises what went wrong
         task.cancel()
-        raise AssertionError("the sidecar did not become ready within 20 s")
+        raise AssertionError(f"the sidecar did not become ready within {ready_timeout:.0f} s")
     server, sidecar = ready.result()
     running = Running(Path(root), server, sidecar, stop, task)
     try:

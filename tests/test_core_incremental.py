@@ -138,3 +138,18 @@ def test_a_note_becomes_unreadable_and_recovers(make_vault, load_vault):
     (root / "people/bob.md").write_text(FILES["people/bob.md"])
     _refresh(vault, "people/bob.md")
     _assert_same(vault, root, load_vault)
+
+
+def test_a_snapshot_changes_apart_from_the_vault(make_vault, load_vault):
+    """`Vault.snapshot` (memory passes plan on it with no lock held): changes to the snapshot's
+    state never reach the live state, and a changed snapshot is a correct state of its own."""
+    root = make_vault(FILES)
+    live = load_vault(root)
+    before = (_graph(live.state), sorted(live.state.files()), _findings(live))
+    snap = live.snapshot()
+    (root / "people/carol.md").write_text(P("carol", "Knows [[alice]].\n"))
+    (root / "people/bob.md").unlink()
+    snap.refresh({"people/carol.md", "people/bob.md"})
+    assert (_graph(live.state), sorted(live.state.files()), _findings(live)) == before
+    assert _graph(snap.state) == _graph(load_vault(root).state)
+    assert snap.settings is not live.settings

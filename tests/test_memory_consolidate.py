@@ -120,3 +120,26 @@ def test_self_review_proposes_without_editing_program(root):
     proposal = (root / "inbox/program-change-2026-12-01.md").read_text()
     assert "status: review" in proposal and "```diff" in proposal and "MeetingNote" in proposal
     assert program.read_bytes() == before
+
+
+def test_hostile_entities_values_are_skipped_not_fatal(root):
+    """Issue 17: consolidation's steps read `entities:` (supersession, entity maintenance,
+    pruning, patterns); a mapping, a number, nulls or mixed items must not crash the pass, are
+    never rewritten, and the notes that could not be linked are reported."""
+    odd = {"decisions/postgres-over-firebase.md": "7",
+           "decisions/managed-postgres-hosting.md": "[1, null, true, {x: 2}, project/harbor-app]",
+           "people/mira-okonkwo.md": "{a: 1}",
+           "projects/offline-mode.md": "[null, person/mira-okonkwo, 3]",
+           "insights/estimate-in-ranges.md": "[{nested: [1, 2]}]"}
+    for rel, value in odd.items():
+        path = root / rel
+        text = path.read_text()
+        line = next((x for x in text.splitlines() if x.startswith("entities:")), None)
+        text = text.replace(line, f"entities: {value}") if line else text.replace("\n---\n", f"\nentities: {value}\n---\n", 1)
+        path.write_text(text)
+    r = consolidate(vault(root), generator=False, embedder=False)
+    assert r.written  # the rest of the pass went on
+    for rel, value in odd.items():
+        assert f"\nentities: {value}\n" in (root / rel).read_text(), rel  # left as written
+    done = CliRunner().invoke(main, ["lint", "--vault", str(root)])
+    assert "Traceback" not in (done.output or "") and done.exception is None or isinstance(done.exception, SystemExit)

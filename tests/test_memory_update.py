@@ -600,3 +600,25 @@ def test_what_rests_on_a_sentence_about_credentials_is_never_filed_unreviewed(va
     r = run(vault, offered, text=talk)
     assert [(o.op, o.confidence) for o in r.outcomes] == [("INBOX", 0.5)]
     assert "by its wording" not in r.outcomes[0].reason
+
+
+HOSTILE_ENTITIES = ["{a: 1}", "7", "[1, null, true, {x: 2}]", "[person/noor-haddad, 3, null]"]
+
+
+@pytest.mark.parametrize("value", HOSTILE_ENTITIES)
+def test_an_update_leaves_hostile_entities_as_written_and_says_so(vault, value):
+    """Issue 17: `entities:` a person wrote oddly (a mapping, a number, nulls, mixed items) is left
+    byte for byte by the memory passes; the new fact is still filed and the skip is logged."""
+    path = vault.root / "people/tariq-benali.md"
+    text = path.read_text()
+    line = next(x for x in text.splitlines() if x.startswith("entities:"))
+    path.write_text(text.replace(line, f"entities: {value}"))
+    vault.load()
+    r = run(vault, {"items": [item(type="PersonMemory", title="Tariq Benali", text="Tariq prefers written specs over calls.",
+                                   entities=[{"kind": "person", "name": "Tariq"}, {"kind": "person", "name": "Mira"}])]},
+            text="User: Tariq prefers written specs over calls, and Mira does too.")
+    assert [o.op for o in r.outcomes] == ["UPDATE"]
+    after = path.read_text()
+    assert "Tariq prefers written specs over calls." in after
+    assert f"\nentities: {value}\n" in after  # as written
+    assert any(e["op"] == "SKIP" and "entities" in e["reason"] and "left as written" in e["reason"] for e in read_log(vault.root))

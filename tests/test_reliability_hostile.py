@@ -412,3 +412,36 @@ def test_journaled_delete_refuses_a_path_that_escapes(tmp_path):
     root = _vault(tmp_path)
     with pytest.raises(NotWritable):
         Run(root, "x")._append({"path": "../outside.md", "before": None, "before_hash": None, "after_hash": None})
+
+
+@posix_only
+@pytest.mark.parametrize("name", ["index.db", "index.db-wal"])
+def test_symlinked_index_db_is_refused_and_nothing_outside_is_touched(tmp_path, name):
+    """The search index is SQLite too, which follows a symlink: a planted `index.db` (or its
+    write-ahead log) pointing at a database outside the vault is refused with a clear message."""
+    root = _vault(tmp_path)
+    victim = tmp_path / "victim.db"
+    db = sqlite3.connect(victim)
+    db.execute("create table precious (x)")
+    db.execute("insert into precious values ('keep me')")
+    db.commit()
+    db.close()
+    before = victim.read_bytes()
+    (root / ".palinode").mkdir()
+    (root / ".palinode" / name).symlink_to(victim)
+    done = cli("search", "ana", "--mode", "keyword", "--vault", root)
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "symlink" in done.stderr and name in done.stderr, done.stderr
+    code = textwrap.dedent(f"""
+        from palinode_vault.index import open_index
+        from palinode_vault.pathsafe import UnsafePrivatePath
+        try:
+            open_index({str(root)!r})
+        except UnsafePrivatePath as exc:
+            print("refused:", exc)
+    """)
+    lib = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=cli_env(), timeout=60)
+    assert lib.stdout.startswith("refused:") and "does not follow it" in lib.stdout, lib.stdout + lib.stderr
+    assert victim.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["vault", "victim.db"]  # no -wal/-shm beside it

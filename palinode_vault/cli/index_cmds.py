@@ -73,8 +73,8 @@ def open_vault_index(vault: Path, embedding_model: str | None, *, update: bool =
     bar = ProgressBar(not quiet and sys.stderr.isatty())
     try:
         index = open_index(root, model_path=embedding_model)
-    except StoreError as exc:
-        raise click.ClickException(str(exc)) from exc
+    except (StoreError, OSError) as exc:  # OSError: a symlinked index.db, refused (pathsafe)
+        raise click.ClickException(f"the search index cannot be opened: {exc}") from exc
     try:
         if update:
             refresh(index, v, bar, embed_seconds=embed_seconds)
@@ -287,7 +287,10 @@ def reindex_command(vault: Path, keep: bool, as_json: bool, embedding_model: str
 
     root = resolve_vault(vault)
     v = Vault(Settings(vault=root, embedding_model=embedding_model))
-    index = open_index(root, model_path=embedding_model)
+    try:
+        index = open_index(root, model_path=embedding_model)
+    except OSError as exc:  # a symlinked index.db, refused (pathsafe)
+        raise click.ClickException(f"the search index cannot be opened: {exc}") from exc
     # the person asked for this and waits for it: every core, unless other programs need one
     index.threads_now = Pace()
     bar = ProgressBar(sys.stderr.isatty())

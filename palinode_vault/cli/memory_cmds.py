@@ -39,7 +39,8 @@ def extract(vault: Path, transcript: str, dry_run: bool, as_json: bool, model: s
             model_server: str | None) -> None:
     """Turn a conversation into memories (markdown speaker turns, JSONL of {role, content}, Claude
     Code's transcript JSONL, or text)."""
-    from palinode_vault.memory.extract import extract_text, server_settings
+    from palinode_vault.memory.extract import extract_text, load_generator, server_settings
+    from palinode_vault.memory.planned import MemoGenerator, StalePlan, plan_then_write
     from palinode_vault.models import ModelUnavailable
 
     v = open_vault(vault, quiet=as_json)
@@ -65,9 +66,12 @@ def extract(vault: Path, transcript: str, dry_run: bool, as_json: bool, model: s
         except UnicodeDecodeError as exc:
             raise click.ClickException(f"{transcript}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
         source = path.name
+    # planned on a snapshot, written only if no note it read changed while the model ran
+    memo = MemoGenerator(lambda: load_generator(generator, program))
     try:
-        result = extract_text(v, text, generator=generator, source=source, dry_run=dry_run)
-    except ModelUnavailable as exc:
+        result = plan_then_write(v, lambda snap, write: extract_text(
+            snap, text, generator=memo, source=source, dry_run=dry_run, write=write))
+    except (ModelUnavailable, StalePlan) as exc:
         raise click.ClickException(str(exc)) from exc
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
@@ -102,13 +106,17 @@ def extract(vault: Path, transcript: str, dry_run: bool, as_json: bool, model: s
 def consolidate(vault: Path, dry_run: bool, now, as_json: bool, model: str | None, no_model: bool) -> None:
     """The weekly consolidation pass of PROGRAM.md (one journaled run: palinode-vault undo reverts it)."""
     from palinode_vault.memory.consolidate import consolidate as run_consolidation
+    from palinode_vault.memory.extract import load_generator
+    from palinode_vault.memory.planned import MemoGenerator, StalePlan, plan_then_write
     from palinode_vault.models import ModelUnavailable
 
     v = open_vault(vault, now, quiet=as_json)
     _program_or_fail(v.root)
+    generator = False if no_model else MemoGenerator(lambda: load_generator(model))
     try:
-        result = run_consolidation(v, dry_run=dry_run, generator=False if no_model else model)
-    except ModelUnavailable as exc:
+        result = plan_then_write(v, lambda snap, write: run_consolidation(
+            snap, dry_run=dry_run, generator=generator, write=write))
+    except (ModelUnavailable, StalePlan) as exc:
         raise click.ClickException(str(exc)) from exc
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))

@@ -84,3 +84,28 @@ def is_linkable_kind(ref: str) -> bool:
     """Kinds whose body links must agree with `entities:` (daily notes are evidence, not entities)."""
     kind, _ = split_ref(ref)
     return kind in BY_NAME and kind != "daily"
+
+
+def entity_refs(frontmatter: dict | None) -> list[str]:
+    """The refs `entities:` lists, as written: a lone string is one ref; items that are not
+    strings (numbers, nulls, mappings) and a value that is no list are skipped, never turned into
+    text (`str(None)` would read as a ref to "None"). `odd_entities_value` says why."""
+    value = (frontmatter or {}).get("entities")
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list):
+        return []
+    return [item for item in value if isinstance(item, str)]
+
+
+def odd_entities_value(frontmatter: dict | None) -> str | None:
+    """Why `entities:` must be left as written (a value that is not a ref or a list of refs,
+    e.g. `{a: 1}`, `7`, `[1, null, true]`), or None when it is a plain ref list (or absent)."""
+    value = (frontmatter or {}).get("entities")
+    if value is None or isinstance(value, str):
+        return None
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return None
+    shown = repr(value)
+    shown = shown if len(shown) <= 60 else shown[:59] + "…"
+    return f"entities: holds {shown}, not a list of refs like [person/ana]; left as written (fix it by hand)"

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from palinode_vault.core import footer as footer_mod
 from palinode_vault.core import frontmatter as fm
 from palinode_vault.core.crossrefs import compute as compute_cross_refs
+from palinode_vault.core.entities import odd_entities_value
 from palinode_vault.core.lint import Analysis, wiki_plan
 from palinode_vault.core.note import Link, Note, parse_note
 from palinode_vault.core.text import Span
@@ -71,7 +72,8 @@ def plan_fix(state: VaultState, note: Note, text: str, analysis: Analysis) -> Fi
     data = note.frontmatter or {}
 
     wiki = wiki_plan(state, note.path)
-    if wiki.entities_fixed != wiki.entities_now:
+    # an `entities:` value a person wrote that is no ref list is left as written (lint reports it)
+    if wiki.entities_fixed != wiki.entities_now and odd_entities_value(data) is None:
         added = [r for r in wiki.entities_fixed if r not in wiki.entities_now]
         plan.add(fm.set_key(text, block, "entities", wiki.entities_fixed), ENTITIES,
                  "entities: " + (f"added {', '.join(added)}" if added else "canonical form"))

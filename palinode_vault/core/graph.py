@@ -7,6 +7,7 @@ links of one kind between two nodes are one edge with a `count`.
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections import Counter
 from typing import Any
@@ -98,12 +99,15 @@ def backlinks(graph: nx.MultiDiGraph, path: str) -> list[dict[str, Any]]:
     ]
 
 
-def neighbourhood(graph: nx.MultiDiGraph, path: str, depth: int = 1) -> dict[str, Any]:
-    """The typed neighbourhood of a note to `depth` hops, in and out, for browsing."""
+def neighbourhood(graph: nx.MultiDiGraph, path: str, depth: int = 1, max_nodes: int | None = None) -> dict[str, Any]:
+    """The typed neighbourhood of a note to `depth` hops, in and out, for browsing. With
+    `max_nodes`, the nearest nodes (by hop, then name) up to that many, and `truncated` counts
+    the rest (a note of half a million links has that many neighbours)."""
     if path not in graph:
         return {"center": path, "nodes": [], "edges": []}
     undirected = graph.to_undirected(as_view=True)
     seen = {path}
+    order = [path]  # nearest first
     frontier = {path}
     for _ in range(max(1, min(depth, 3))):
         nxt = set()
@@ -111,6 +115,14 @@ def neighbourhood(graph: nx.MultiDiGraph, path: str, depth: int = 1) -> dict[str
             nxt |= set(undirected.neighbors(node))
         frontier = nxt - seen
         seen |= nxt
+        room = None if max_nodes is None else max(0, max_nodes - len(order))
+        # with a bound, only the first names are sorted (half a million in one sort holds the GIL)
+        order += sorted(frontier) if room is None or room >= len(frontier) else heapq.nsmallest(room, frontier)
+    left_out = len(seen) - len(order)
+    if max_nodes is not None and len(order) > max_nodes:
+        left_out += len(order) - max_nodes
+        order = order[:max_nodes]
+    seen = set(order)
     nodes = [
         {
             "id": n,
@@ -125,7 +137,10 @@ def neighbourhood(graph: nx.MultiDiGraph, path: str, depth: int = 1) -> dict[str
         {"source": u, "target": v, "kind": d["kind"], "count": d["count"]}
         for u, v, d in graph.subgraph(seen).edges(data=True)
     ]
-    return {"center": path, "nodes": nodes, "edges": edges}
+    out = {"center": path, "nodes": nodes, "edges": edges}
+    if left_out:
+        out["truncated"] = left_out
+    return out
 
 
 def to_json(graph: nx.MultiDiGraph) -> dict[str, Any]:

@@ -89,6 +89,12 @@ class Resolver:
         if not self._by_name[name]:
             del self._by_name[name]
 
+    def copy(self) -> Resolver:
+        other = Resolver()
+        other._by_lower = dict(self._by_lower)
+        other._by_name = defaultdict(list, {k: list(v) for k, v in self._by_name.items()})
+        return other
+
     def __contains__(self, path: str) -> bool:
         return path_key(path) in self._by_lower
 

@@ -132,6 +132,24 @@ class VaultState:
             if target is not None:
                 self.incoming[target][path] += 1
 
+    def copy(self) -> VaultState:
+        """An independent copy, cheap enough to take under a lock (dicts and sets are copied;
+        notes, links and resolved lists are shared: they are replaced, never changed in place)."""
+        other = VaultState.__new__(VaultState)
+        other.resolver = self.resolver.copy()
+        other.notes = dict(self.notes)
+        other.unreadable = dict(self.unreadable)
+        other.resolved = dict(self.resolved)
+        other.incoming = defaultdict(Counter, {k: Counter(v) for k, v in self.incoming.items()})
+        other._by_link_key = defaultdict(set, {k: set(v) for k, v in self._by_link_key.items()})
+        other._refs = dict(self._refs)
+        other._stem_index = defaultdict(set, {k: set(v) for k, v in self._stem_index.items()})
+        other._alias_index = defaultdict(set, {k: set(v) for k, v in self._alias_index.items()})
+        other.entity_resolved = dict(self.entity_resolved)
+        other.generation = self.generation
+        other.names_generation = self.names_generation
+        return other
+
     # --- queries ------------------------------------------------------------------------
 
     def resolve_link(self, link: Link, source: str) -> str | None:

@@ -34,6 +34,7 @@ from palinode_vault.index.chunks import CHUNKER_VERSION, chunk_note
 from palinode_vault.index.model import ModelSlot, TextEmbedder
 from palinode_vault.kinds import kind_of_path, top_folder
 from palinode_vault.models.errors import ModelUnavailable
+from palinode_vault.pathsafe import private_database
 from palinode_vault.store import Connection, connect, serialize_vector
 
 SCHEMA_VERSION = 2
@@ -182,7 +183,8 @@ class Index:
                  model_path: str | Path | None = None, embedder: TextEmbedder | None = None,
                  db_path: str | Path | None = None) -> None:
         self.root = Path(root).resolve()
-        self.path = Path(db_path) if db_path else index_path(self.root)
+        # the vault's own index.db: SQLite would follow a planted symlink out of the vault
+        self.path = Path(db_path) if db_path else private_database(self.root, INDEX_NAME)
         self.model = model or ModelSlot(model_path, embedder)
         self.lock = threading.RLock()
         self.conn: Connection = connect(self.path, driver=_driver())

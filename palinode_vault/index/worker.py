@@ -125,6 +125,20 @@ class IndexWorker:
             except Exception:  # noqa: BLE001 - closing twice or from another thread
                 pass
 
+    def interrupt(self, timeout: float = 30.0) -> bool:
+        """Stop the work under way after its current batch (what is committed stays), then go on
+        as before (a cancelled reindex job). Notes it had not reached are indexed again at their
+        next change or reindex. False when the work did not stop within `timeout`."""
+        self.writer.stop.set()
+        try:
+            deadline = time.monotonic() + timeout
+            while self.busy is not None and time.monotonic() < deadline:
+                time.sleep(0.02)
+            return self.busy is None
+        finally:
+            if not self._closing:
+                self.writer.stop.clear()
+
     def wait_idle(self, timeout: float = 60.0) -> bool:
         """Block until no work is queued or running (tests, benchmarks)."""
         deadline = time.monotonic() + timeout

@@ -190,8 +190,9 @@ def _summary(outcome: Outcome) -> str:
 
 
 def save(vault: Vault, req: SaveRequest, source: str, *, index: Any = None, now: dt.datetime | None = None,
-         dry_run: bool = False) -> dict[str, Any]:
-    """File one typed memory as PROGRAM.md's update logic decides; one journaled run."""
+         dry_run: bool = False, write: Any = None) -> dict[str, Any]:
+    """File one typed memory as PROGRAM.md's update logic decides; one journaled run
+    (`write(ws, label)` as in `extract_turns`)."""
     if not vault.loaded:
         vault.load()
     now = now or dt.datetime.now(dt.UTC)
@@ -216,7 +217,7 @@ def save(vault: Vault, req: SaveRequest, source: str, *, index: Any = None, now:
         ws.restore()
         out.update(written=[], run=None, diff="".join(diffs[p] for p in sorted(diffs)))
         return out
-    written, conflicts, run = ws.commit(pass_label("extract", source))
+    written, conflicts, run = (write or Workspace.commit)(ws, pass_label("extract", source))
     out.update(written=written, conflicts=conflicts, run=run)
     if conflicts:
         out["summary"] += f" (not written, changed on disk meanwhile: {', '.join(conflicts)}; call again)"
@@ -264,7 +265,7 @@ def read_transcript(vault: Vault, path: str) -> str:
 
 
 def session_end(vault: Vault, req: SessionEndRequest, source: str, *, generator: Any = None, index: Any = None,
-                now: dt.datetime | None = None, dry_run: bool = False) -> dict[str, Any]:
+                now: dt.datetime | None = None, dry_run: bool = False, write: Any = None) -> dict[str, Any]:
     """`generator`: the extraction model, or a function that loads it (called only for a transcript).
 
     The extraction pass over the transcript (what the agent did not save itself), the agent's
@@ -338,6 +339,6 @@ def session_end(vault: Vault, req: SessionEndRequest, source: str, *, generator:
         ws.restore()
         out.update(written=[], run=None, diff="".join(diffs[p] for p in sorted(diffs)))
         return out
-    written, conflicts, run = ws.commit(pass_label("session.end", session.id))
+    written, conflicts, run = (write or Workspace.commit)(ws, pass_label("session.end", session.id))
     out.update(written=written, conflicts=conflicts, run=run)
     return out

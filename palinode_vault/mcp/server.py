@@ -27,6 +27,7 @@ import asyncio
 import concurrent.futures
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -63,6 +64,7 @@ class VaultService:
         self.root = Path(root).resolve()
         self.embedding_model = embedding_model
         self._worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="palinode-mcp")
+        self._pass_lock = threading.Lock()  # one write pass at a time (one model in memory)
         self._index: Any = None
         self._index_error: str | None = None
         self._index_stale = True  # the vault changed since the index was last synced with it
@@ -177,8 +179,9 @@ class VaultService:
 
         return await self._on_worker(job, writes=False)
 
-    async def write(self, method: str, params: dict[str, Any], local: Callable[[Any, Any], Any]) -> Any:
-        """A write: through the sidecar when it runs, else here (index kept up to date first)."""
+    async def write(self, method: str, params: dict[str, Any], local: Callable[[Any, Any, Any], Any]) -> Any:
+        """A write: through the sidecar when it runs, else here (index kept up to date first):
+        `local(vault, index, write)`, a pass that writes with `write(ws, label)`."""
         info = self.sidecar()
         if info is not None:
             result = await self.call_sidecar(info, method, params)
@@ -186,22 +189,40 @@ class VaultService:
                 result["via"] = "sidecar"
             return result
 
-        def job():
+        # The worker thread is this server's vault lock: it refreshes and snapshots the vault and
+        # writes; the pass itself (the model, embeddings) runs beside it, so reads keep answering
+        # while a transcript is extracted (memory/planned.py).
+        def locked(fn: Callable[[], Any]) -> Any:
+            return self._worker.submit(fn).result()
+
+        def prepare():
             vault = self._vault()
             try:
                 index = self._index_for(vault, True)
             except AgentError:
                 index = None  # keyword similarity, as the extraction pass falls back
-            try:
-                result = local(vault, index)
-            except BaseException:
-                self._index_stale = True
-                raise
+            return vault, index
+
+        def whole():
+            from palinode_vault.memory.planned import StalePlan, plan_then_write
+
+            with self._pass_lock:
+                vault, index = locked(prepare)
+                try:
+                    result = plan_then_write(vault, lambda snap, write: local(snap, index, write), locked=locked)
+                except StalePlan as exc:
+                    raise AgentError(str(exc)) from None
+                except AgentError:
+                    raise
+                except BaseException:
+                    self._loaded = None  # a write that failed midway: load afresh next time
+                    self._index_stale = True
+                    raise
             if result.get("written"):
                 self._index_stale = True  # the write refreshed the vault; the index follows next call
             return result
 
-        result = await self._on_worker(job, writes=True)
+        result = await asyncio.to_thread(whole)
         result["via"] = "local"
         return result
 
@@ -254,6 +275,15 @@ def build_server(root: Path, embedding_model: str | None = None, generator: Any 
     service = VaultService(root, embedding_model)
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version=__version__)
     server.palinode_service = service  # type: ignore[attr-defined]  # tests and the CLI close it
+
+    def memo():
+        """The extraction model behind a memory of its answers (memory/planned.py), loaded at the
+        first prompt: `generator`, else PROGRAM.md's model server or the default model."""
+        from palinode_vault.memory.extract import load_generator
+        from palinode_vault.memory.planned import MemoGenerator
+        from palinode_vault.program import load_program
+
+        return MemoGenerator(generator if generator is not None else (lambda: load_generator(None, load_program(root))))
 
     def session() -> str:
         if service.session is None:
@@ -343,7 +373,7 @@ def build_server(root: Path, embedding_model: str | None = None, generator: Any 
                               replaces=replaces, due=due)
             client = _client_name(ctx)
             return await service.write("agent.save", {**req.model_dump(), "client": client},
-                                       lambda v, i: ops.save(v, req, client_source(client), index=i))
+                                       lambda v, i, w: ops.save(v, req, client_source(client), index=i, write=w))
         return await _guard(call())
 
     @server.tool(annotations=Writes)
@@ -363,8 +393,10 @@ def build_server(root: Path, embedding_model: str | None = None, generator: Any 
             req = SessionEndRequest(summary=summary, decisions=decisions, blockers=blockers, project=project,
                                     transcript_path=transcript_path, session_id=session_id or (service.session or ""))
             client = _client_name(ctx)
+            model = memo()  # one per call: a re-plan reuses its answers
             return await service.write("agent.session_end", {**req.model_dump(), "client": client},
-                                       lambda v, i: ops.session_end(v, req, client_source(client), generator=generator, index=i))
+                                       lambda v, i, w: ops.session_end(v, req, client_source(client), generator=model, index=i,
+                                                                       write=w))
         return await _guard(call())
 
     @server.tool(annotations=ReadOnly)

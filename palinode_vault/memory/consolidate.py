@@ -20,7 +20,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from palinode_vault.core.entities import ref_of_path, slugify, split_ref
+from palinode_vault.core.entities import entity_refs, ref_of_path, slugify, split_ref
 from palinode_vault.core.prose import wikilinks
 from palinode_vault.kinds import INBOX_FOLDER, memory_type
 from palinode_vault.memory.core_memory import date_of, doubtful
@@ -98,7 +98,8 @@ def _short(paragraph: str, limit: int = 320) -> str:
 def _names(path: str, data: dict[str, Any], title: str) -> list[str]:
     stem = path.rsplit("/", 1)[-1][:-3]
     names = {str(data.get("name") or ""), title, stem, stem.replace("-", " ")}
-    names |= {str(a) for a in data.get("aliases") or []}
+    aliases = data.get("aliases")
+    names |= {a for a in (aliases if isinstance(aliases, list) else [aliases]) if isinstance(a, str)}
     return [n for n in names if len(n.strip()) >= 4]
 
 
@@ -179,7 +180,7 @@ class Consolidation:
 
     # --- the steps ---------------------------------------------------------------------------
 
-    def run(self, dry_run: bool) -> ConsolidationResult:
+    def run(self, dry_run: bool, write: Any = None) -> ConsolidationResult:
         dailies = self.daily_notes()
         self.project_summaries(dailies)
         self.entity_maintenance(dailies)
@@ -196,7 +197,8 @@ class Consolidation:
         if dry_run:
             self.ws.restore()
         else:
-            result.written, result.conflicts, result.run = self.ws.commit(pass_label("consolidate", self.today.isoformat()))
+            label = pass_label("consolidate", self.today.isoformat())
+            result.written, result.conflicts, result.run = (write or Workspace.commit)(self.ws, label)
         return result
 
     def daily_notes(self) -> list[tuple[dt.date, str, str]]:
@@ -323,8 +325,8 @@ class Consolidation:
                 wanted[slug] = wanted.get(slug, 0) + 1
         listed: dict[str, str] = {}
         for path in self.vault.state.memory_paths():
-            for e in (self.vault.state.notes[path].frontmatter or {}).get("entities") or []:
-                kind, slug = split_ref(str(e))
+            for e in entity_refs(self.vault.state.notes[path].frontmatter):
+                kind, slug = split_ref(e)
                 if kind in ("person", "project"):
                     listed.setdefault(slug, kind)
         for slug, count in sorted(wanted.items()):
@@ -364,12 +366,12 @@ class Consolidation:
         # pairs about the same project where one refers to the other
         for a in sorted(active):
             na = decisions[a]
-            ents_a = {str(e) for e in (na.frontmatter or {}).get("entities") or []}
+            ents_a = set(entity_refs(na.frontmatter))
             for b in sorted(active):
                 if a == b or frozenset((a, b)) in handled:
                     continue
                 nb = decisions[b]
-                ents_b = {str(e) for e in (nb.frontmatter or {}).get("entities") or []}
+                ents_b = set(entity_refs(nb.frontmatter))
                 projects = {e for e in ents_a & ents_b if e.startswith("project/")}
                 ref_b = ref_of_path(b)
                 if not projects or ref_b not in ents_a and not any(
@@ -398,8 +400,12 @@ class Consolidation:
         system = ("You compare two decisions about the same project. Answer 'replaces' only if the NEW decision "
                   "plainly replaces the OLD one, 'complements' if both can stand, else 'unclear'.")
         user = f"NEW:\n{body_of(self.ws.text(newer) or '')[:1200]}\n\nOLD:\n{body_of(self.ws.text(older) or '')[:1200]}"
+        from palinode_vault.models import ModelUnavailable
+
         try:
             answer, finish = gen.generate_json(system, user, schema, 16)
+        except ModelUnavailable:
+            raise  # no model at all is the person's to know (a lazily loaded one fails here)
         except Exception:  # noqa: BLE001 - a model failure leaves the pair unclear
             return "unclear"
         if finish != "stop" or not isinstance(answer, dict):
@@ -462,7 +468,7 @@ class Consolidation:
                 continue
             ref = ref_of_path(path)
             referenced = any(src != path and (state.incoming.get(path, {}).get(src) or
-                             ref in [str(e) for e in (state.notes[src].frontmatter or {}).get("entities") or []])
+                             ref in entity_refs(state.notes[src].frontmatter))
                              for src in recent_sources)
             if not referenced:
                 self.op("FLAG", path, f"stale: not updated for {(self.today - updated).days} days (> {p.stale_days}) and not referenced; review it")
@@ -494,13 +500,14 @@ class Consolidation:
 
 
 def consolidate(vault: Vault, *, dry_run: bool = False, generator: Any = None, now: dt.datetime | None = None,
-                embedder: Any = None) -> ConsolidationResult:
+                embedder: Any = None, write: Any = None) -> ConsolidationResult:
     """Run the weekly consolidation on `vault` (its settings' `now` is today).
 
     `generator`: the model for judgement calls (None: the default; False: rules in code only).
     `embedder`: the embedding model for the pattern pass, an Embedder or the index's ModelSlot
     (None: the default MiniLM, loaded when needed; False: no pattern pass, logged as SKIP).
+    `write(ws, label)` writes the run (default `ws.commit`; see memory/planned.py).
     """
     if not vault.loaded:
         vault.load()
-    return Consolidation(vault, generator, now, embedder).run(dry_run)
+    return Consolidation(vault, generator, now, embedder).run(dry_run, write)

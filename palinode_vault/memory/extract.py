@@ -713,8 +713,11 @@ def self_profile(vault: Vault) -> tuple[str, str] | None:
 
 def extract_turns(vault: Vault, turns: list[Turn], *, generator=None, source: str = "transcript",
                   dry_run: bool = False, now: dt.datetime | None = None, ws: Workspace | None = None,
-                  commit: bool = True) -> ExtractResult:
-    """One extraction pass over `turns`; writes (unless dry_run) as one journaled run."""
+                  commit: bool = True, write: Any = None) -> ExtractResult:
+    """One extraction pass over `turns`; writes (unless dry_run) as one journaled run.
+
+    `write(ws, label)` writes the workspace (default `ws.commit`; memory/planned.py passes one
+    that checks, under the lock, that nothing read has changed)."""
     started = time.monotonic()
     program = load_program(vault.root)  # afresh: edits to PROGRAM.md apply to this pass
     now = now or dt.datetime.now(dt.UTC)
@@ -759,7 +762,7 @@ def extract_turns(vault: Vault, turns: list[Turn], *, generator=None, source: st
     if dry_run:
         ws.restore()
     elif commit:
-        result.written, result.conflicts, result.run = ws.commit(pass_label("extract", source))
+        result.written, result.conflicts, result.run = (write or Workspace.commit)(ws, pass_label("extract", source))
     result.seconds = time.monotonic() - started
     return result
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from palinode_vault.core.entities import slugify
+from palinode_vault.core.entities import entity_refs, odd_entities_value, slugify
 from palinode_vault.core.note import parse_note
 from palinode_vault.kinds import is_memory_path, memory_type
 from palinode_vault.memory.workspace import frontmatter_of, set_keys
@@ -91,7 +91,11 @@ def link_mentions(cons: Any, ref: str, new_path: str, names: list[str]) -> list[
         data = frontmatter_of(text)
         if not data or data.get("status") == "archived":
             continue
-        entities = [str(e) for e in data.get("entities") or []]
+        odd = odd_entities_value(data)
+        if odd:  # a value a person wrote for a reason we cannot see: not rewritten
+            cons.op("SKIP", path, f"not linked to {ref}: {odd}", memory_type(data))
+            continue
+        entities = entity_refs(data)
         note = parse_note(path, text)
         has_entity = ref in entities
         if links_to(note, slug):

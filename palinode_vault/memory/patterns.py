@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from palinode_vault.core.entities import ref_of_path, slugify
+from palinode_vault.core.entities import entity_refs, ref_of_path, slugify
 from palinode_vault.core.prose import STOP, links_as_read, wikilinks
 from palinode_vault.kinds import INBOX_FOLDER, memory_type
 from palinode_vault.memory.core_memory import date_of
@@ -140,7 +140,7 @@ class Statements:
 
     def add_memory(self, path: str, text: str) -> None:
         data = self.state.notes[path].frontmatter or {}
-        projects = [str(e) for e in data.get("entities") or [] if str(e).startswith("project/")]
+        projects = [e for e in entity_refs(data) if e.startswith("project/")]
         project = self.state.entity_path(projects[0]) if projects else None
         context = project or path
         body = body_of(text)

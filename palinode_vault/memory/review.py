@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from palinode_vault.core.entities import entity_refs
 from palinode_vault.core.frontmatter import find_block, key_spans
 from palinode_vault.kinds import INBOX_FOLDER, TYPE_KIND, memory_type
 from palinode_vault.memory.corrections import review_label
@@ -120,7 +121,7 @@ def approve(vault: Vault, path: str, now: dt.datetime | None = None) -> Reviewed
         updater = Updater(vault, ws, program.settings, similar_for(vault)[0], "review", now)
         heading = re.search(r"^# +(.+)$", body_of(text), re.M)  # the file on disk, whatever the watcher has seen
         name = str(data.get("name") or (heading.group(1).strip() if heading else path.rsplit("/", 1)[1][:-3]))
-        refs = [(str(r), "") for r in data.get("entities") or []]
+        refs = [(r, "") for r in entity_refs(data)]  # odd items (numbers, nulls) name no entity
         target = updater.find_entity_file(kind, name, refs)
         if target is not None and target != path:
             outcome = updater.apply(Item(type_name, name, _statement(text, type_name), 1.0, refs))

@@ -71,8 +71,9 @@ def daily_entry(session: Session, result: ExtractResult, when: dt.datetime) -> s
 
 
 def end_session(vault: Vault, session: Session, *, generator: Any = None, dry_run: bool = False,
-                now: dt.datetime | None = None) -> ExtractResult:
-    """Extraction over the session, the daily log line and the session memory: one journaled run."""
+                now: dt.datetime | None = None, write: Any = None) -> ExtractResult:
+    """Extraction over the session, the daily log line and the session memory: one journaled run
+    (`write(ws, label)` as in `extract_turns`)."""
     now = now or dt.datetime.now(dt.UTC)
     ws = Workspace(vault, extra_folders=frozenset({"daily"}))
     source = f"session-{slugify(session.id) or 'unnamed'}"
@@ -102,5 +103,5 @@ def end_session(vault: Vault, session: Session, *, generator: Any = None, dry_ru
     if dry_run:
         ws.restore()
     else:
-        result.written, result.conflicts, result.run = ws.commit(pass_label("session.end", session.id))
+        result.written, result.conflicts, result.run = (write or Workspace.commit)(ws, pass_label("session.end", session.id))
     return result

@@ -22,7 +22,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from palinode_vault.core.entities import canonical_ref, ref_of_path, slugify, split_ref
+from palinode_vault.core.entities import canonical_ref, entity_refs, odd_entities_value, ref_of_path, slugify, split_ref
 from palinode_vault.core.program import ProgramSettings
 from palinode_vault.core.prose import stems
 from palinode_vault.kinds import BY_NAME, INBOX_FOLDER, TYPE_KIND, memory_type
@@ -588,10 +588,14 @@ class Updater:
 
     def _merge_entities(self, text: str, item: Item) -> str:
         data = frontmatter_of(text)
-        current = [str(e) for e in data.get("entities") or []]
+        current = entity_refs(data)
         own = None
         added = [r for r, _ in item.entities if r not in current and r != own]
         if not added:
+            return text
+        odd = odd_entities_value(data)
+        if odd:  # written by a person for a reason we cannot see: the text is added, entities stay
+            self.ws.log(Operation("SKIP", item.type, None, None, self.source, f"entities not merged: {odd}"))
             return text
         return set_keys(text, {"entities": current + added})
 

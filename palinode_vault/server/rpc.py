@@ -8,6 +8,7 @@ the "socket".
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import inspect
 import itertools
 import json
@@ -199,6 +200,16 @@ def _error_text(request_id: Any, code: int, message: str, data: Any = None) -> s
     return encode(error_response(request_id, code, message, data))
 
 
+_ANSWERS: list[concurrent.futures.ThreadPoolExecutor] = []
+
+
+def _answer_pool() -> concurrent.futures.ThreadPoolExecutor:
+    """Threads that serialise answers (their own, so vault work never queues them)."""
+    if not _ANSWERS:
+        _ANSWERS.append(concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="palinode-answer"))
+    return _ANSWERS[0]
+
+
 def encode(value: Any) -> str:
     """JSON text for the wire: UTF-8 as is, pydantic models dumped, NaN refused (not JSON)."""
     return json.dumps(value, ensure_ascii=False, allow_nan=False, default=_pydantic_default)
@@ -363,7 +374,9 @@ class Dispatcher:
         if not has_id:
             return None
         try:
-            result_text = encode(result)  # serialised once, straight into the response
+            # serialised once, straight into the response, off the event loop: a large answer
+            # must not hold up /health, handshakes and the other connections
+            result_text = await asyncio.get_running_loop().run_in_executor(_answer_pool(), encode, result)
         except (TypeError, ValueError) as exc:
             log.error("method %s returned a result that is not JSON: %s", method_name, exc)
             return _error_text(request_id, INTERNAL_ERROR, f"{method_name}: result is not JSON ({exc})")

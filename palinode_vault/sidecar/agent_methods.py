@@ -2,7 +2,7 @@
 `agent.session_end` (docs/PROTOCOL.md, "MCP tools").
 
 When a sidecar serves the vault, `palinode-vault mcp` routes its write tools here, so the
-writes happen under the sidecar's lock, in its journal (undo reverts them), are remembered as
+writes happen under the sidecar's lock (planned without it while models work), in its journal (undo reverts them), are remembered as
 its own writes by the watcher and announced to the plugin with `wrote`, like `extract`. The work
 itself is `palinode_vault.mcp.ops`, the same code the MCP server runs when no sidecar is up.
 """
@@ -17,11 +17,14 @@ from palinode_vault.server import Connection, Dispatcher, PalinodeError
 from palinode_vault.writer import sha256_bytes
 
 INVALID_PARAMS = -32602
+BUSY = -32014
 
 
 def register_agent(dispatcher: Dispatcher, sidecar: Any) -> None:
     from palinode_vault.mcp import ops
     from palinode_vault.mcp.ops import AgentError, SaveRequest, SessionEndRequest, client_source
+    from palinode_vault.memory.planned import MemoGenerator, StalePlan
+    from palinode_vault.sidecar.memory_methods import planned_pass
 
     class SaveParams(SaveRequest):
         client: str = Field(default="", max_length=200)
@@ -47,10 +50,13 @@ def register_agent(dispatcher: Dispatcher, sidecar: Any) -> None:
     async def save(params: SaveParams, conn: Connection) -> dict:
         await sidecar.ready.wait()
         req = SaveRequest(**params.model_dump(exclude={"client"}))
-        try:
-            result = await sidecar.run(lambda: ops.save(sidecar.vault, req, client_source(params.client), index=index()))
+        source = client_source(params.client)
+        try:  # planned with no lock held (statement embeddings), written under it (memory/planned.py)
+            result = await planned_pass(sidecar, lambda snap, write: ops.save(snap, req, source, index=index(), write=write))
         except AgentError as exc:
             raise PalinodeError(INVALID_PARAMS, str(exc)) from None
+        except StalePlan as exc:
+            raise PalinodeError(BUSY, str(exc)) from None
         await after_write(result["written"], f"agent.save {client_source(params.client)}")
         return result
 
@@ -58,11 +64,15 @@ def register_agent(dispatcher: Dispatcher, sidecar: Any) -> None:
         await sidecar.ready.wait()
         req = SessionEndRequest(**params.model_dump(exclude={"client"}))
         generator = getattr(sidecar, "memory_generator", None)
-        try:
-            result = await sidecar.run(lambda: ops.session_end(sidecar.vault, req, client_source(params.client),
-                                                               generator=generator, index=index()))
+        memo = MemoGenerator(generator) if generator is not None else None
+        source = client_source(params.client)
+        try:  # the model reads the transcript with no lock held (memory/planned.py)
+            result = await planned_pass(sidecar, lambda snap, write: ops.session_end(
+                snap, req, source, generator=memo, index=index(), write=write))
         except AgentError as exc:
             raise PalinodeError(INVALID_PARAMS, str(exc)) from None
+        except StalePlan as exc:
+            raise PalinodeError(BUSY, str(exc)) from None
         await after_write(result["written"], f"agent.session_end {client_source(params.client)}")
         return result
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import errno
+import heapq
 import logging
 import os
 import time
@@ -26,7 +27,7 @@ from palinode_vault.core import frontmatter as fm
 from palinode_vault.core.entities import canonical_ref, expected_id, ref_of_path
 from palinode_vault.core.findings import Finding
 from palinode_vault.core.fix import CROSS_REFS, FOOTER, fixable, plan_fix
-from palinode_vault.core.lint import Analysis, analysis_for, counts, lint_note
+from palinode_vault.core.lint import Analysis, analysis_for, lint_note
 from palinode_vault.core.note import parse_note
 from palinode_vault.core.text import apply_spans, normalise, sha256_text
 from palinode_vault.core.vault_state import entity_entries
@@ -74,6 +75,7 @@ class Sidecar:
         self.notify = notify or (lambda method, params: None)
         self.lock = asyncio.Lock()
         self.findings: dict[str, list[Finding]] = {}
+        self._by_check: dict[str, int] = {}  # findings per check, kept with `findings` (status reads it)
         self.analysis: Analysis | None = None
         self.editors: dict[int, EditorState] = {}  # per connection: one client never clears another's
         self.changed_at: dict[str, float] = {}  # path -> monotonic time of the last outside change
@@ -153,6 +155,7 @@ class Sidecar:
 
     def _recheck_all(self) -> None:
         self.findings = {}
+        self._by_check = {}
         self._recheck(set(self.vault.state.notes) | set(self.vault.state.unreadable))
 
     def _recheck(self, paths: set[str]) -> set[str]:
@@ -171,6 +174,10 @@ class Sidecar:
             else:
                 new = []
             old = self.findings.get(path, [])
+            for f in old:
+                self._by_check[f.check] -= 1
+            for f in new:
+                self._by_check[f.check] = self._by_check.get(f.check, 0) + 1
             if [f.to_json() for f in new] != [f.to_json() for f in old]:
                 changed.add(path)
             if new:
@@ -179,14 +186,19 @@ class Sidecar:
                 self.findings.pop(path, None)
         return changed
 
-    def all_findings(self) -> list[Finding]:
-        out = [f for items in self.findings.values() for f in items]
-        out.sort(key=lambda f: (f.path, f.line, f.check))
-        return out
+    def all_findings(self, first: int | None = None) -> list[Finding]:
+        """Every finding by path, line and check (with `first`, only the first that many)."""
+        return in_order([f for items in self.findings.values() for f in items], first)
+
+    def finding_counts(self) -> tuple[dict[str, int], int]:
+        """(findings by check, total), kept as findings change: this runs on the event loop, and
+        one note of half a million broken links must not make it count them every time."""
+        by_check = {check: n for check, n in sorted(self._by_check.items()) if n > 0}
+        return by_check, sum(by_check.values())
 
     def _findings_event(self, paths: list[str]) -> dict[str, Any]:
-        everything = self.all_findings()
-        return {"paths": sorted(paths), "counts": counts(everything), "total": len(everything)}
+        by_check, total = self.finding_counts()
+        return {"paths": sorted(paths), "counts": by_check, "total": total}
 
     # --- changes from the watcher -----------------------------------------------------------
 
@@ -619,9 +631,9 @@ class Sidecar:
 
     def status(self, port: int | None) -> dict[str, Any]:
         state = self.vault.state
-        everything = self.all_findings()
+        by_check, _ = self.finding_counts()
         links = sum(len(n.links) for n in state.notes.values())
-        unresolved = sum(1 for t in state.resolved.values() for x in t if x is None)
+        unresolved = sum(t.count(None) for t in state.resolved.values())
         return {
             "version": _version(),
             "pid": os.getpid(),
@@ -632,9 +644,9 @@ class Sidecar:
                 "memory_files": memory_file_count(state),
                 "links": links,
                 "unresolved": unresolved,
-                "orphans": sum(1 for f in everything if f.check == "orphan"),
+                "orphans": by_check.get("orphan", 0),
             },
-            "findings": counts(everything),
+            "findings": by_check,
             "last_write": self.last_write,
             "last_error": self.last_error,
             "writes": self.writes,
@@ -682,6 +694,15 @@ class Sidecar:
             return {"mode": "keyword", "driver": None, "model": None,
                     "reason": self.index_error or "the search index is not started yet"}
         return self.index_worker.describe()
+
+
+def in_order(findings: list[Finding], first: int | None = None) -> list[Finding]:
+    """Findings by path, line and check; with `first`, only the first that many (half a million
+    sorted at once is one long C call holding the GIL, and the event loop waits for it)."""
+    key = lambda f: (f.path, f.line, f.check)  # noqa: E731
+    if first is not None and len(findings) > first:
+        return heapq.nsmallest(first, findings, key=key)
+    return sorted(findings, key=key)
 
 
 def _version() -> str:

@@ -1,16 +1,20 @@
 """The memory manager's JSON-RPC methods: extract, session.turn, session.end, consolidate, core, and
 the review of inbox/ (inbox.list, inbox.approve, inbox.reject).
 
-Registered by `methods.register` through `register_memory(dispatcher, sidecar)`. Vault work runs
-under the sidecar's lock in a worker thread; every file written is remembered as the sidecar's
-own write and announced with `wrote`, like `fix`.
+Registered by `methods.register` through `register_memory(dispatcher, sidecar)`. A pass that
+calls a model is planned on a snapshot with no vault lock held and written under the lock
+(`planned_pass`, memory/planned.py); other vault work runs under the lock in a worker thread.
+Every file written is remembered as the sidecar's own write and announced with `wrote`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import datetime as dt
 import logging
+import threading
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,6 +24,7 @@ from palinode_vault.writer import sha256_bytes
 
 log = logging.getLogger(__name__)
 NOT_AVAILABLE = -32013
+BUSY = -32014
 
 
 class _Params(BaseModel):
@@ -60,57 +65,31 @@ class JobParams(_Params):
     id: str = Field(min_length=1, max_length=100)
 
 
-class ReplayingGenerator:
-    """Answers the prompts already answered outside the vault lock; asks the model for any other.
+def planned_pass(sidecar: Any, run_pass: Callable, check: Callable[[], None] | None = None):
+    """Run a memory pass with no vault lock held while models work (memory/planned.py): the
+    snapshot and the writes take the sidecar's lock, briefly. One pass at a time (one model in
+    memory; two passes would make each other's plans stale). Awaitable; raises StalePlan."""
+    from palinode_vault.memory.planned import plan_then_write
 
-    The extraction job runs the model first, holding only the model lock, then files the items
-    under the vault lock: extract_text calls generate_json again with the same prompts and gets the
-    recorded answers at once. A prompt that differs (PROGRAM.md edited in between) goes to the model.
-    """
+    loop = asyncio.get_running_loop()
+    if getattr(sidecar, "pass_lock", None) is None:  # agent methods may be registered alone
+        sidecar.pass_lock = threading.Lock()
 
-    def __init__(self, generator: Any):
-        self.generator = generator
-        self.answers: dict[tuple, Any] = {}
-        self.misses = 0
+    def locked(fn: Callable) -> Any:
+        future = asyncio.run_coroutine_threadsafe(sidecar.run(fn), loop)
+        while True:
+            try:
+                return future.result(timeout=1.0)
+            except concurrent.futures.TimeoutError:
+                if loop.is_closed() or not loop.is_running():  # the sidecar stopped: do not hang
+                    future.cancel()
+                    raise RuntimeError("the sidecar is stopping; nothing was written") from None
 
-    @staticmethod
-    def _key(system: str, user: str, schema: dict, max_tokens: int) -> tuple:
-        import json
+    def whole() -> Any:
+        with sidecar.pass_lock:
+            return plan_then_write(sidecar.vault, run_pass, locked=locked, check=check)
 
-        return (system, user, json.dumps(schema, sort_keys=True), max_tokens)
-
-    def record(self, system: str, user: str, schema: dict, max_tokens: int = 512):
-        answer = self.generator.generate_json(system, user, schema, max_tokens)
-        self.answers[self._key(system, user, schema, max_tokens)] = answer
-        return answer
-
-    def generate_json(self, system: str, user: str, schema: dict, max_tokens: int = 512):
-        key = self._key(system, user, schema, max_tokens)
-        if key in self.answers:
-            return self.answers.pop(key)
-        self.misses += 1
-        return self.generator.generate_json(system, user, schema, max_tokens)
-
-
-def run_model_first(replay: ReplayingGenerator, root, text: str) -> None:
-    """The model's part of an extraction of `text`, recorded in `replay`; touches no vault state.
-
-    Prepares the prompt as extract_turns does (secrets redacted before the model sees anything).
-    """
-    from palinode_vault.memory import extract as ex
-    from palinode_vault.memory import secrets
-    from palinode_vault.program import load_program
-
-    turns = ex.parse_transcript(text)
-    redacted = secrets.redact_conversation([(t.role, t.content) for t in turns])
-    clean = [ex.Turn(t.role, clean_text) for t, (clean_text, _) in zip(turns, redacted)]
-    if not ex.substantive(clean):
-        return
-
-    class Recorder:
-        generate_json = replay.record
-
-    ex.run_model(Recorder(), load_program(root), clean)
+    return asyncio.to_thread(whole)
 
 
 def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
@@ -143,14 +122,15 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
         return PalinodeError(NOT_AVAILABLE, f"no generation model: {exc}")
 
     # ---- jobs: long work answers at once; progress and the end are pushed (sidecar/jobs.py) ----
-    import threading
-
+    from palinode_vault.memory.planned import MemoGenerator, StalePlan
     from palinode_vault.sidecar.jobs import Jobs
 
     jobs: Jobs = getattr(sidecar, "jobs", None) or Jobs(sidecar.notify)
     sidecar.jobs = jobs
-    model_lock = threading.Lock()  # one generation at a time; never the vault lock
+    sidecar.pass_lock = getattr(sidecar, "pass_lock", None) or threading.Lock()  # one pass at a time
 
+    def stale_error(exc: StalePlan) -> PalinodeError:
+        return PalinodeError(BUSY, str(exc))
 
     async def extract(params: ExtractParams, conn: Connection) -> dict:
         return await extract_work(params, None)
@@ -162,18 +142,27 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
     async def session_end(params: EndParams, conn: Connection) -> dict:
         from palinode_vault.models import ModelUnavailable
 
-        session = sessions.peek(params.session) if params.dry_run else sessions.pop(params.session)
+        session = sessions.peek(params.session)
         if session is None:
             raise PalinodeError(-32602, f"no open session {params.session!r}; send session.turn first")
+        memo = MemoGenerator(generator)
         try:
-            result = await sidecar.run(lambda: end_session(sidecar.vault, session, generator=generator(), dry_run=params.dry_run))
+            result = await planned_pass(sidecar, lambda snap, write: end_session(
+                snap, session, generator=memo, dry_run=params.dry_run, write=write))
         except ModelUnavailable as exc:
             raise model_error(exc) from exc
+        except StalePlan as exc:
+            raise stale_error(exc) from None  # the session stays open: the client may end it again
+        if not params.dry_run:
+            sessions.pop(params.session)
         await after_write(result.written, "session.end")
         return result.to_json()
 
     async def consolidate(params: ConsolidateParams, conn: Connection) -> dict:
-        result = await run_consolidation(sidecar, params.dry_run, params.now, generator)
+        try:
+            result = await run_consolidation(sidecar, params.dry_run, params.now, generator)
+        except StalePlan as exc:
+            raise stale_error(exc) from None
         await after_write(result.written, "consolidate")
         return {"operations": result.operations, "written": result.written}
 
@@ -213,32 +202,28 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
         return wrapped
 
     async def extract_work(params: ExtractParams, ctx) -> dict:
-        """Extraction in two parts: the model alone (model lock only), then filing under the vault lock."""
+        """Extraction planned on a snapshot with no lock while the model reads (memory/planned.py),
+        then written under the vault lock; a job cancelled before the write writes nothing."""
         from palinode_vault.memory.extract import extract_text
         from palinode_vault.models import ModelUnavailable
 
         report = ctx.progress if ctx is not None else (lambda done, total, message="": None)
-        report(0, 3, "the model is reading the text")
-
-        def model_part() -> ReplayingGenerator:
-            with model_lock:
-                if ctx is not None:
-                    ctx.check()
-                replay = ReplayingGenerator(generator())
-                run_model_first(replay, sidecar.root, params.text)
-                return replay
-
+        report(0, 2, "the model is reading the text")
+        memo = MemoGenerator(generator)
         try:
-            replay = await asyncio.to_thread(model_part)
+            result = await planned_pass(sidecar, lambda snap, write: extract_text(
+                snap, params.text, generator=memo, source=params.source or "socket", dry_run=params.dry_run,
+                write=write), check=ctx.check if ctx is not None else None)
         except ModelUnavailable as exc:
             raise model_error(exc) from exc
-        report(1, 3, "filing the memories")  # the last point where cancelling leaves the vault untouched
-        result = await sidecar.run(lambda: extract_text(sidecar.vault, params.text, generator=replay,
-                                                        source=params.source or "socket", dry_run=params.dry_run))
+        except StalePlan as exc:
+            raise stale_error(exc) from None
         await after_write(result.written, "extract")
-        report(3, 3, f"{len(result.written)} file(s) written")
+        report(2, 2, f"{len(result.written)} file(s) written")
         out = result.to_json()
-        out["model_calls_under_lock"] = replay.misses
+        out["model_calls_under_lock"] = 0  # by construction now; kept for clients that read it
+        if result.conflicts:
+            out["conflicts"] = result.conflicts
         if params.dry_run:
             out["diff"] = "".join(result.diffs[p] for p in sorted(result.diffs))
         return out
@@ -249,13 +234,13 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
     async def consolidate_start(params: ConsolidateParams, conn: Connection) -> dict:
         async def work(ctx) -> dict:
             ctx.progress(0, 1, "consolidating")
-            result = await run_consolidation(sidecar, params.dry_run, params.now, generator)
+            result = await run_consolidation(sidecar, params.dry_run, params.now, generator, check=ctx.check)
             await after_write(result.written, "consolidate")
             ctx.progress(1, 1, f"{len(result.written)} file(s) written")
             return {"operations": result.operations, "written": result.written}
 
-        # Consolidation interleaves model calls with vault reads: it cannot stop halfway safely.
-        return jobs.start("consolidate", work, cancellable=False).to_json()
+        # planned on a snapshot and written in one go: cancelled before the write, nothing is written
+        return jobs.start("consolidate", work).to_json()
 
     async def reindex_start(params: NoParams, conn: Connection) -> dict:
         worker = getattr(sidecar, "index_worker", None)
@@ -267,12 +252,18 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
             ctx.progress(0, len(paths), "re-indexing every note")
             worker.enqueue(paths)  # the index thread embeds; it never takes the vault lock
             await asyncio.sleep(0.05)
-            if not await asyncio.to_thread(worker.wait_idle, 3600.0):
-                raise RuntimeError("re-indexing did not finish within an hour")
+            deadline = asyncio.get_running_loop().time() + 3600.0
+            while not await asyncio.to_thread(worker.wait_idle, 0.5):
+                if ctx.job.cancel_requested.is_set():
+                    # what is committed stays (batches); the rest waits for the next change or reindex
+                    await asyncio.to_thread(worker.interrupt)
+                    ctx.check()
+                if asyncio.get_running_loop().time() > deadline:
+                    raise RuntimeError("re-indexing did not finish within an hour")
             ctx.progress(len(paths), len(paths), "index up to date")
             return {"notes": len(paths), "report": worker.last_report, "error": worker.last_error}
 
-        return jobs.start("reindex", work, cancellable=False).to_json()
+        return jobs.start("reindex", work).to_json()
 
     def known_job(job_id: str):
         job = jobs.get(job_id)
@@ -309,26 +300,26 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
     sidecar.memory_generator = generator
 
 
-async def run_consolidation(sidecar: Any, dry_run: bool = False, now: str | None = None, generator=None):
-    """A consolidation under the sidecar's lock (the socket method and the weekly schedule)."""
+async def run_consolidation(sidecar: Any, dry_run: bool = False, now: str | None = None, generator=None,
+                            check: Callable[[], None] | None = None):
+    """A consolidation planned with no lock held, written under the sidecar's lock (the socket
+    method, its job and the weekly schedule). Raises StalePlan."""
     from palinode_vault.memory.consolidate import consolidate as consolidate_vault
+    from palinode_vault.memory.planned import MemoGenerator
 
-    def work():
-        saved = sidecar.vault.settings.now
+    gen = MemoGenerator(generator) if generator not in (None, False) else generator
+    worker = getattr(sidecar, "index_worker", None)
+    # the index's embedding model, shared (loaded once) for the pattern pass
+    embedder = worker.model if worker is not None else None
+
+    def run_pass(snap, write):
         if now:
-            sidecar.vault.settings.now = dt.date.fromisoformat(now)
-        try:
-            gen = generator() if callable(generator) else generator
-            worker = getattr(sidecar, "index_worker", None)
-            # the index's embedding model, shared (loaded once) for the pattern pass
-            embedder = worker.model if worker is not None else None
-            return consolidate_vault(sidecar.vault, dry_run=dry_run, generator=gen, embedder=embedder)
-        finally:
-            sidecar.vault.settings.now = saved
+            snap.settings.now = dt.date.fromisoformat(now)  # the snapshot's own settings
+        return consolidate_vault(snap, dry_run=dry_run, generator=gen, embedder=embedder, write=write)
 
     sidecar.busy = "consolidate"
     try:
-        return await sidecar.run(work)
+        return await planned_pass(sidecar, run_pass, check)
     finally:
         sidecar.busy = None
 

@@ -18,9 +18,12 @@ from palinode_vault.maintenance import memory_file_count, repair_links
 from palinode_vault.maintenance import undo as run_undo
 from palinode_vault.pathsafe import PathOutsideVault, vault_relative
 from palinode_vault.server import BUSY, NOT_FOUND, Connection, Dispatcher, PalinodeError
-from palinode_vault.sidecar.app import Sidecar
+from palinode_vault.sidecar.app import Sidecar, in_order
 from palinode_vault.vault import NoteText
 from palinode_vault.writer import sha256_bytes
+
+MAX_FINDINGS = 10_000  # findings in one answer; `truncated` counts the rest (counts stay whole)
+MAX_NODES = 2_000  # nodes in one graph.neighbourhood answer; `truncated` counts the rest
 
 
 class _Params(BaseModel):
@@ -107,22 +110,41 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) ->
     async def status(params: NoParams, conn: Connection) -> dict:
         return sidecar.status(server_port())
 
+    def bounded(findings: list, total: int | None = None) -> dict:
+        """At most MAX_FINDINGS findings in an answer (one note of half a million broken links
+        would otherwise make an answer of a hundred megabytes); `truncated` says how many more."""
+        total = len(findings) if total is None else total
+        out = {"findings": [f.to_json() for f in findings[:MAX_FINDINGS]]}
+        if total > MAX_FINDINGS:
+            out["truncated"] = total - MAX_FINDINGS
+        return out
+
+    # The bodies below run in a worker thread under the vault lock (`sidecar.run`): the loop keeps
+    # answering /health, handshakes and small requests while a huge note's answer is built.
+
     async def lint(params: LintParams, conn: Connection) -> dict:
         unknown = [c for c in params.checks or [] if c not in CHECKS]
         if unknown:
             raise PalinodeError(-32602, f"unknown check(s) {', '.join(unknown)}; known: {', '.join(CHECKS)}")
-        if params.path:
-            rel = note_path(params.path)
-            findings = list(sidecar.findings.get(rel, []))
-        else:
-            findings = sidecar.all_findings()
-        if params.checks:
-            findings = [f for f in findings if f.check in set(params.checks)]
-        state = sidecar.vault.state
-        from palinode_vault.core.lint import counts
+        rel = note_path(params.path) if params.path else None
 
-        total = memory_file_count(state)
-        return {"total_files": total, "findings": [f.to_json() for f in findings], "counts": counts(findings)}
+        def work() -> dict:
+            from palinode_vault.core.lint import counts
+
+            if rel:
+                findings = list(sidecar.findings.get(rel, []))
+            else:
+                findings = [f for items in sidecar.findings.values() for f in items]
+            if params.checks:
+                wanted = set(params.checks)
+                findings = [f for f in findings if f.check in wanted]
+            by_check, total = counts(findings), len(findings)
+            if not rel:
+                findings = in_order(findings, MAX_FINDINGS)
+            return {"total_files": memory_file_count(sidecar.vault.state), **bounded(findings, total),
+                    "counts": by_check}
+
+        return await sidecar.run(work)
 
     async def fix(params: FixParams, conn: Connection) -> dict:
         paths = [note_path(params.path)] if params.path else None
@@ -138,9 +160,11 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) ->
 
     async def note_findings(params: PathParams, conn: Connection) -> dict:
         rel = note_path(params.path)
-        return {"path": rel, "findings": [f.to_json() for f in sidecar.findings.get(rel, [])]}
+        found = await sidecar.run(lambda: bounded(list(sidecar.findings.get(rel, []))))
+        return {"path": rel, **found}
 
     async def note_info(params: PathParams, conn: Connection) -> dict:
+        # on the loop: a few frontmatter values, small whatever the note's size
         rel = note_path(params.path)
         note = sidecar.vault.state.notes.get(rel)
         if note is None:
@@ -158,13 +182,11 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) ->
 
     async def note_backlinks(params: PathParams, conn: Connection) -> dict:
         rel = note_path(params.path)
-        g = await sidecar.run(graph)
-        return {"path": rel, "backlinks": backlinks(g, rel)}
+        return {"path": rel, "backlinks": await sidecar.run(lambda: backlinks(graph(), rel))}
 
     async def graph_neighbourhood(params: NeighbourhoodParams, conn: Connection) -> dict:
         rel = note_path(params.path)
-        g = await sidecar.run(graph)
-        return neighbourhood(g, rel, params.depth)
+        return await sidecar.run(lambda: neighbourhood(graph(), rel, params.depth, max_nodes=MAX_NODES))
 
     async def repair_candidates(params: RepairCandidatesParams, conn: Connection) -> dict:
         rel = note_path(params.path) if params.path else None
