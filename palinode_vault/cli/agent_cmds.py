@@ -172,10 +172,18 @@ def hook_session_end(vault: Path) -> None:
     root = resolve_vault(vault)
     service = VaultService(root)
 
-    def local(v, index):
+    from palinode_vault.memory.extract import load_generator
+    from palinode_vault.memory.planned import MemoGenerator
+    from palinode_vault.program import load_program
+
+    # One memory of the model's answers for the call, so a re-plan (a note changed while the model
+    # ran; memory/planned.py) does not ask the model again.
+    model = MemoGenerator(lambda: load_generator(None, load_program(root)))
+
+    def local(v, index, write):
         from palinode_vault.mcp.ops import session_end
 
-        return session_end(v, req, client_source("claude-code"))
+        return session_end(v, req, client_source("claude-code"), generator=model, index=index, write=write)
 
     try:
         result = asyncio.run(service.write("agent.session_end", {**req.model_dump(), "client": "claude-code"}, local))
