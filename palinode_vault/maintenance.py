@@ -61,6 +61,7 @@ def lint(vault: Vault, paths: Iterable[str] | None = None, checks: Iterable[str]
 
 
 def _lint_forked(paths: list[str]) -> list[Finding]:
+    assert _FORKED_LINT is not None, "set by the parent before it forks"
     state, ctx, analysis = _FORKED_LINT
     return lint_vault(state, ctx, analysis, paths)
 
@@ -138,10 +139,10 @@ def plan_edits(vault: Vault, paths: Iterable[str] | None = None, result: FixResu
     for path in candidates:
         if not is_memory_path(path) or path not in state.notes:
             continue
-        read = vault.read(path)
-        if isinstance(read, NoteText):
-            reread[path] = read
-            if read.text_hash != state.notes[path].text_hash:
+        fresh = vault.read(path)
+        if isinstance(fresh, NoteText):
+            reread[path] = fresh
+            if fresh.text_hash != state.notes[path].text_hash:
                 stale.add(path)
     if stale:
         vault.refresh(stale)
@@ -166,8 +167,8 @@ def plan_edits(vault: Vault, paths: Iterable[str] | None = None, result: FixResu
             else:
                 result.unchanged += 1
             continue
-        read = reread.get(path)
-        if read is None or read.text_hash != note.text_hash:
+        read: NoteText | Unreadable | None = reread.get(path)
+        if read is None or isinstance(read, Unreadable) or read.text_hash != note.text_hash:
             read = vault.read(path)
             if isinstance(read, Unreadable) or read.text_hash != note.text_hash:
                 result.skipped.append({"path": path, "reason": "changed while being fixed; run again"})

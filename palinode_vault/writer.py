@@ -37,7 +37,11 @@ _RUN_ID = re.compile(r"^[0-9]{8}T[0-9]{12}Z-[0-9a-f]{6}$")
 
 
 def sha256_bytes(data: bytes | None) -> str | None:
-    return None if data is None else hashlib.sha256(data).hexdigest()
+    return None if data is None else sha256_of(data)
+
+
+def sha256_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 class NotWritable(OSError):
@@ -259,8 +263,8 @@ class Run:
             _refuse_escape(self.root, record["path"])
         if self._file is None:
             folder = private_dir(self.root, "journal")
-            self._lock = _run_lock(folder, self.id)
-            self._lock.acquire()
+            self._lock = lock = _run_lock(folder, self.id)
+            lock.acquire()
             self._file = folder / f"{self.id}.jsonl"
             header = {"run": self.id, "label": self.label, "time": dt.datetime.now(dt.UTC).isoformat(),
                       "vault": _vault_id(self.root)}
@@ -269,6 +273,7 @@ class Run:
 
     def _write_line(self, record: dict, create: bool = False) -> None:
         flags = os.O_WRONLY | os.O_APPEND | ((os.O_CREAT | os.O_EXCL) if create else 0)
+        assert self._file is not None, "set when the run's first record is written"
         fd = open_private(self._file, flags)
         with os.fdopen(fd, "ab") as handle:
             handle.write((json.dumps(record) + "\n").encode("utf-8"))

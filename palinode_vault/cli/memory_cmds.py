@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -45,7 +46,7 @@ def extract(vault: Path, transcript: str, dry_run: bool, as_json: bool, model: s
 
     v = open_vault(vault, quiet=as_json)
     program = _program_or_fail(v.root)
-    generator = model
+    generator: Any = model  # a name or path, or the chat server's generator
     if model_server:
         from palinode_vault.models.chat_server import ChatServerGenerator
 
@@ -88,8 +89,8 @@ def extract(vault: Path, transcript: str, dry_run: bool, as_json: bool, model: s
     if result.finish_reason != "stop":
         click.echo(f"the model gave no usable answer ({result.finish_reason}); nothing extracted", err=True)
     if dry_run:
-        for path in sorted(result.diffs):
-            click.echo(result.diffs[path], nl=False)
+        for changed in sorted(result.diffs):
+            click.echo(result.diffs[changed], nl=False)
     elif result.written:
         click.echo(f"wrote {len(result.written)} file(s); palinode-vault undo reverts this pass")
     if result.conflicts:

@@ -100,9 +100,9 @@ def parse(text: str, block: Block) -> tuple[dict[str, Any] | None, FrontmatterEr
             # is where it was opened ("while scanning a quoted scalar", line 3 column 7).
             problem = f"{exc.context}: {problem}" if getattr(exc, "context", None) else problem
             mark = context_mark
-        line = first_line + (mark.line if mark else 0)
+        at_line = first_line + (mark.line if mark else 0)
         column = (mark.column + 1) if mark else 1
-        return None, FrontmatterError(f"YAML does not parse: {problem}", line, column)
+        return None, FrontmatterError(f"YAML does not parse: {problem}", at_line, column)
     except (ValueError, TypeError, OverflowError) as exc:  # e.g. an impossible date
         return None, FrontmatterError(f"YAML value cannot be read: {exc}", first_line, 1)
     if data is None:

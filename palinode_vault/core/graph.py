@@ -137,7 +137,7 @@ def neighbourhood(graph: nx.MultiDiGraph, path: str, depth: int = 1, max_nodes: 
         {"source": u, "target": v, "kind": d["kind"], "count": d["count"]}
         for u, v, d in graph.subgraph(seen).edges(data=True)
     ]
-    out = {"center": path, "nodes": nodes, "edges": edges}
+    out: dict[str, Any] = {"center": path, "nodes": nodes, "edges": edges}
     if left_out:
         out["truncated"] = left_out
     return out

@@ -272,7 +272,7 @@ def parse_note(path: str, text: str, text_hash: str = "") -> Note:
 
     fast = None if line_scan.needs_markdown_it(body) else line_scan.scan(body)
     full = fast is None
-    if full:
+    if fast is None:
         from palinode_vault.core.markdown import scan_body
 
         scan = scan_body(body)

@@ -277,7 +277,7 @@ def chunk_note(note: Note, text: str, max_chars: int = MAX_CHARS, title: str | N
                 size += len(em) + 2
             flush()
         flush()
-    chunks = []
+    chunks: list[Chunk] = []
     folder = note.path.rpartition("/")[0]
     title = note.title if title is None else title
     headings = {h.strip() for _, h, _ in note.headings}

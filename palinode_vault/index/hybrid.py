@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from palinode_vault.core.prose import QUERY_STOP
 from palinode_vault.index.store import Index
@@ -295,7 +295,8 @@ def search(index: Index, query: str, *, limit: int = 10, mode: str | None = None
             rankings.append(vec)
         partial = vector is not None and coverage["with_vectors"] < coverage["notes"]
         unembedded = unembedded_paths(index, (h.path for h in keyword)) if partial else set()
-        scores = (blend(keyword, vec, settings.vector_weight, unembedded) if weighted
+        # Search's validator requires vector_weight when fusion is weighted
+        scores = (blend(keyword, vec, cast(float, settings.vector_weight), unembedded) if weighted
                   else fuse(rankings + ([[h for h in keyword if h.path in unembedded]] if unembedded else []),
                             settings.rrf_k))
         rows = index.note_rows(scores)

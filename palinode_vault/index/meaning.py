@@ -305,12 +305,12 @@ def lint_candidates(index: Index, findings: list[dict[str, Any]], limit: int = 3
         if source:
             if source not in cache:
                 cache[source] = note_vectors(index, source)
-            for cand in names:
-                if cand not in cache:
-                    cache[cand] = note_vectors(index, cand)
-                if cache[source] and cache[cand]:
-                    meaning[cand] = max(float(a @ b) for a in cache[source] for b in cache[cand])
-        ranked = []
+            for name in names:
+                if name not in cache:
+                    cache[name] = note_vectors(index, name)
+                if cache[source] and cache[name]:
+                    meaning[name] = max(float(a @ b) for a in cache[source] for b in cache[name])
+        ranked: list[dict[str, Any]] = []
         for cand in names.values():
             sim = meaning.get(cand.path)
             score = cand.score if sim is None else NAME_WEIGHT * cand.score + (1 - NAME_WEIGHT) * max(0.0, sim)

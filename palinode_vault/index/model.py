@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from palinode_vault.models.errors import ModelUnavailable
 
@@ -87,7 +87,7 @@ class ModelSlot:
             from palinode_vault.models.embedder import Embedder
 
             try:
-                self._embedder = Embedder(self.path)
+                loaded = cast(TextEmbedder, Embedder(self.path))
             except ModelUnavailable as exc:
                 self.reason = str(exc)
                 self._identity = None
@@ -96,8 +96,9 @@ class ModelSlot:
                 self.reason = f"loading the embedding model failed: {exc}"
                 self._identity = None
                 raise ModelUnavailable(self.reason) from exc
-            self._identity = (self._embedder.model_id, int(self._embedder.dimensions))
-            return self._embedder
+            self._embedder = loaded
+            self._identity = (loaded.model_id, int(loaded.dimensions))
+            return loaded
 
     @property
     def loaded(self) -> bool:

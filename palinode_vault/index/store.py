@@ -147,8 +147,8 @@ def note_meta(note: Note) -> dict[str, Any]:
         if isinstance(value, (dt.date, dt.datetime)):
             date = value.isoformat()[:10]
             break
-        if isinstance(value, str) and _DATE.search(value):
-            date = _DATE.search(value).group(1)
+        if isinstance(value, str) and (found := _DATE.search(value)):
+            date = found.group(1)
             break
     if date is None:
         m = _DATE.search(note.path.rsplit("/", 1)[-1])

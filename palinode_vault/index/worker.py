@@ -207,12 +207,14 @@ class IndexWorker:
                     self._phase_start = None
 
     def _copy_snapshot(self) -> dict[str, Note]:
+        snapshot = self.snapshot
+        assert snapshot is not None, "called only when the sidecar gave a snapshot"
         for _ in range(20):  # the sidecar may be changing its dict in another thread
             try:
-                return dict(self.snapshot())
+                return dict(snapshot())
             except RuntimeError:
                 time.sleep(0.01)
-        return dict(self.snapshot())
+        return dict(snapshot())
 
     def _changes(self, paths: set[str]) -> dict[str, Note | None]:
         changes: dict[str, Note | None] = {}

@@ -91,7 +91,7 @@ async def serve(root: Path, token: str) -> None:
     server = uvicorn.Server(config)
     # The sidecar owns SIGINT/SIGTERM: uvicorn must not take them (capture_signals since 0.29,
     # install_signal_handlers before).
-    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
+    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
     server.install_signal_handlers = lambda: None  # type: ignore[attr-defined]
     task = asyncio.create_task(server.serve())
     target = info_path(root)

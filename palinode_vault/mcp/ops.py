@@ -204,7 +204,7 @@ def save(vault: Vault, req: SaveRequest, source: str, *, index: Any = None, now:
     if superseded:
         updater.resolve_entities(item)
         outcome = updater._supersede(item, superseded[0], None)  # noqa: SLF001 - the agent named the old note
-        if outcome.op == "SUPERSEDE":
+        if outcome.op == "SUPERSEDE" and outcome.path:
             _supersede_more(ws, updater, item, outcome.path, superseded[1:], now)
     else:
         outcome = updater.apply(item)
@@ -322,8 +322,7 @@ def session_end(vault: Vault, req: SessionEndRequest, source: str, *, generator:
     result.outcomes.extend(updater.outcomes)
     daily = f"daily/{now.date().isoformat()}.md"
     current = ws.text(daily)
-    seen: set[tuple[str, str | None]] = set()
-    once = [o for o in result.outcomes if (o.op, o.path) not in seen and not seen.add((o.op, o.path))]
+    once = list({(o.op, o.path): o for o in reversed(result.outcomes)}.values())[::-1]  # first of each (op, path)
     entry = daily_entry(session, ExtractResult(once, result.withheld_secrets), now)
     if req.summary.strip():
         entry = entry.rstrip("\n") + "\n" + secrets.redact(f"Summary: {req.summary.strip()}")[0] + "\n"

@@ -294,8 +294,8 @@ def build_server(root: Path, embedding_model: str | None = None, generator: Any 
     async def palinode_session_start() -> dict[str, Any]:
         """Start a session: returns the core memories (core: true notes, within PROGRAM.md's core budget)
         with their full text, and what to call next. Call this once, first."""
-        service.session = access.new_session("mcp")
-        return await _guard(service.run(lambda v: reads.session_start(v, service.session)))
+        session_id = service.session = access.new_session("mcp")
+        return await _guard(service.run(lambda v: reads.session_start(v, session_id)))
 
     @server.tool(annotations=ReadOnly)
     async def palinode_search(

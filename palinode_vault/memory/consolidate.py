@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -467,7 +468,7 @@ class Consolidation:
             if status == "archived" or not updated or (self.today - updated).days <= p.stale_days:
                 continue
             ref = ref_of_path(path)
-            referenced = any(src != path and (state.incoming.get(path, {}).get(src) or
+            referenced = any(src != path and ((state.incoming.get(path) or Counter())[src] > 0 or
                              ref in entity_refs(state.notes[src].frontmatter))
                              for src in recent_sources)
             if not referenced:

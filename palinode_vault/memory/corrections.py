@@ -193,7 +193,7 @@ def _after(root: Path, path: str, after_hash: str, later: list[_Run]) -> tuple[s
             if entry.get("before_hash") != expected:
                 current = _read(root / path)
                 return ("gone" if current is None else "changed"), current
-            expected = entry.get("after_hash")
+            expected = entry.get("after_hash") or ""
     current = _read(root / path)
     if expected is None:
         return None  # a journaled write removed it (a move, an undo-able delete)

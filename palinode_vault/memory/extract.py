@@ -469,20 +469,20 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
         on_credentials = own is not None and own not in person_sentences
         if on_credentials:
             own = None
-        said = None if on_credentials else (
+        worded = None if on_credentials else (
             type_by_wording(item.text, types, spoken) or (type_by_wording(own, types) if own else None))
-        if said and said != item.type:
-            item.note = (item.note + "; " if item.note else "") + f"type {item.type[:20]} -> {said} by its wording"
-            item.type = said
+        if worded and worded != item.type:
+            item.note = (item.note + "; " if item.note else "") + f"type {item.type[:20]} -> {worded} by its wording"
+            item.type = worded
         cap = ex.unmarked_confidence
         doubted = cap is not None and cap < ex.confidence_threshold  # the model's confidence is not evidence
-        if (judging and doubted and not said and not item.note.startswith(UNOFFERED)
+        if (judging and doubted and not worded and not item.note.startswith(UNOFFERED)
                 and own not in judged and item.text not in judged):
             # neither the wording nor the judge says it is a memory: the model's word alone is
             # not enough even for review (most such items were chat, docs/BENCHMARKS.md)
             out.dropped.append(f"'{item.title[:40]}': no wording says what it is and the judge does not rate it a memory")
             continue
-        if not said and cap is not None and item.confidence > cap:
+        if not worded and cap is not None and item.confidence > cap:
             item.note = (item.note + "; " if item.note else "") + \
                 f"confidence {item.confidence:.2f} -> {cap:.2f}: no wording says what it is"
             item.confidence = cap
@@ -500,7 +500,7 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
                 item.title, by_clause = next(d for r, d, _ in known or [] if r == about[0]), False
             elif new_person:
                 item.title, by_clause = new_person.group(1), False
-            elif kind == "person" and self_person and said == "PersonMemory" and _FIRST_PERSON.search(item.text):
+            elif kind == "person" and self_person and worded == "PersonMemory" and _FIRST_PERSON.search(item.text):
                 item.title, by_clause = self_person[1], False  # the person's own preference: their profile
                 item.entities = [self_person] + [e for e in item.entities if e[0] != self_person[0]]
         if item.type in ("PersonMemory", "ProjectSnapshot") and (
@@ -732,7 +732,8 @@ def extract_turns(vault: Vault, turns: list[Turn], *, generator=None, source: st
         withheld_kinds.extend(kinds)
         # pasted, quoted, fenced or injected text is not the person's statement (pasted.py)
         clean_turns.append(Turn(turn.role, own_words(text) if turn.role == USER else text))
-    raw, finish, attempts = ({"items": []}, "stop", 0)
+    raw: dict[str, Any] | None = {"items": []}
+    finish, attempts = "stop", 0
     if substantive(clean_turns):
         gen = load_generator(generator, program)
         raw, finish, attempts = run_model(gen, program, clean_turns)

@@ -225,7 +225,7 @@ def proposed_text(program_text: str, found: list[Finding], today: dt.date, thres
     for f in found:
         if f.kind == "eager":
             new = round(min(0.95, threshold + 0.1), 2)
-            text = re.sub(r"(confidence_threshold:\s*)([0-9.]+)", lambda m, new=new: f"{m.group(1)}{new}", text, count=1)
+            text = re.sub(r"(confidence_threshold:\s*)([0-9.]+)", rf"\g<1>{new}", text, count=1)
             text = text.replace(f"At or above **{threshold}**", f"At or above **{new}**").replace(f"Below {threshold}:", f"Below {new}:")
             notes.append(f"Raised the confidence threshold from {threshold} to {new}: {f.reason}")
         elif f.kind.startswith("gap:"):

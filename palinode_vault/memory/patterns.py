@@ -169,7 +169,7 @@ def group(vectors: Any, contexts: list[str], threshold: float, need: int,
         return []
     sims = np.asarray(vectors, dtype=np.float32) @ np.asarray(vectors, dtype=np.float32).T
     left = set(range(n))
-    out = []
+    out: list[Pattern] = []
     while True:
         best = None
         for i in sorted(left):

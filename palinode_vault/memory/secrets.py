@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -176,7 +177,7 @@ def _provider_plugins() -> list:
     if _providers is None:
         from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
-        mapping = get_mapping_from_secret_type_to_class()
+        mapping: dict[str, Any] = get_mapping_from_secret_type_to_class()
         _providers = [cls() for kind, cls in sorted(mapping.items()) if kind not in _NOT_PROVIDER_RULES]
     return _providers
 

@@ -58,11 +58,11 @@ class Sessions:
 def daily_entry(session: Session, result: ExtractResult, when: dt.datetime) -> str:
     """The log lines for the daily note: what the session left behind (never a secret)."""
     lines = [f"## {when.strftime('%H:%M')} session {session.id}"]
-    filed = [o for o in result.outcomes if o.path and o.op != "NOOP"]
+    filed = [(o, o.path) for o in result.outcomes if o.path and o.op != "NOOP"]
     if not filed:
         lines.append("No new memories.")
-    for o in filed:
-        stem = o.path.rsplit("/", 1)[-1][:-3]
+    for o, path in filed:
+        stem = path.rsplit("/", 1)[-1][:-3]
         lines.append(f"- {o.op.lower()} {o.type}: [[{stem}]]")
     if result.withheld_secrets:
         lines.append(f"- {result.withheld_secrets} secret(s) withheld")

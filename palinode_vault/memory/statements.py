@@ -97,8 +97,7 @@ def statements(note_text: str) -> list[str]:
         else:
             paragraph.append(stripped)
     flush()
-    seen: set[str] = set()
-    return [s for s in out if len(s) >= MIN_CHARS and not (s in seen or seen.add(s))]
+    return list(dict.fromkeys(s for s in out if len(s) >= MIN_CHARS))  # each once, in order
 
 
 @dataclass

@@ -313,9 +313,9 @@ class Updater:
     def find_entity_file(self, kind: str, name: str, entities: list[tuple[str, str]]) -> str | None:
         """The existing person/project file an item is about: by entity ref, slug, name or alias."""
         state = self.vault.state
-        for ref, _ in entities:
-            if ref.startswith(kind + "/") and state.entity_path(ref):
-                return state.entity_path(ref)
+        for said, _ in entities:
+            if said.startswith(kind + "/") and state.entity_path(said):
+                return state.entity_path(said)
         wanted = name.strip().lower()
         ref = canonical_ref(f"{kind}/{name}")
         if ref and state.entity_path(ref):
@@ -447,7 +447,9 @@ class Updater:
         if self.matcher is None:
             return None
         try:
-            return self.matcher.judge(self.statement_text(item), self.ws.text(path) or "", self.s.update.statement_window)
+            window = self.s.update.statement_window
+            assert window is not None, "a matcher exists only when the statement settings are all set"
+            return self.matcher.judge(self.statement_text(item), self.ws.text(path) or "", window)
         except Exception:  # noqa: BLE001 - as a failed dedup falls back to keywords
             self.matcher = None
             return None
@@ -499,7 +501,7 @@ class Updater:
                 shared = len(title & said)
                 if title and shared >= min(2, len(title)) and 2 * shared >= len(title):
                     scored.append((shared / len(title), shared, path))
-        best = {}
+        best: dict[str, tuple[float, int, str]] = {}
         for score in sorted(scored, reverse=True):
             best.setdefault(score[2], score)
         scored = sorted(best.values(), reverse=True)
@@ -512,7 +514,8 @@ class Updater:
         return path
 
     def _replaces(self, item: Item, path: str) -> bool:
-        note_title = (self.vault.state.notes.get(path).title if path in self.vault.state.notes else path)
+        note = self.vault.state.notes.get(path)
+        note_title = note.title if note is not None else path
         return fuzz.token_set_ratio(item.replaces.lower(), note_title.lower()) / 100 >= self.s.update.strong_duplicate
 
     def _find_by_title(self, title: str, kind: str) -> str | None:
@@ -534,10 +537,10 @@ class Updater:
                 self.ws.put(path, set_keys(text, {"status": "archived", "last_updated": now_utc(self.now)}), f"archived: {why}")
                 return self._out("ARCHIVE", item, path, f"obsolete: {why}")
         for ref, _ in item.entities:
-            kind = split_ref(ref)[0]
-            path = self.vault.state.entity_path(ref)
-            if kind in ("person", "project") and path and self._retire_line(path, title, why, None):
-                return self._out("ARCHIVE", item, path, f"fact retired to the history note: {why}")
+            ref_kind = split_ref(ref)[0]
+            entity_file = self.vault.state.entity_path(ref)
+            if ref_kind in ("person", "project") and entity_file and self._retire_line(entity_file, title, why, None):
+                return self._out("ARCHIVE", item, entity_file, f"fact retired to the history note: {why}")
         return None
 
     # writers
@@ -662,7 +665,8 @@ class Updater:
         hpath = f"{folder}/{base}-history.md"
         kind = split_ref(ref_of_path(path) or "insight/x")[0]
         data = frontmatter_of(self.ws.text(path) or "")
-        type_name = memory_type(data) or BY_NAME[kind].schema or "Insight"
+        known = BY_NAME.get(kind or "")
+        type_name = memory_type(data) or (known.schema if known else None) or "Insight"
         fact = old_line.lstrip("-*0123456789.: ").strip()
         entry = f"- {self.today.isoformat()} — Retired from {section or 'the note'}: \"{fact}\" {why}".rstrip()
         text = self.ws.text(hpath)

@@ -39,7 +39,7 @@ def import_llama_cpp() -> Any:
     # vain). llama.cpp's messages already go through llama-cpp-python's logger, which
     # verbose=False sets to errors only; the redirection is not needed.
     for module in (llama_cpp.llama, llama_cpp._internals, llama_cpp.llama_chat_format):
-        module.suppress_stdout_stderr = _no_redirect
+        module.suppress_stdout_stderr = _no_redirect  # type: ignore[attr-defined]  # not in every module's stubs
     _quiet_llama_log(llama_cpp)
     return llama_cpp
 

@@ -84,8 +84,8 @@ class ChatServerGenerator:
             if not ids:
                 raise ModelUnavailable(f"model server {self.url} lists no models",
                                        fix="load a model in the server, or name one with --model")
-            self._model = ids[0]
-        return self._model
+            self._model = str(ids[0])
+        return str(self._model)
 
     @property
     def model_id(self) -> str:
@@ -200,7 +200,7 @@ def _answer(response: dict[str, Any]) -> Result:
     choice = choices[0]
     if choice.get("finish_reason") == "length":
         return None, "length"
-    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    message = choice["message"] if isinstance(choice.get("message"), dict) else {}
     content = message.get("content")
     if not isinstance(content, str):
         return None, "no_answer"

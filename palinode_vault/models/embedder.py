@@ -206,7 +206,7 @@ class Embedder:
                     raise ModelUnavailable(f"{self.path.name} returned no sequence embedding")
                 address = ctypes.addressof(ptr.contents)
                 buffer = (ctypes.c_float * self.dimensions).from_address(address)
-                out[index] = np.frombuffer(buffer, dtype=np.float32)
+                out[index] = np.frombuffer(buffer, dtype=np.float32)  # type: ignore[call-overload]  # a ctypes array is a buffer
             ctx.kv_cache_clear()
 
     def _framing(self) -> tuple[int, int]:

@@ -151,7 +151,7 @@ class RpcServer:
         """The bound port (after `start`)."""
         if self._server is None:
             raise RuntimeError("server not started")
-        return self._server.sockets[0].getsockname()[1]  # type: ignore[no-any-return]
+        return self._server.sockets[0].getsockname()[1]
 
     @property
     def url(self) -> str:

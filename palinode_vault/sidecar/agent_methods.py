@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import Field
 
 from palinode_vault.server import Connection, Dispatcher, PalinodeError
-from palinode_vault.writer import sha256_bytes
+from palinode_vault.writer import sha256_of
 
 INVALID_PARAMS = -32602
 BUSY = -32014
@@ -35,7 +35,7 @@ def register_agent(dispatcher: Dispatcher, sidecar: Any) -> None:
     async def after_write(paths: list[str], reason: str) -> None:
         for path in paths:
             try:
-                sidecar.own_writes[path] = sha256_bytes((sidecar.root / path).read_bytes())
+                sidecar.own_writes[path] = sha256_of((sidecar.root / path).read_bytes())
             except OSError:
                 sidecar.own_writes.pop(path, None)
         if paths:

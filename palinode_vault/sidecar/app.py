@@ -35,7 +35,7 @@ from palinode_vault.kinds import is_memory_path
 from palinode_vault.maintenance import lint_context, memory_file_count, odd_entities
 from palinode_vault.settings import Settings
 from palinode_vault.vault import NoteText, Vault, is_note
-from palinode_vault.writer import Edit, Run, clean_temp_files, recently_undone, sha256_bytes
+from palinode_vault.writer import Edit, Run, clean_temp_files, recently_undone, sha256_bytes, sha256_of
 
 log = logging.getLogger(__name__)
 
@@ -415,14 +415,16 @@ class Sidecar:
         data = note.frontmatter or {}
         entries = entity_entries(note)
         renamed = [self._renamed(path, e) for e in entries]
-        if renamed != entries:
-            spans.append(fm.set_key(read.text, note.fm_block, "entities", renamed))
+        block = note.fm_block  # entities and an id are read from it, so it is there when they are
+        if renamed != entries and block is not None:
+            spans.append(fm.set_key(read.text, block, "entities", renamed))
             reasons.append("entities: follow a rename")
         else:
             self._rename_done(path)  # no rename left to apply here
         old_id = data.get("id")
-        if isinstance(old_id, str) and old_id in self.id_renames and expected_id(path) == self.id_renames[old_id]:
-            spans.append(fm.set_key(read.text, note.fm_block, "id", self.id_renames[old_id]))
+        if (isinstance(old_id, str) and old_id in self.id_renames and expected_id(path) == self.id_renames[old_id]
+                and block is not None):
+            spans.append(fm.set_key(read.text, block, "id", self.id_renames[old_id]))
             reasons.append("id follows the rename")
         raw1, text1, note1 = read.raw, read.text, note
         if spans:
@@ -442,6 +444,9 @@ class Sidecar:
         new_text = normalise(raw2)[0]
         edit = Edit(path, sha256_bytes(read.raw_bytes), raw2.encode("utf-8"), "; ".join(reasons))
         return PlannedEdit(edit, new_text, read.text_hash, reasons, read.raw_bytes)
+
+    def _plan_batch(self, paths: list[str]) -> list[PlannedEdit]:
+        return [p for p in map(self._plan_one, paths) if p]
 
     def _plan_one(self, path: str) -> PlannedEdit | None:
         """`plan_machine_edit`, but one note that cannot be planned (unreadable, vanished) is
@@ -463,7 +468,7 @@ class Sidecar:
         written_before, conflicts_before = len(run.written), len(run.conflicts)
         for item in planned:
             if run.write(item.edit):
-                self.own_writes[item.edit.path] = sha256_bytes(item.edit.new_bytes)
+                self.own_writes[item.edit.path] = sha256_of(item.edit.new_bytes)
                 self._rename_done(item.edit.path)
         written = run.written[written_before:]
         conflicts = run.conflicts[conflicts_before:]
@@ -568,7 +573,7 @@ class Sidecar:
                 # Taken off `due`, so say so in `status` while a large batch is planned and written.
                 was_busy, self.busy = self.busy, self.busy or "fix"
                 try:
-                    planned = await asyncio.to_thread(lambda batch=chunk: [p for p in map(self._plan_one, batch) if p])
+                    planned = await asyncio.to_thread(self._plan_batch, chunk)
                     direct = [p for p in planned if p.edit.path not in self.editor.open]
                     via_plugin += [p for p in planned if p.edit.path in self.editor.open]
                     written = await asyncio.to_thread(self._write, direct, run) if direct else []
@@ -609,7 +614,7 @@ class Sidecar:
                 log.info("apply_edit for %s failed: %s", path, exc)
         if ok:
             after = item.new_text.encode("utf-8")  # what the plugin writes: the normalised text
-            self.own_writes[path] = sha256_bytes(after)
+            self.own_writes[path] = sha256_of(after)
             self._rename_done(path)
             await asyncio.to_thread(run.record_applied, path, item.old_bytes, after, item.edit.reason)
             self.record_write([path], run.id)

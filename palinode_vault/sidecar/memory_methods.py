@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from palinode_vault.server import Connection, Dispatcher, PalinodeError
-from palinode_vault.writer import sha256_bytes
+from palinode_vault.writer import sha256_of
 
 log = logging.getLogger(__name__)
 NOT_AVAILABLE = -32013
@@ -110,7 +110,7 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
         root = sidecar.root
         for path in paths:
             try:
-                sidecar.own_writes[path] = sha256_bytes((root / path).read_bytes())
+                sidecar.own_writes[path] = sha256_of((root / path).read_bytes())
             except OSError:
                 sidecar.own_writes.pop(path, None)
         if paths:
@@ -278,7 +278,9 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
         job = known_job(params.id)
         if job.state == "running" and not job.cancellable:
             raise PalinodeError(-32602, f"{job.kind} cannot be cancelled once started")
-        return jobs.cancel(params.id).to_json()
+        cancelled = jobs.cancel(params.id)
+        assert cancelled is not None, "known_job() raised for an unknown id"
+        return cancelled.to_json()
 
     async def job_list(params: NoParams, conn: Connection) -> dict:
         return {"jobs": [j.to_json() for j in jobs.list()]}
@@ -336,7 +338,7 @@ async def weekly_consolidation(sidecar: Any, check_every: float = 3600.0) -> Non
                 result = await run_consolidation(sidecar, generator=getattr(sidecar, "memory_generator", None))
                 for path in result.written:
                     try:
-                        sidecar.own_writes[path] = sha256_bytes((sidecar.root / path).read_bytes())
+                        sidecar.own_writes[path] = sha256_of((sidecar.root / path).read_bytes())
                     except OSError:
                         pass
                 if result.written:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,7 +21,7 @@ from palinode_vault.pathsafe import PathOutsideVault, vault_relative
 from palinode_vault.server import BUSY, NOT_FOUND, Connection, Dispatcher, PalinodeError
 from palinode_vault.sidecar.app import Sidecar, in_order
 from palinode_vault.vault import NoteText
-from palinode_vault.writer import sha256_bytes
+from palinode_vault.writer import sha256_of
 
 MAX_FINDINGS = 10_000  # findings in one answer; `truncated` counts the rest (counts stay whole)
 MAX_NODES = 2_000  # nodes in one graph.neighbourhood answer; `truncated` counts the rest
@@ -81,7 +82,7 @@ class SettingsSetParams(_Params):
     auto_fixes: dict[Literal["footer", "cross_refs"], bool] | None = None
 
 
-def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) -> None:
+def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: Callable[[], int | None]) -> None:
     """Register every method on `dispatcher`, bound to `sidecar`."""
     root = sidecar.root
     graph_cache: dict[str, Any] = {}
@@ -114,7 +115,7 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) ->
         """At most MAX_FINDINGS findings in an answer (one note of half a million broken links
         would otherwise make an answer of a hundred megabytes); `truncated` says how many more."""
         total = len(findings) if total is None else total
-        out = {"findings": [f.to_json() for f in findings[:MAX_FINDINGS]]}
+        out: dict[str, Any] = {"findings": [f.to_json() for f in findings[:MAX_FINDINGS]]}
         if total > MAX_FINDINGS:
             out["truncated"] = total - MAX_FINDINGS
         return out
@@ -150,7 +151,7 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) ->
         paths = [note_path(params.path)] if params.path else None
         result = await sidecar.run(lambda: run_fix(sidecar.vault, paths, dry_run=params.dry_run, label="fix"))
         for path in result.written:
-            sidecar.own_writes[path] = sha256_bytes((root / path).read_bytes())
+            sidecar.own_writes[path] = sha256_of((root / path).read_bytes())
         if result.written:
             sidecar.record_write(result.written, result.run)
             changed = await sidecar.run(sidecar._recheck, set(result.written))
@@ -215,7 +216,7 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) ->
                 raise PalinodeError(-32602, fixable(note) or "frontmatter does not parse")
             result = repair_links(sidecar.vault, params.target, new, [rel], dry_run=params.dry_run)
             for path in result["written"]:
-                sidecar.own_writes[path] = sha256_bytes((root / path).read_bytes())
+                sidecar.own_writes[path] = sha256_of((root / path).read_bytes())
             if result["written"]:
                 sidecar.record_write(result["written"], result["run"])
                 sidecar._recheck(set(result["written"]))
@@ -234,7 +235,7 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: callable) ->
             raise PalinodeError(BUSY, f"not undone: {result.refused}")
         for path in result.restored:
             try:
-                sidecar.own_writes[path] = sha256_bytes((root / path).read_bytes())
+                sidecar.own_writes[path] = sha256_of((root / path).read_bytes())
             except OSError:
                 pass
         if result.restored:

@@ -16,7 +16,7 @@ class VaultFilter(DefaultFilter):
     no dot-files, no temp files of ours or of editors."""
 
     def __init__(self, root: Path):
-        super().__init__(ignore_dirs=tuple(IGNORED_DIRS) + DefaultFilter.ignore_dirs)
+        super().__init__(ignore_dirs=(*IGNORED_DIRS, *DefaultFilter.ignore_dirs))
         self.root = str(root)
 
     def __call__(self, change: Change, path: str) -> bool:

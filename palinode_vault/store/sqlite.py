@@ -303,10 +303,10 @@ def _open(name: str, where: str) -> Connection:
     elif name == "apsw":
         import apsw
 
-        raw = apsw.Connection(where)
+        raw = apsw.Connection(where)  # type: ignore[assignment]  # Connection wraps either driver
         # apsw has no busy timeout by default: several processes opening a database nobody
         # has open (one converting it to WAL, another reading the schema) failed at once
-        raw.set_busy_timeout(int(BUSY_TIMEOUT_S * 1000))
+        raw.set_busy_timeout(int(BUSY_TIMEOUT_S * 1000))  # type: ignore[attr-defined]
     else:  # pragma: no cover - guarded by connect()
         raise StoreError(f"unknown driver {name!r}")
     conn = Connection(raw, name, where)
