@@ -17,6 +17,7 @@ import os
 import re
 import secrets
 import stat as st
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -140,6 +141,32 @@ def checked_target(root: Path, rel: str) -> Path:
     return target
 
 
+# Who hears of each file this process writes in a vault (the sidecar): the hash of the bytes as
+# the journal records them, so nobody reads a file back to learn what was written (a save landing
+# in between would be taken for our own write and never get its automatic fix).
+WriteListener = Callable[[str, "str | None"], None]  # (vault-relative path, sha256 or None: gone)
+_write_listeners: dict[str, WriteListener] = {}
+
+
+def listen_for_writes(root: Path, listener: WriteListener) -> Callable[[], None]:
+    """Tell `listener` of every write this process makes under `root`; returns the way to stop."""
+    key = str(Path(root).resolve())
+    _write_listeners[key] = listener
+
+    def stop() -> None:
+        if _write_listeners.get(key) is listener:
+            del _write_listeners[key]
+
+    return stop
+
+
+def _announce(root: Path, path: str, digest: str | None) -> None:
+    if _write_listeners:
+        listener = _write_listeners.get(str(Path(root).resolve()))
+        if listener is not None:
+            listener(path, digest)
+
+
 def write_atomic(root: Path, edit: Edit) -> None:
     """Replace one file atomically if it still has the expected content; raise Conflict if not,
     `NotWritable` (with the reason) when it cannot be written."""
@@ -174,6 +201,7 @@ def write_atomic(root: Path, edit: Edit) -> None:
         if isinstance(exc, OSError) and not isinstance(exc, NotWritable):
             raise NotWritable(edit.path, f"cannot be written: {exc.strerror or exc}") from None
         raise
+    _announce(root, edit.path, sha256_of(edit.new_bytes))
     _fsync_dir(folder)
 
 
@@ -319,6 +347,7 @@ class Run:
         self._append({"path": path, "before": None if before is None else base64.b64encode(before).decode("ascii"),
                       "before_hash": sha256_bytes(before), "after_hash": sha256_bytes(after), "reason": reason})
         self.written.append(path)
+        _announce(self.root, path, sha256_of(after))
 
     def write(self, edit: Edit) -> bool:
         """Journal then write one edit. False when it was not written: recorded as a conflict
@@ -526,6 +555,7 @@ def _undo_run(root: Path, path: Path, run_id: str) -> UndoResult:
                 aside = private_dir(root, "undone", run_id) / rel
                 aside.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
                 os.replace(target, aside)
+                _announce(root, rel, None)
             else:
                 write_atomic(root, Edit(rel, current_hash, before, "undo"))
         except (NotWritable, Conflict, OSError) as exc:

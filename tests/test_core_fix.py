@@ -426,3 +426,29 @@ def test_relative_wikilinks_and_embeds_resolve_and_are_left_alone(make_vault, lo
     assert not [f for f in findings if f.check in ("broken_link", "unresolvable_label", "wiki_drift")]
     fix(vault)
     assert "Ask [[../people/alice-smith|Alice]] ![[../img/p.png]].\n" in _read(root, "insights/i.md")
+
+
+def test_a_listener_hears_each_write_by_the_hash_the_journal_records(make_vault, load_vault):
+    """The sidecar learns its own writes from the writer (issue 21), never by reading the file
+    back: a person's save landing in between must not pass for ours."""
+    import hashlib
+
+    from palinode_vault.writer import listen_for_writes
+
+    root = make_vault({"people/ana.md": "---\nid: person-ana\ncategory: person\n---\n# Ana\n\nWorks on [[atlas]].\n",
+                       "projects/atlas.md": "---\nid: project-atlas\ncategory: project\n---\n# Atlas\n"})
+    heard: list[tuple[str, str | None]] = []
+    stop = listen_for_writes(root, lambda path, digest: heard.append((path, digest)))
+    try:
+        result = fix(load_vault(root))
+        assert result.written and [p for p, _ in heard] == result.written
+        for path, digest in heard:
+            assert digest == hashlib.sha256((root / path).read_bytes()).hexdigest()
+        heard.clear()
+        restored = undo(load_vault(root)).restored
+        assert sorted(p for p, _ in heard) == sorted(restored)
+    finally:
+        stop()
+    heard.clear()
+    fix(load_vault(root))
+    assert heard == []  # stopped listening

@@ -14,7 +14,6 @@ from typing import Any
 from pydantic import Field
 
 from palinode_vault.server import Connection, Dispatcher, PalinodeError
-from palinode_vault.writer import sha256_of
 
 INVALID_PARAMS = -32602
 BUSY = -32014
@@ -32,16 +31,7 @@ def register_agent(dispatcher: Dispatcher, sidecar: Any) -> None:
     class EndParams(SessionEndRequest):
         client: str = Field(default="", max_length=200)
 
-    async def after_write(paths: list[str], reason: str) -> None:
-        for path in paths:
-            try:
-                sidecar.own_writes[path] = sha256_of((sidecar.root / path).read_bytes())
-            except OSError:
-                sidecar.own_writes.pop(path, None)
-        if paths:
-            changed = await sidecar.run(sidecar._recheck, set(paths))
-            sidecar.notify("wrote", {"paths": paths, "reason": reason})
-            sidecar.notify("findings.changed", sidecar._findings_event(sorted(changed)))
+    after_write = sidecar.after_write
 
     def index():
         worker = getattr(sidecar, "index_worker", None)

@@ -35,7 +35,7 @@ from palinode_vault.kinds import is_memory_path
 from palinode_vault.maintenance import lint_context, memory_file_count, odd_entities
 from palinode_vault.settings import Settings
 from palinode_vault.vault import NoteText, Vault, is_note
-from palinode_vault.writer import Edit, Run, clean_temp_files, recently_undone, sha256_bytes, sha256_of
+from palinode_vault.writer import Edit, Run, clean_temp_files, listen_for_writes, recently_undone, sha256_bytes, sha256_of
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +81,7 @@ class Sidecar:
         self.changed_at: dict[str, float] = {}  # path -> monotonic time of the last outside change
         self.due: dict[str, float] = {}  # path -> monotonic time its automatic fix may run
         self.own_writes: dict[str, str] = {}  # path -> sha256 of the bytes we last wrote
+        self._stop_listening: Callable[[], None] | None = None
         self.write_failures: dict[str, str] = {}  # path -> why the last automatic fix could not write it
         self.held: dict[str, str | None] = {}  # path -> hash an undo restored; left alone until it changes
         self.ref_renames: dict[str, str] = {}  # old entity ref -> new one
@@ -108,6 +109,7 @@ class Sidecar:
 
     async def start(self) -> None:
         """Clean up after a crash, load the vault, compute findings, start the fix scheduler."""
+        self._stop_listening = listen_for_writes(self.root, self._heard_write)
         removed = clean_temp_files(self.root)
         if removed:
             log.warning("removed %d temp files left by an interrupted write", len(removed))
@@ -137,6 +139,9 @@ class Sidecar:
         self._start_index()
 
     async def stop(self) -> None:
+        if self._stop_listening is not None:
+            self._stop_listening()
+            self._stop_listening = None
         await self._stop_index()
         try:
             await self.run(self.vault.flush_cache)
@@ -458,6 +463,24 @@ class Sidecar:
             self.last_error = f"{path} not fixed: {exc}"
             return None
 
+    def _heard_write(self, path: str, digest: str | None) -> None:
+        """The writer wrote `path` in this process (any pass, method or undo): its watcher event
+        is ours, known by the hash the writer recorded (writer.listen_for_writes)."""
+        if digest is None:
+            self.own_writes.pop(path, None)
+        else:
+            self.own_writes[path] = digest
+
+    async def after_write(self, paths: list[str], reason: str, run: str | None = None) -> None:
+        """What follows every write a method or pass made: count it, re-check the notes it
+        touched, tell the clients (`wrote`, then `findings.changed`)."""
+        if not paths:
+            return
+        self.record_write(paths, run)
+        changed = await self.run(self._recheck, set(paths))
+        self.notify("wrote", {"paths": list(paths), "reason": reason})
+        self.notify("findings.changed", self._findings_event(sorted(changed)))
+
     def record_write(self, paths: list[str], run: str | None) -> None:
         """Count a write (automatic, by the plugin, or by a method) for `status`."""
         if paths:
@@ -468,7 +491,6 @@ class Sidecar:
         written_before, conflicts_before = len(run.written), len(run.conflicts)
         for item in planned:
             if run.write(item.edit):
-                self.own_writes[item.edit.path] = sha256_of(item.edit.new_bytes)
                 self._rename_done(item.edit.path)
         written = run.written[written_before:]
         conflicts = run.conflicts[conflicts_before:]
@@ -614,7 +636,7 @@ class Sidecar:
                 log.info("apply_edit for %s failed: %s", path, exc)
         if ok:
             after = item.new_text.encode("utf-8")  # what the plugin writes: the normalised text
-            self.own_writes[path] = sha256_of(after)
+            self.own_writes[path] = sha256_of(after)  # before the journal: the watcher may see it first
             self._rename_done(path)
             await asyncio.to_thread(run.record_applied, path, item.old_bytes, after, item.edit.reason)
             self.record_write([path], run.id)

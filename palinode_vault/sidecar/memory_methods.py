@@ -20,7 +20,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from palinode_vault.server import Connection, Dispatcher, PalinodeError
-from palinode_vault.writer import sha256_of
 
 log = logging.getLogger(__name__)
 NOT_AVAILABLE = -32013
@@ -106,17 +105,7 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
             state["generator"] = load_generator(sidecar.settings.generation_model)
         return state["generator"]
 
-    async def after_write(paths: list[str], reason: str) -> None:
-        root = sidecar.root
-        for path in paths:
-            try:
-                sidecar.own_writes[path] = sha256_of((root / path).read_bytes())
-            except OSError:
-                sidecar.own_writes.pop(path, None)
-        if paths:
-            changed = await sidecar.run(sidecar._recheck, set(paths))
-            sidecar.notify("wrote", {"paths": paths, "reason": reason})
-            sidecar.notify("findings.changed", sidecar._findings_event(sorted(changed)))
+    after_write = sidecar.after_write
 
     def model_error(exc: Exception) -> PalinodeError:
         return PalinodeError(NOT_AVAILABLE, f"no generation model: {exc}")
@@ -336,13 +325,7 @@ async def weekly_consolidation(sidecar: Any, check_every: float = 3600.0) -> Non
             today = sidecar.settings.today()
             if await asyncio.to_thread(is_due, sidecar.root, today):
                 result = await run_consolidation(sidecar, generator=getattr(sidecar, "memory_generator", None))
-                for path in result.written:
-                    try:
-                        sidecar.own_writes[path] = sha256_of((sidecar.root / path).read_bytes())
-                    except OSError:
-                        pass
-                if result.written:
-                    sidecar.notify("wrote", {"paths": result.written, "reason": "weekly consolidation"})
+                await sidecar.after_write(result.written, "weekly consolidation")
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - the schedule keeps going; the error is visible in status

@@ -21,7 +21,6 @@ from palinode_vault.pathsafe import PathOutsideVault, vault_relative
 from palinode_vault.server import BUSY, NOT_FOUND, Connection, Dispatcher, PalinodeError
 from palinode_vault.sidecar.app import Sidecar, in_order
 from palinode_vault.vault import NoteText
-from palinode_vault.writer import sha256_of
 
 MAX_FINDINGS = 10_000  # findings in one answer; `truncated` counts the rest (counts stay whole)
 MAX_NODES = 2_000  # nodes in one graph.neighbourhood answer; `truncated` counts the rest
@@ -150,13 +149,7 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: Callable[[],
     async def fix(params: FixParams, conn: Connection) -> dict:
         paths = [note_path(params.path)] if params.path else None
         result = await sidecar.run(lambda: run_fix(sidecar.vault, paths, dry_run=params.dry_run, label="fix"))
-        for path in result.written:
-            sidecar.own_writes[path] = sha256_of((root / path).read_bytes())
-        if result.written:
-            sidecar.record_write(result.written, result.run)
-            changed = await sidecar.run(sidecar._recheck, set(result.written))
-            sidecar.notify("wrote", {"paths": result.written, "reason": "fix"})
-            sidecar.notify("findings.changed", sidecar._findings_event(sorted(changed)))
+        await sidecar.after_write(result.written, "fix", result.run)
         return {**result.to_json(), "diff": result.diff}
 
     async def note_findings(params: PathParams, conn: Connection) -> dict:
@@ -214,35 +207,17 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: Callable[[],
             note = sidecar.vault.state.notes.get(rel)
             if note is not None and note.fm_error is not None:
                 raise PalinodeError(-32602, fixable(note) or "frontmatter does not parse")
-            result = repair_links(sidecar.vault, params.target, new, [rel], dry_run=params.dry_run)
-            for path in result["written"]:
-                sidecar.own_writes[path] = sha256_of((root / path).read_bytes())
-            if result["written"]:
-                sidecar.record_write(result["written"], result["run"])
-                sidecar._recheck(set(result["written"]))
-            result.pop("run")
-            return result
+            return repair_links(sidecar.vault, params.target, new, [rel], dry_run=params.dry_run)
 
         result = await sidecar.run(work)
-        if result["written"]:
-            sidecar.notify("wrote", {"paths": result["written"], "reason": "link repair"})
-            sidecar.notify("findings.changed", sidecar._findings_event(result["written"]))
+        await sidecar.after_write(result["written"], "link repair", result.pop("run"))
         return result
 
     async def undo(params: NoParams, conn: Connection) -> dict:
         result = await sidecar.run(run_undo, sidecar.vault)
         if result.refused:
             raise PalinodeError(BUSY, f"not undone: {result.refused}")
-        for path in result.restored:
-            try:
-                sidecar.own_writes[path] = sha256_of((root / path).read_bytes())
-            except OSError:
-                pass
-        if result.restored:
-            sidecar.record_write(result.restored, None)
-            changed = await sidecar.run(sidecar._recheck, set(result.restored))
-            sidecar.notify("wrote", {"paths": result.restored, "reason": "undo"})
-            sidecar.notify("findings.changed", sidecar._findings_event(sorted(changed)))
+        await sidecar.after_write(result.restored, "undo")
         return {"restored": result.restored, "run": result.run,
                 "skipped": [{"path": p, "reason": r} for p, r in result.skipped]}
 
