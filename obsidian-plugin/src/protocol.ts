@@ -1,6 +1,9 @@
+import type { MethodParams } from "./protocol-params.generated";
+
 /**
- * The sidecar's JSON-RPC contract as TypeScript types (docs/PROTOCOL.md is the source; change
- * both together). Nothing here runs: these are shapes and constants only.
+ * The sidecar's JSON-RPC contract as TypeScript types. Params are generated from the sidecar's
+ * models (protocol-params.generated.ts); results are written here, beside docs/PROTOCOL.md.
+ * Nothing here runs: these are shapes and constants only.
  */
 
 export type Severity = "error" | "warning" | "info";
@@ -165,58 +168,46 @@ export interface SidecarSettings {
   models: { embedding: string | null; generation: string | null };
 }
 
-export interface EditorStateParams {
-  active: string | null;
-  open: string[];
-  last_keystroke: number | null;
-}
+/** What the plugin sends on every editor change: all three, always. */
+export type EditorStateParams = Required<MethodParams["editor.state"]>;
 
-/** Every method the plugin calls: params and result. */
+/** Every method the plugin calls, with its result. Params come from the sidecar's own models
+ * (protocol-params.generated.ts, written by scripts/gen_protocol.py). */
 export interface Methods {
-  status: [Record<string, never>, StatusResult];
-  lint: [{ path?: string; checks?: string[] }, LintResult];
-  fix: [{ path?: string; dry_run?: boolean }, FixResult];
-  "note.findings": [{ path: string }, { path: string; findings: Finding[] }];
-  "note.info": [{ path: string }, NoteInfo];
-  "note.backlinks": [{ path: string }, { path: string; backlinks: Backlink[] }];
-  "graph.neighbourhood": [{ path: string; depth?: 1 | 2 }, Neighbourhood];
-  "link.repair_candidates": [{ path?: string; target: string }, { target: string; candidates: RepairCandidate[] }];
-  "link.repair": [{ path: string; target: string; new_target: string; dry_run?: boolean }, FixResult];
-  undo: [Record<string, never>, { restored: string[]; run: string | null }];
-  "editor.state": [EditorStateParams, { ok: true }];
-  rename: [{ old_path: string; new_path: string }, { written: string[]; refs_updated: number }];
-  search: [
-    {
-      query: string;
-      limit?: number;
-      mode?: string;
-      category?: string;
-      include_daily?: boolean;
-      include_archived?: boolean;
-    },
-    SearchResult,
-  ];
-  dedup_suggest: [{ path?: string; text?: string }, { results: { path: string; similarity: number; strong: boolean }[] }];
-  related: [{ path: string }, { results: { path: string; similarity: number }[] }];
-  extract: [{ text: string; source?: string; dry_run?: boolean }, ExtractResult];
-  consolidate: [{ dry_run?: boolean; now?: string }, ConsolidateResult];
-  "extract.start": [{ text: string; source?: string; dry_run?: boolean }, JobInfo];
-  "consolidate.start": [{ dry_run?: boolean; now?: string }, JobInfo];
-  "reindex.start": [Record<string, never>, JobInfo];
-  "job.get": [{ id: string }, JobInfo];
-  "job.cancel": [{ id: string }, JobInfo];
-  "job.list": [Record<string, never>, { jobs: JobInfo[] }];
-  "inbox.list": [Record<string, never>, InboxListResult];
-  "inbox.approve": [{ path: string }, InboxApproveResult];
-  "inbox.reject": [{ path: string }, InboxRejectResult];
-  core: [Record<string, never>, { files: { path: string; title: string }[]; chars: number }];
-  "settings.get": [Record<string, never>, SidecarSettings];
-  "settings.set": [{ quiet_seconds?: number; auto_fixes?: Partial<SidecarSettings["auto_fixes"]> }, SidecarSettings];
+  status: StatusResult;
+  lint: LintResult;
+  fix: FixResult;
+  "note.findings": { path: string; findings: Finding[] };
+  "note.info": NoteInfo;
+  "note.backlinks": { path: string; backlinks: Backlink[] };
+  "graph.neighbourhood": Neighbourhood;
+  "link.repair_candidates": { target: string; candidates: RepairCandidate[] };
+  "link.repair": FixResult;
+  undo: { restored: string[]; run: string | null };
+  "editor.state": { ok: true };
+  rename: { written: string[]; refs_updated: number };
+  search: SearchResult;
+  dedup_suggest: { results: { path: string; similarity: number; strong: boolean }[] };
+  related: { results: { path: string; similarity: number }[] };
+  extract: ExtractResult;
+  consolidate: ConsolidateResult;
+  "extract.start": JobInfo;
+  "consolidate.start": JobInfo;
+  "reindex.start": JobInfo;
+  "job.get": JobInfo;
+  "job.cancel": JobInfo;
+  "job.list": { jobs: JobInfo[] };
+  "inbox.list": InboxListResult;
+  "inbox.approve": InboxApproveResult;
+  "inbox.reject": InboxRejectResult;
+  core: { files: { path: string; title: string }[]; chars: number };
+  "settings.get": SidecarSettings;
+  "settings.set": SidecarSettings;
 }
 
-export type MethodName = keyof Methods;
-export type ParamsOf<M extends MethodName> = Methods[M][0];
-export type ResultOf<M extends MethodName> = Methods[M][1];
+export type MethodName = keyof Methods & keyof MethodParams;
+export type ParamsOf<M extends MethodName> = MethodParams[M];
+export type ResultOf<M extends MethodName> = Methods[M];
 
 /** Notifications pushed by the sidecar (no `id`). */
 export interface Notifications {

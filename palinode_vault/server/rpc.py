@@ -292,6 +292,10 @@ class Dispatcher:
 
         self.register(name, unavailable)
 
+    def params_models(self) -> dict[str, type[BaseModel] | None]:
+        """Each registered method's params model (None: it takes any params); scripts/gen_protocol.py."""
+        return {name: method.params_model for name, method in self._methods.items()}
+
     @property
     def methods(self) -> list[str]:
         """The registered method names, sorted."""
