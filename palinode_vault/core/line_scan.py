@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from markdown_it.common.html_re import HTML_TAG_RE
 from markdown_it.common.utils import MD_TRIM_CHARS
 from markdown_it.rules_block.table import escapedSplit, headerLineRe
 from markdown_it.rules_inline.autolink import AUTOLINK_RE, EMAIL_RE
@@ -81,7 +82,7 @@ _LIST_ITEM = re.compile(r" {0,3}([-*+]|\d{1,9}[.)])( *)")
 # `[text](dest)`, `[text](dest "title")`; dest may hold one level of balanced parentheses.
 # No escapes, HTML or code in it: those go to markdown-it.
 _SIMPLE_MD_LINK = re.compile(
-    r"\[([^\[\]`<\\\n]*)\]\( *((?:[^()\s<>\\]|\([^()\s<>\\]*\))*)(?: +\"[^\"\\\n]*\")? *\)")
+    r"\[([^\[\]`<\\\n]*)\]\( *(?:<([^<>\n\\]*)>|((?:[^()\s<>\\]|\([^()\s<>\\]*\))*))(?: +\"[^\"\\\n]*\")? *\)")
 _AUTOLINK_SCHEME_UNSAFE = re.compile(r"(?:javascript|vbscript|file|data):", re.IGNORECASE)
 
 
@@ -134,7 +135,15 @@ def _scan_line(line: str, base: int, links: list, code: list) -> None:
                     and not _AUTOLINK_SCHEME_UNSAFE.match(url):
                 pos = consumed = shut + 1  # an autolink: a web link, never a vault link
                 continue
-            raise _NotSure  # inline HTML: markdown-it decides where it ends
+            tag = HTML_TAG_RE.match(line, i)
+            if tag is not None:
+                # Inline HTML (`<u>`, `<span class="x">`, a comment): no link inside. A tag that
+                # ends on this line ends at the same place in the whole paragraph (it can only
+                # run on past a line end inside whitespace or a quoted value, both before the '>'
+                # that matched here); one that does not end here is left to markdown-it.
+                pos = consumed = tag.end()
+                continue
+            raise _NotSure  # inline HTML that goes on below, or a '<' markdown-it may read so
         if c == "`":
             run = i
             while run < n and line[run] == "`":
@@ -170,7 +179,8 @@ def _scan_line(line: str, base: int, links: list, code: list) -> None:
             md = _SIMPLE_MD_LINK.match(line, i)
             if md:
                 start = i - 1 if embed else i
-                links.append(("md_embed" if embed else "md", md.group(2), base + start, base + md.end()))
+                dest = md.group(3) if md.group(2) is None else md.group(2)  # `(<dest>)` or `(dest)`
+                links.append(("md_embed" if embed else "md", dest, base + start, base + md.end()))
                 pos = consumed = md.end()
                 continue
             # Brackets around plain text not followed by '(' or '[' are literal, like a task
@@ -225,7 +235,7 @@ def _row_cells(line: str) -> list[tuple[int, int, str]]:
     lead = len(line) - len(line.lstrip(" "))
     text = line[lead:].strip(MD_TRIM_CHARS)
     start = lead + line[lead:].find(text[:1]) if text else lead
-    contents = escapedSplit(text)
+    contents = escapedSplit(text) if "\\" in text else text.split("|")  # the same without escapes
     cells = []
     pos = 0
     for content in contents:
