@@ -245,6 +245,7 @@ _item = st.builds(lambda m, t: m + " " + t, st.sampled_from(["-", "*", "+", "1."
                                                            "\t-", "\t\t-", " \t-", "\t1.", "-\t", "> [a]:"]), _inline)
 _indented = st.builds(lambda n, t: n + t, st.sampled_from(["    ", "     ", "      ", "\t", "\t\t", "  \t"]), _inline)  # code, or not
 _block = st.sampled_from(["***", "* * *", "___", "- - -", "```", "~~~", "    ", "<!-- c -->", "text", "\t", "\r",
+                          "<span>", "<div>", "</div>", "<pre>", "<u>x</u> y", "- <span>z</span>", "- #tag", "> <b>",
                           "|---|---|", "--|--", "- | -", "<div>", "<!-- [[c]] -->", "[a]: /u", "[a", "b]: /u", "\t```"])
 _cells = st.lists(st.one_of(_inline, st.just(""), st.just("[[a\\|b]]"), st.just("`x\\|y`")), min_size=1, max_size=4)
 _table = st.builds(
@@ -357,7 +358,7 @@ def test_fast_path_agrees_on_every_language_of_the_help():
     corpus = SHARED / "corpora" / "obsidian-help-all"
     if not corpus.is_dir():
         pytest.skip(f"corpus not available: {corpus} (needs the shared folder beside the repo)")
-    assert _agrees_with_markdown_it(corpus) > 5600  # of 6,278; read only: nothing is written there
+    assert _agrees_with_markdown_it(corpus) > 5700  # of 6,278; read only: nothing is written there
 
 
 def test_fast_path_agrees_on_sample_and_generated_vaults(tmp_path):
@@ -392,6 +393,8 @@ _FOUND = [
     "- alpha\n#tag\n    \n    alpha",  # "#tag" is no heading: the item goes on (the old scanner erred)
     "a <u>[[b]]</u> <span title=\"[[c]]\">d</span> <!-- [[e]] --> [[f]]\n", "a <span title=\"x\ny\">[[z]]</span>\n",
     "[x](<a b.md>) [y](<n.md> \"t\") [[z]]\n",
+    "- #tag [[a]]\n- # [[h]]\n", "- <span>x</span> [[a]]\n> <u>x</u> [[b]]\n", "<span>[[c]]</span>\n<div>\n[[d]]\n</div>\n",
+    "- <div>\n  [[e]]\n", "text\n<span>\n[[f]]\n", "<pre>\n[[g]]\n</pre>\n[[h]]\n", "> <!-- x -->\n> [[i]]\n",
 ]
 
 

@@ -14,6 +14,7 @@ import re
 
 from markdown_it.common.html_re import HTML_TAG_RE
 from markdown_it.common.utils import MD_TRIM_CHARS
+from markdown_it.rules_block.html_block import HTML_SEQUENCES
 from markdown_it.rules_block.table import escapedSplit, headerLineRe
 from markdown_it.rules_inline.autolink import AUTOLINK_RE, EMAIL_RE
 
@@ -45,20 +46,32 @@ def _line_needs_markdown_it(line: str, indent: int, previous: str) -> bool:
     if first == "[" and not line.startswith("[^", indent) and _LINK_DEF.match(line):
         return True  # a link reference definition (Obsidian's `[^1]: text` is a footnote)
     if first == "<":
-        # An HTML block, except a one-line comment; `<` before anything but a letter, `/`, `!`
-        # or `?` opens neither an HTML block nor inline HTML (`<= 3`, `< b`).
-        following = line[indent + 1 : indent + 2]
-        if _ONE_LINE_COMMENT.match(line, indent):
-            return False
-        return bool(following) and (following in "/!?" or following.isascii() and following.isalpha())
+        # An HTML block (markdown-it's own start conditions), except a one-line comment; any
+        # other `<` starts a paragraph, where inline HTML is read by `_scan_line`.
+        return _opens_html_block(line[indent:]) and not _ONE_LINE_COMMENT.match(line, indent)
     if first in ("=", "-") and previous.strip() and _SETEXT.fullmatch(line):
         return True  # a setext heading underline
-    if first and (first in "-*+>" or first.isdigit()) and (
-            _CONTAINER_BLOCK.match(line) or _DEEP_NESTING.match(line) or _CONTAINER_LINK_DEF.match(line)):
-        return True
+    if first and (first in "-*+>" or first.isdigit()):
+        block = _CONTAINER_BLOCK.match(line)
+        if block and _opens_block(line[block.end() - 1 :]) or _DEEP_NESTING.match(line) or _CONTAINER_LINK_DEF.match(line):
+            return True
     if first in "|:->" and previous.strip() and _DELIMITER_ROW.fullmatch(line):
         return True  # a table's delimiter row under its header
     return False
+
+
+_ATX_OPEN = re.compile(r"#{1,6}(?:[ \t]|$)")
+
+
+def _opens_html_block(text: str) -> bool:
+    """Whether a line's content (from its '<') starts an HTML block, as markdown-it decides."""
+    return any(sequence[0].search(text) for sequence in HTML_SEQUENCES)
+
+
+def _opens_block(text: str) -> bool:
+    """Whether a list item's or quote's content starting with '#' or '<' is a heading or an
+    HTML block (`- #tag` and `- <span>x</span>` are text)."""
+    return bool(_ATX_OPEN.match(text)) if text[0] == "#" else _opens_html_block(text)
 
 
 def _expand_tabs(line: str) -> tuple[str, bool]:
