@@ -31,7 +31,7 @@ from palinode_vault.core.note import Footer, Link, Note
 from palinode_vault.pathsafe import open_private, private_database
 
 # Bump when Note's shape or the parser's output changes, so old rows are ignored.
-PARSER_VERSION = 10
+PARSER_VERSION = 11
 TAG_BYTES = 16
 
 # MessagePack extension codes for the YAML values JSON-like data lacks.

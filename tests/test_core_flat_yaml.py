@@ -29,6 +29,10 @@ _value = st.one_of(st.sampled_from(_TRICKY), _flow, st.sampled_from(["[]", "[ ]"
 _line = st.one_of(
     st.builds(lambda k, v, sep: f"{k}:{sep}{v}", st.sampled_from(_KEYS), _value, st.sampled_from([" ", "  ", ""])),
     st.sampled_from(["", "  ", "# comment", "  - item", "  nested: 1", "key", "a b: c", "'q': 1"]),
+    # block lists, as Obsidian writes aliases, tags and cssclasses
+    st.builds(lambda k: f"{k}:", st.sampled_from(_KEYS)),
+    st.builds(lambda lead, v: f"{lead}{v}", st.sampled_from(["- ", "  - ", "    - ", " - ", "  -", "-", "  - - "]),
+              st.sampled_from(_TRICKY)),
 )
 _content = st.lists(_line, min_size=1, max_size=8).map("\n".join)
 
@@ -65,11 +69,18 @@ def test_typical_memory_frontmatter_takes_the_fast_reader():
 
 
 @pytest.mark.parametrize("content", [
-    "entities:\n  - project/x\n", "a: |\n  text\n", "a: b # comment\n", "a: &x 1\nb: *x\n", "a: !!str 1\n",
+    "entities:\n  - project/x\n    - y\n", "entities:\n  - a\n  b\n", "a: |\n  text\n", "a: b # comment\n", "a: &x 1\nb: *x\n", "a: !!str 1\n",
     "when: 2026-02-30\n", "a: {b: 1}\n",
 ])
 def test_anything_not_plainly_flat_goes_to_pyyaml(content):
     assert load_flat(content) is None
+
+
+def test_block_lists_of_scalars_take_the_fast_reader():
+    content = "aliases:\n  - Help and support\n  - 'It is'\ncssclasses:\n- soft-embed\ntags: []\nmobile: true\n"
+    data = load_flat(content)
+    assert data == yaml.load(content, Loader=yaml.CSafeLoader)
+    assert data == {"aliases": ["Help and support", "It is"], "cssclasses": ["soft-embed"], "tags": [], "mobile": True}
 
 
 def test_an_impossible_date_is_still_reported_with_its_line():

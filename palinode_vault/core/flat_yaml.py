@@ -82,19 +82,49 @@ def _value(text: str) -> Any:
     return _plain(text)
 
 
+def _item(text: str) -> Any:
+    """One `- item` of a block list: a plain or quoted scalar."""
+    if not text:
+        raise _NotFlat  # an empty item is null: PyYAML decides
+    if text[0] in "\"'":
+        return _quoted(text)
+    return _plain(text)
+
+
 def load_flat(content: str) -> dict[Any, Any] | None:
-    """The mapping PyYAML would load from `content`, or None when it is not plainly flat."""
+    """The mapping PyYAML would load from `content`, or None when it is not plainly flat.
+
+    Flat: `key: value` lines, and block lists of scalars under an empty key (`aliases:` then
+    `  - Name` lines, all at one indentation), as Obsidian writes `aliases`, `tags` and
+    `cssclasses`.
+    """
     if _UNUSUAL.search(content):
         return None  # tabs, carriage returns, control characters: PyYAML decides
     data: dict[Any, Any] = {}
+    empty_key: Any = _NotFlat  # the last key with no value, which a block list may follow
+    items: list[Any] | None = None
+    item_indent = -1
     try:
         for line in content.split("\n"):
             if not line.strip(" ") or line.startswith("#"):
                 continue
+            if line[0] in " -" and empty_key is not _NotFlat:
+                stripped = line.lstrip(" ")
+                indent = len(line) - len(stripped)
+                if not stripped.startswith("- ") or (items is not None and indent != item_indent):
+                    return None  # not an item, or one at another indentation: PyYAML decides
+                if items is None:
+                    items, item_indent = [], indent
+                    data[empty_key] = items
+                items.append(_item(stripped[2:].strip(" ")))
+                continue
             m = _KEY_LINE.fullmatch(line)
             if m is None:
                 return None
-            data[_plain(m.group(1))] = _value(m.group(2) or "")
+            key = _plain(m.group(1))
+            data[key] = _value(m.group(2) or "")
+            empty_key = key if not m.group(2) else _NotFlat
+            items = None
     except _NotFlat:
         return None
     return data if data else None

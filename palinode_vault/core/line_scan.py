@@ -12,19 +12,30 @@ from __future__ import annotations
 
 import re
 
-_NEEDS_FULL_TEXT = ("\\", "][", "$$", "\t")  # escapes, reference links, math, tabs
-_HTML = re.compile(r"<(?!!--(?:(?!-->|\[\[)[^\n])*-->)")  # HTML, except a one-line comment without links
+from markdown_it.common.html_re import HTML_TAG_RE
+from markdown_it.common.utils import MD_TRIM_CHARS
+from markdown_it.rules_block.html_block import HTML_SEQUENCES
+from markdown_it.rules_block.table import escapedSplit, headerLineRe
+from markdown_it.rules_inline.autolink import AUTOLINK_RE, EMAIL_RE
+
+_NEEDS_FULL_TEXT = ("][", "$$")  # reference links, math
+# a one-line HTML comment without links, at the start of a line: an HTML block the scanner takes
+_ONE_LINE_COMMENT = re.compile(r"<!--(?:(?!-->|\[\[)[^\n])*-->")
 _SETEXT = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
 # a heading or an HTML block (a comment too) inside list items or quotes, nested or not
 _CONTAINER_BLOCK = re.compile(r" *(?:(?:[-*+]|\d+[.)])[ \t]+|>[ \t]*)+[#<]")
-_LINK_DEF = re.compile(r" {0,3}\[[^\]]*\]:")
+_LINK_DEF = re.compile(r" {0,3}\[(?:[^\]\\]|\\.)*(?:\]:|\\?$)")  # a definition, or a label going on below
+_CONTAINER_LINK_DEF = re.compile(r" *(?:(?:[-*+]|\d+[.)])[ \t]+|>[ \t]*)+\[(?!\^)(?:[^\]\\]|\\.)*(?:\]:|\\?$)")
+# a table's delimiter row (`|---|:-:|`, `--|--`), inside quotes or not; markdown-it's own test
+_DELIMITER_ROW = re.compile(r"[ >]*(?!-[ \t])[|:-][|: \t-]*")
 # lists and quotes nested this deep on one line: markdown-it stops at its nesting limit
 _DEEP_NESTING = re.compile(r" *(?:(?:[-*+]|\d+[.)])[ \t]+|>[ \t]*){5}")
+_ASCII_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
 
 def needs_markdown_it(body: str) -> bool:
     """Constructs anywhere in the note that only markdown-it judges right."""
-    return any(t in body for t in _NEEDS_FULL_TEXT) or ("<" in body and _HTML.search(body) is not None)
+    return any(t in body for t in _NEEDS_FULL_TEXT)
 
 
 def _line_needs_markdown_it(line: str, indent: int, previous: str) -> bool:
@@ -32,23 +43,60 @@ def _line_needs_markdown_it(line: str, indent: int, previous: str) -> bool:
     first = line[indent : indent + 1]
     if first == "|":
         return True  # a table
-    if first == "[" and _LINK_DEF.match(line):
-        return True  # a link reference definition
+    if first == "[" and not line.startswith("[^", indent) and _LINK_DEF.match(line):
+        return True  # a link reference definition (Obsidian's `[^1]: text` is a footnote)
+    if first == "<":
+        # An HTML block (markdown-it's own start conditions), except a one-line comment; any
+        # other `<` starts a paragraph, where inline HTML is read by `_scan_line`.
+        return _opens_html_block(line[indent:]) and not _ONE_LINE_COMMENT.match(line, indent)
     if first in ("=", "-") and previous.strip() and _SETEXT.fullmatch(line):
         return True  # a setext heading underline
-    if first and (first in "-*+>" or first.isdigit()) and (_CONTAINER_BLOCK.match(line) or _DEEP_NESTING.match(line)):
-        return True
+    if first and (first in "-*+>" or first.isdigit()):
+        block = _CONTAINER_BLOCK.match(line)
+        if block and _opens_block(line[block.end() - 1 :]) or _DEEP_NESTING.match(line) or _CONTAINER_LINK_DEF.match(line):
+            return True
+    if first in "|:->" and previous.strip() and _DELIMITER_ROW.fullmatch(line):
+        return True  # a table's delimiter row under its header
     return False
 
 
+_ATX_OPEN = re.compile(r"#{1,6}(?:[ \t]|$)")
+
+
+def _opens_html_block(text: str) -> bool:
+    """Whether a line's content (from its '<') starts an HTML block, as markdown-it decides."""
+    return any(sequence[0].search(text) for sequence in HTML_SEQUENCES)
+
+
+def _opens_block(text: str) -> bool:
+    """Whether a list item's or quote's content starting with '#' or '<' is a heading or an
+    HTML block (`- #tag` and `- <span>x</span>` are text)."""
+    return bool(_ATX_OPEN.match(text)) if text[0] == "#" else _opens_html_block(text)
+
+
+def _expand_tabs(line: str) -> tuple[str, bool]:
+    """The line with tabs in its leading whitespace expanded to columns (tab stops of 4, as
+    markdown-it counts them), and whether a tab follows the first non-blank character."""
+    rest = line.lstrip(" \t")
+    lead = line[: len(line) - len(rest)]
+    column = 0
+    for ch in lead:
+        column = column + 4 - column % 4 if ch == "\t" else column + 1
+    return " " * column + rest, "\t" in rest
+
+
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
-_SPECIAL = re.compile(r"[\[`]")
-_BLOCK_STARTS = frozenset(" `~<#|[=-*+>_")
+_SPECIAL = re.compile(r"[\[`<\\]")
+_BLOCK_STARTS = frozenset(" `~<#|[=-*+>_:")
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}(?=[^`]*$)|~{3,})")
 _THEMATIC_BREAK = re.compile(r" {0,3}(?:(?:\*[ ]*){3,}|(?:-[ ]*){3,}|(?:_[ ]*){3,})")
 _CONTAINER_START = re.compile(r" {0,3}(?:>|(?:[-*+]|\d{1,9}[.)])(?: |$))")
 _LIST_ITEM = re.compile(r" {0,3}([-*+]|\d{1,9}[.)])( *)")
-_SIMPLE_MD_LINK = re.compile(r"\[([^\[\]`\n]*)\]\(([^()\s<>]*)\)")
+# `[text](dest)`, `[text](dest "title")`; dest may hold one level of balanced parentheses.
+# No escapes, HTML or code in it: those go to markdown-it.
+_SIMPLE_MD_LINK = re.compile(
+    r"\[([^\[\]`<\\\n]*)\]\( *(?:<([^<>\n\\]*)>|((?:[^()\s<>\\]|\([^()\s<>\\]*\))*))(?: +\"[^\"\\\n]*\")? *\)")
+_AUTOLINK_SCHEME_UNSAFE = re.compile(r"(?:javascript|vbscript|file|data):", re.IGNORECASE)
 
 
 class _NotSure(Exception):
@@ -74,9 +122,42 @@ def _scan_line(line: str, base: int, links: list, code: list) -> None:
     while pos < n:
         m = _SPECIAL.search(line, pos)
         if m is None:
+            if last_md_close >= pos:
+                raise _NotSure  # a "](" in text may close a link opened on an earlier line
             return
         i = m.start()
-        if line[i] == "`":
+        if last_md_close >= pos and line.find("](", pos, i) != -1:
+            raise _NotSure
+        c = line[i]
+        if c == "\\":
+            # An escaped ASCII punctuation character is plain text (`\[`, `\``, `\<`); a
+            # backslash before anything else is a backslash.
+            if line[i + 1 : i + 2] in _ASCII_PUNCT and i + 1 < n:
+                pos = consumed = i + 2
+            else:
+                pos = i + 1
+            continue
+        if c == "<":
+            following = line[i + 1 : i + 2]
+            if not following or not (following in "/!?" or following.isascii() and following.isalpha()):
+                pos = i + 1  # neither inline HTML nor an autolink can start here: text
+                continue
+            shut = line.find(">", i + 1)
+            url = line[i + 1 : shut] if shut != -1 else ""
+            if shut != -1 and "<" not in url and (AUTOLINK_RE.search(url) or EMAIL_RE.search(url)) \
+                    and not _AUTOLINK_SCHEME_UNSAFE.match(url):
+                pos = consumed = shut + 1  # an autolink: a web link, never a vault link
+                continue
+            tag = HTML_TAG_RE.match(line, i)
+            if tag is not None:
+                # Inline HTML (`<u>`, `<span class="x">`, a comment): no link inside. A tag that
+                # ends on this line ends at the same place in the whole paragraph (it can only
+                # run on past a line end inside whitespace or a quoted value, both before the '>'
+                # that matched here); one that does not end here is left to markdown-it.
+                pos = consumed = tag.end()
+                continue
+            raise _NotSure  # inline HTML that goes on below, or a '<' markdown-it may read so
+        if c == "`":
             run = i
             while run < n and line[run] == "`":
                 run += 1
@@ -111,14 +192,16 @@ def _scan_line(line: str, base: int, links: list, code: list) -> None:
             md = _SIMPLE_MD_LINK.match(line, i)
             if md:
                 start = i - 1 if embed else i
-                links.append(("md_embed" if embed else "md", md.group(2), base + start, base + md.end()))
+                dest = md.group(3) if md.group(2) is None else md.group(2)  # `(<dest>)` or `(dest)`
+                links.append(("md_embed" if embed else "md", dest, base + start, base + md.end()))
                 pos = consumed = md.end()
                 continue
             # Brackets around plain text not followed by '(' or '[' are literal, like a task
             # box "[ ]": markdown-it reads the text inside as text, so carry on after them.
+            # (An escape, code or HTML inside could move the closing bracket: not plain text.)
             shut = line.find("]", i + 1)
             if (shut != -1 and line[shut + 1 : shut + 2] not in ("(", "[")
-                    and line.find("[", i + 1, shut) == -1 and line.find("`", i + 1, shut) == -1):
+                    and not any(ch in "[`<\\" for ch in line[i + 1 : shut])):
                 pos = shut + 1
                 continue
         if last_md_close >= i:
@@ -126,13 +209,99 @@ def _scan_line(line: str, base: int, links: list, code: list) -> None:
         pos = i + 1
 
 
+_MAX_AUTOCOMPLETED_CELLS = 0x10000  # markdown-it's limit on cells a table's rows may lack
+
+
+def _table_columns(header: str, delimiter: str) -> int:
+    """How many columns the table starting at `header` has (0: not a table), by markdown-it's
+    own test (rules_block/table.py) on two top-level lines without tabs."""
+    d = delimiter.lstrip(" ")
+    if len(delimiter) - len(d) >= 4 or len(d) < 2 or d[0] not in "|-:" or d[1] not in "|-: ":
+        return 0
+    if (d[0] == "-" and d[1] == " ") or d.strip("|-: "):
+        return 0
+    aligns = 0
+    cols = d.split("|")
+    for k, col in enumerate(cols):
+        t = col.strip(MD_TRIM_CHARS)
+        if not t:
+            if k == 0 or k == len(cols) - 1:
+                continue
+            return 0
+        if not headerLineRe.search(t):
+            return 0
+        aligns += 1
+    text = header.lstrip(" ").strip(MD_TRIM_CHARS)
+    if "|" not in text:
+        return 0
+    columns = escapedSplit(text)
+    if columns and columns[0] == "":
+        columns.pop(0)
+    if columns and columns[-1] == "":
+        columns.pop()
+    return len(columns) if len(columns) == aligns else 0
+
+
+def _row_cells(line: str) -> list[tuple[int, int, str]]:
+    """(start, end, content) of a table row's cells, offsets in `line`, as markdown-it splits
+    them (escapedSplit: an unescaped `|` separates; `\\|` is a `|` in the cell's content)."""
+    lead = len(line) - len(line.lstrip(" "))
+    text = line[lead:].strip(MD_TRIM_CHARS)
+    start = lead + line[lead:].find(text[:1]) if text else lead
+    contents = escapedSplit(text) if "\\" in text else text.split("|")  # the same without escapes
+    cells = []
+    pos = 0
+    for content in contents:
+        # the cell's source runs to the next unescaped '|': its content plus one '\\' per '|'
+        width = len(content) + content.count("|")
+        cells.append((start + pos, start + pos + width, content))
+        pos += width + 1
+    if cells and cells[0][2] == "":
+        cells.pop(0)
+    if cells and cells[-1][2] == "":
+        cells.pop()
+    return cells
+
+
+def _scan_table(lines: list[str], i: int, base: int, columns: int, links: list, code: list) -> tuple[int, int]:
+    """Scan the table whose header is lines[i]; return the index and offset of the line after it."""
+    autocompleted = 0
+    j = i
+    while j < len(lines):
+        row = lines[j]
+        if j >= i + 2:
+            stripped = row.lstrip(" ")
+            if not stripped.strip(MD_TRIM_CHARS) or len(row) - len(stripped) >= 4:
+                break  # a blank line, or one indented like code, ends the table
+            if "\t" in row or stripped[0] in "`~>*-+_<#" or stripped[0].isdigit():
+                raise _NotSure  # a fence, quote, rule, list, HTML or heading may end the table
+        if j != i + 1:  # the delimiter row holds no inline content
+            cells = _row_cells(row)
+            if j >= i + 2:
+                autocompleted += columns - len(cells)
+                if autocompleted > _MAX_AUTOCOMPLETED_CELLS:
+                    break
+            for start, end, _ in cells[:columns]:  # cells past the header's count are dropped
+                cell = row[start:end]
+                if cell.strip(MD_TRIM_CHARS) != cell.strip(" "):
+                    raise _NotSure  # whitespace other than spaces around a cell: markdown-it decides
+                if "[" in cell or "`" in cell or "<" in cell or "\\" in cell or "](" in cell:
+                    lead = len(cell) - len(cell.lstrip(" "))
+                    _scan_line(cell.strip(" "), base + start + lead, links, code)
+        base += len(row) + 1
+        j += 1
+    return j, base
+
+
 def _may_open_block(line: str, stripped: str) -> bool:
     """Whether an indented line inside a list could open a block (not just continue text)."""
     first = stripped[0]
-    if first in "#`~<|>=_":
+    if first in "#`~<|>=_:":
         return True
+    if first == "[":
+        return not stripped.startswith("[^") and _LINK_DEF.match(stripped) is not None
     if first in "-*+" or first.isdigit():
-        return bool(_CONTAINER_BLOCK.match(stripped) or _THEMATIC_BREAK.fullmatch(stripped)
+        return bool(_CONTAINER_BLOCK.match(stripped) or _THEMATIC_BREAK.fullmatch(stripped) or _DELIMITER_ROW.fullmatch(stripped)
                     or _SETEXT.fullmatch(stripped) or _CONTAINER_START.match(stripped) and _content_indent(stripped) is None)
     return False
 
@@ -176,9 +345,15 @@ def scan(body: str):
     in_container = False
     item_indent: int | None = None  # where the last list item's content starts; None in a quote
     size = len(body)
+    if "\r" in body:
+        body = body.replace("\r", " ")  # a lone CR is a space to markdown-it too (core/markdown.py)
+    lines = body.split("\n")
+    after_table = 0  # lines before this index belong to a table already scanned
     try:
-        for i, line in enumerate(body.split("\n")):
+        for i, line in enumerate(lines):
             step = len(line) + 1
+            if i < after_table:
+                continue
             if fence is not None:
                 if line and line[0] in " `~":
                     char, length, start = fence
@@ -189,6 +364,13 @@ def scan(body: str):
                 previous = line
                 base += step
                 continue
+            text_line = line  # the source line, for offsets
+            tab_inside = False
+            if "\t" in line:
+                # Block structure counts columns: read leading tabs as the spaces they stand
+                # for (markdown-it does the same); a tab further in is left to markdown-it
+                # (after a list marker it counts from the marker; in text it is text).
+                line, tab_inside = _expand_tabs(line)
             stripped = line.lstrip(" ")
             if not stripped:  # blank (spaces only): ends a paragraph, continues indented code
                 in_paragraph = False
@@ -212,6 +394,23 @@ def scan(body: str):
                 previous = line
                 base += step
                 continue
+            if tab_inside:
+                raise _NotSure
+            if "|" in line and indent < 4 and i + 1 < len(lines):
+                delimiter = lines[i + 1]
+                if "\t" in text_line or "\t" in delimiter:
+                    shape = delimiter.lstrip(" \t")
+                    if len(shape) >= 2 and shape[0] in "|-:" and not shape.strip("|-: \t"):
+                        raise _NotSure  # a table with tabs in its first rows: markdown-it decides
+                elif delimiter.lstrip(" ")[:1] in ("|", "-", ":"):
+                    columns = _table_columns(line, delimiter)
+                    if columns:
+                        if in_container:
+                            raise _NotSure  # a table inside a list item or quote
+                        after_table, base = _scan_table(lines, i, base, columns, links, code)
+                        in_paragraph = False
+                        previous = lines[after_table - 1]
+                        continue
             if indent == 0 and not previous.strip() and not _CONTAINER_START.match(line):
                 in_container = False  # after a blank line, an unindented line closes lists and quotes
             was_paragraph, in_paragraph = in_paragraph, True
@@ -224,7 +423,8 @@ def scan(body: str):
                 if _line_needs_markdown_it(line, indent, previous):
                     raise _NotSure
                 opened = _FENCE_OPEN.match(line) if stripped[0] in "`~" else None
-                if in_container and (opened or stripped[0] in "#<" or _THEMATIC_BREAK.fullmatch(line)):
+                if in_container and (opened or _THEMATIC_BREAK.fullmatch(line) or stripped.startswith("<!--")
+                                     or stripped[0] == "#" and _ATX.match(line)):
                     if indent:
                         raise _NotSure  # a block inside a list item, or closing it: markdown-it decides
                     in_container = False  # unindented, it closes every open list and quote
@@ -252,8 +452,8 @@ def scan(body: str):
                         raise _NotSure  # only a list starting at 1 may interrupt a paragraph
                     in_container = True
                     item_indent = _content_indent(line)
-            if "[" in line or "`" in line:
-                _scan_line(line, base, links, code)
+            if "[" in line or "`" in line or "<" in line or "\\" in line or "](" in line:
+                _scan_line(text_line, base, links, code)
             previous = line
             base += step
     except _NotSure:
@@ -263,6 +463,6 @@ def scan(body: str):
     if fence is not None:  # an unclosed fence runs to the end of the note...
         tail = body.rfind("\n") + 1
         # ...where markdown-it does not count a last line of only spaces without a newline
-        end = tail if tail < size and not body[tail:].strip(" ") else size
+        end = tail if tail < size and not body[tail:].strip(" \t") else size
         code.append((fence[2], end))
     return links, headings, code

@@ -91,9 +91,35 @@ def _not_a_footnote(reference_rule):
     return reference
 
 
-def build_parser() -> MarkdownIt:
-    """CommonMark + tables + strikethrough, with wikilinks and positioned links/code spans."""
+def _inline_where_links_can_be(state) -> None:
+    """The core `inline` rule, run only on inline tokens that can hold what we collect.
+
+    Every token `scan_body` reads from an inline parse starts with `[` (links, images,
+    wikilinks) or a backtick (code spans); a paragraph, heading or cell without either yields
+    only text, emphasis, entities, autolinks and HTML, none of which we keep. Skipping those
+    parses changes no link, heading or code range (tests check it against the full parse on
+    the corpora) and saves most of markdown-it's inline work on real notes.
+    """
+    md, env = state.md, state.env
+    for token in state.tokens:
+        if token.type == "inline":
+            if token.children is None:
+                token.children = []
+            content = token.content
+            if "[" in content or "`" in content:
+                md.inline.parse(content, md, env, token.children)
+
+
+def build_parser(every_inline: bool = False) -> MarkdownIt:
+    """CommonMark + tables + strikethrough, with wikilinks and positioned links/code spans.
+
+    Inline content is parsed only where a link or code span can be (`every_inline=True`: all
+    of it, as markdown-it itself does; the tests compare the two).
+    """
     md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+    if not every_inline:
+        md.core.ruler.at("inline", _inline_where_links_can_be)
+        md.core.ruler.disable("text_join")  # merges adjacent text tokens, which we never read
     block_rules = {r.name: r.fn for r in md.block.ruler.__rules__}
     md.block.ruler.at("reference", _not_a_footnote(block_rules["reference"]))
     rules = {r.name: r.fn for r in md.inline.ruler.__rules__}
@@ -169,8 +195,9 @@ class _ContentMap:
         return t_off + rel
 
 
-def scan_body(body: str) -> BodyScan:
-    """Links, headings and code ranges of a note's body, with offsets and lines in `body`."""
+def scan_body(body: str, md: MarkdownIt | None = None) -> BodyScan:
+    """Links, headings and code ranges of a note's body, with offsets and lines in `body`
+    (`md`: another parser from `build_parser`, for tests)."""
     from palinode_vault.core.text import line_starts
 
     # markdown-it ends a line at a lone "\r" (CRLF is already normalised away); our offsets and
@@ -178,7 +205,7 @@ def scan_body(body: str) -> BodyScan:
     # keeps every offset, and the line scanner treats a lone "\r" the same way.
     if "\r" in body:
         body = body.replace("\r", " ")
-    tokens = parser().parse(body)
+    tokens = (md or parser()).parse(body)
     starts = line_starts(body)
     n_lines = len(starts)
     links: list[RawLink] = []

@@ -22,11 +22,13 @@ import posixpath
 import re
 import unicodedata
 from collections import defaultdict
+from functools import lru_cache
 
 # Obsidian's stripHeading: this punctuation becomes spaces, whitespace collapses, case is ignored.
 _HEADING_PUNCT = re.compile(r"[!\"#$%&()*+,.:;<=>?@^`{|}~/\[\]\\]")
 
 
+@lru_cache(maxsize=1 << 16)  # every link to a heading compares it with the note's headings
 def heading_key(heading: str) -> str:
     """The form in which a heading and a `#Heading` link are compared."""
     return " ".join(_HEADING_PUNCT.sub(" ", heading).lower().split())
@@ -68,7 +70,10 @@ class Resolver:
 
     def __init__(self, files: set[str] | list[str] = ()):  # type: ignore[assignment]
         self._by_lower: dict[str, str] = {}
-        self._by_name: dict[str, list[str]] = defaultdict(list)
+        self._by_name: dict[str, list[tuple[str, str]]] = defaultdict(list)  # name -> [(key, path)]
+        # (link path, linking note's folder) -> result: a vault links the same targets from the
+        # same folders over and over. Forgotten whenever a file comes or goes.
+        self._memo: dict[tuple[str, str], str | None] = {}
         for path in files:
             self.add(path)
 
@@ -76,16 +81,18 @@ class Resolver:
         lower = path_key(path)
         if lower in self._by_lower:
             return
+        self._memo.clear()
         self._by_lower[lower] = path
-        self._by_name[lower.rsplit("/", 1)[-1]].append(path)
+        self._by_name[lower.rsplit("/", 1)[-1]].append((lower, path))
 
     def remove(self, path: str) -> None:
         lower = path_key(path)
         if self._by_lower.pop(lower, None) is None:
             return
+        self._memo.clear()
         name = lower.rsplit("/", 1)[-1]
         bucket = self._by_name.get(name, [])
-        self._by_name[name] = [p for p in bucket if path_key(p) != lower]
+        self._by_name[name] = [(k, p) for k, p in bucket if k != lower]
         if not self._by_name[name]:
             del self._by_name[name]
 
@@ -110,8 +117,19 @@ class Resolver:
         linkpath = linkpath.strip()
         if not linkpath:
             return source  # [[#Heading]] points into the same note
+        folder = _folder(source)
+        try:
+            return self._memo[(linkpath, folder)]
+        except KeyError:
+            pass
+        found = self._resolve(linkpath, folder)
+        self._memo[(linkpath, folder)] = found
+        return found
+
+    def _resolve(self, linkpath: str, folder: str) -> str | None:
+        """`resolve` for a non-empty link path from a note in `folder` (it depends on nothing else)."""
         if linkpath.startswith(("./", "../")):
-            rel = posixpath.normpath(posixpath.join(_folder(source), linkpath))
+            rel = posixpath.normpath(posixpath.join(folder, linkpath))
             return None if rel == ".." or rel.startswith("../") else self._exact_or_md(rel)
         if linkpath.startswith("/"):
             rooted = linkpath.lstrip("/")
@@ -121,12 +139,11 @@ class Resolver:
             return found
         lower = path_key(linkpath)
         name = lower.rsplit("/", 1)[-1]
-        matches = [p for p in self._by_name.get(name, ()) if path_key(p).endswith(lower)]
-        matches += [p for p in self._by_name.get(name + ".md", ()) if path_key(p).endswith(lower + ".md")]
+        matches = [(k, p) for k, p in self._by_name.get(name, ()) if k.endswith(lower)]
+        matches += [(k, p) for k, p in self._by_name.get(name + ".md", ()) if k.endswith(lower + ".md")]
         if len(matches) <= 1:
-            return matches[0] if matches else None
-        folder = _folder(source)
-        return min(matches, key=lambda p: (not p.startswith(folder), len(p), path_key(p), p))
+            return matches[0][1] if matches else None
+        return min(matches, key=lambda kp: (not kp[1].startswith(folder), len(kp[1]), kp[0], kp[1]))[1]
 
     def link_path(self, target: str, source: str) -> str:
         """The shortest link path that resolves to `target` from note `source`.
