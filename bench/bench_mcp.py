@@ -11,7 +11,9 @@ timing. Run:
 
 `save` alternates between a new fact (ADD) and a restatement (NOOP) of two texts, so after the
 first rounds a long-lived server has their statements' vectors; `save_new` saves a text never seen
-before on every call (its sentences are embedded each time). Each save is its own journaled run.
+before on every call (its sentences are embedded each time); the update logic still decides, so
+some of those are UPDATE or NOOP of an earlier one (`ops` in the result counts what it decided).
+Each save is its own journaled run.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ async def run(root: Path, calls: int, server: str | None = None, embedding_model
     params = StdioServerParameters(command=str(exe), args=["mcp", "--vault", str(root), *extra])
     timings: dict[str, list[float]] = {"search": [], "dedup": [], "save": [], "save_new": []}
     modes: dict[str, str] = {}  # what the answers say they used (hybrid or keyword; meaning or keywords)
+    ops: dict[str, dict[str, int]] = {"save": {}, "save_new": {}}  # what the update logic decided
     async with Client(params, read_timeout_seconds=3600) as client:
         started = time.perf_counter()
         await client.call_tool("palinode_search", {"query": "warm up", "limit": 1})  # builds/updates the index
@@ -71,7 +74,10 @@ async def run(root: Path, calls: int, server: str | None = None, embedding_model
                     modes["search_mode"] = answer.get("mode", "?")
                 elif name == "dedup":
                     modes["dedup_method"] = answer.get("method", "?").split(" (")[0]
-    out = {"notes": sum(1 for _ in root.rglob("*.md")), "calls": calls, "first_call_s": round(warm, 2), **modes}
+                else:
+                    op = str(answer.get("op", "?"))
+                    ops[name][op] = ops[name].get(op, 0) + 1
+    out = {"notes": sum(1 for _ in root.rglob("*.md")), "calls": calls, "first_call_s": round(warm, 2), **modes, "ops": ops}
     for name, values in timings.items():
         out[name] = {"median_ms": round(statistics.median(values) * 1000, 1), "p95_ms": round(pct(values, 0.95) * 1000, 1)}
     return out
@@ -93,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result, indent=2))
     else:
         print(f"{result['notes']} notes, {result['calls']} calls each; first call (index build) {result['first_call_s']} s")
-        print(f"search mode {result.get('search_mode')}; dedup by {result.get('dedup_method')}")
+        print(f"search mode {result.get('search_mode')}; dedup by {result.get('dedup_method')}; operations {result['ops']}")
         for name in ("search", "dedup", "save", "save_new"):
             print(f"{name:7} median {result[name]['median_ms']:8.1f} ms   p95 {result[name]['p95_ms']:8.1f} ms")
     return 0
