@@ -89,7 +89,7 @@ async def bearer_proxy(target_url: str, token: str, port: int = 0) -> AsyncItera
         await asyncio.sleep(0.02)
     bound = server.servers[0].sockets[0].getsockname()[1]
     try:
-        yield f"http://localhost:{bound}/{path}"
+        yield f"http://127.0.0.1:{bound}/{path}"
     finally:
         server.should_exit = True
         with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
