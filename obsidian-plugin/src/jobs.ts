@@ -55,33 +55,45 @@ export async function runJob<T>(
   display?: (cancel: (() => void) | null) => JobDisplay,
   pollMs = 5000,
 ): Promise<T> {
-  const job: JobInfo = await client.call(method, params);
+  // Listen before starting: the job's first notifications may arrive before the answer that
+  // names it. Until then they are kept, and replayed once the id is known.
+  let job: JobInfo | null = null;
+  const early: (["progress", Notifications["job.progress"]] | ["done", Notifications["job.done"]])[] = [];
+  let onProgress: (p: Notifications["job.progress"]) => void = (p) => void early.push(["progress", p]);
+  let onDone: (end: Notifications["job.done"]) => void = (end) => void early.push(["done", end]);
+  const offs: (() => void)[] = [
+    client.onNotification("job.progress", (p) => onProgress(p)),
+    client.onNotification("job.done", (end) => onDone(end)),
+  ];
   let view: JobDisplay | undefined;
-  const offs: (() => void)[] = [];
   try {
+    job = await client.call(method, params);
+    const started: JobInfo = job;
     return await new Promise<T>((resolve, reject) => {
       const finish = (end: { state: string; result?: unknown; error?: string }) => {
         if (end.state === "done") resolve(end.result as T);
-        else if (end.state === "cancelled") reject(new JobCancelled(job.kind));
-        else reject(new RpcError(-32000, end.error ?? `${job.kind} failed`));
+        else if (end.state === "cancelled") reject(new JobCancelled(started.kind));
+        else reject(new RpcError(-32000, end.error ?? `${started.kind} failed`));
       };
-      offs.push(
-        client.onNotification("job.progress", (p) => {
-          if (p.id === job.id) view?.update(p);
-        }),
-        client.onNotification("job.done", (end) => {
-          if (end.id === job.id) finish(end);
-        }),
-      );
-      const cancel = job.cancellable
+      onProgress = (p) => {
+        if (p.id === started.id) view?.update(p);
+      };
+      onDone = (end) => {
+        if (end.id === started.id) finish(end);
+      };
+      const cancel = started.cancellable
         ? () => {
-            client.call("job.cancel", { id: job.id }).catch(() => undefined);
+            client.call("job.cancel", { id: started.id }).catch(() => undefined);
           }
         : null;
       view = display?.(cancel);
-      view?.update(job);
+      view?.update(started);
+      for (const [kind, event] of early.splice(0)) {
+        if (kind === "progress") onProgress(event);
+        else onDone(event);
+      }
       const timer = window.setInterval(() => {
-        client.call("job.get", { id: job.id }).then(
+        client.call("job.get", { id: started.id }).then(
           (info: JobInfo) => {
             if (info.state !== "running") finish(info);
           },
@@ -89,7 +101,7 @@ export async function runJob<T>(
         );
       }, pollMs);
       offs.push(() => window.clearInterval(timer));
-      if (job.state !== "running") finish(job);
+      if (started.state !== "running") finish(started);
     });
   } finally {
     for (const off of offs) off();

@@ -43,6 +43,20 @@ describe("jobs", () => {
     expect(closed).toBe(true);
   });
 
+  it("keeps progress and the end that arrive before the answer naming the job", async () => {
+    const { sidecar, client } = await connected();
+    sidecar.on("reindex.start", () => {
+      // pushed before the answer leaves: a fast job reports before its start is answered
+      sidecar.notify("job.progress", { id: "reindex-1", kind: "reindex", done: 0, total: 8, message: "" });
+      sidecar.notify("job.done", { id: "reindex-1", kind: "reindex", state: "done", result: { notes: 8 } });
+      return { ...job("reindex-1", "reindex"), total: 0 };
+    });
+    const seen: { done: number; total: number }[] = [];
+    const result = await runJob(client, "reindex.start", {}, () => ({ update: (p) => seen.push({ done: p.done, total: p.total }), close() {} }));
+    expect(result).toEqual({ notes: 8 });
+    expect(seen).toContainEqual({ done: 0, total: 8 });
+  });
+
   it("cancels through job.cancel and says nothing was written", async () => {
     const { sidecar, client } = await connected();
     sidecar.on("extract.start", () => job("extract-2"));
