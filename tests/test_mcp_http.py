@@ -51,9 +51,11 @@ def test_streamable_http_on_the_sidecar(tmp_path: Path, monkeypatch: pytest.Monk
                     Client(streamable_http_client(url, http_client=client_http)) as agent:
                 tools = {t.name for t in (await agent.list_tools()).tools}
                 saved = await call(agent, "palinode_save", {
-                    "type": "Insight", "title": "Clinics confirm by reply within the hour",
-                    "text": "Clinics that confirm a reminder by reply mostly do so within the hour.",
-                    "entities": ["project/reminder-sms"]})
+                    # a fact no note is close to (by keywords or meaning), so it is an ADD whether or
+                    # not the sidecar's index has its vectors yet
+                    "type": "Insight", "title": "Field tablets need drop-rated cases",
+                    "text": "Field tablets for the pilot clinics need cases rated for two-metre drops.",
+                    "entities": ["project/pilot-launch"]})
                 wrote = await plugin.wait_for("wrote", path=saved["path"], timeout=30)
                 listed = await call(agent, "palinode_list", {"category": "insight"})
                 message = await refused(agent, "palinode_read", {"path": "../outside.md"})

@@ -31,8 +31,6 @@ def register_agent(dispatcher: Dispatcher, sidecar: Any) -> None:
     class EndParams(SessionEndRequest):
         client: str = Field(default="", max_length=200)
 
-    after_write = sidecar.after_write
-
     def index():
         worker = getattr(sidecar, "index_worker", None)
         return getattr(worker, "reader", None) if worker is not None else None
@@ -47,7 +45,7 @@ def register_agent(dispatcher: Dispatcher, sidecar: Any) -> None:
             raise PalinodeError(INVALID_PARAMS, str(exc)) from None
         except StalePlan as exc:
             raise PalinodeError(BUSY, str(exc)) from None
-        await after_write(result["written"], f"agent.save {client_source(params.client)}")
+        await sidecar.after_write(result["written"], f"agent.save {client_source(params.client)}")
         return result
 
     async def session_end(params: EndParams, conn: Connection) -> dict:
@@ -63,7 +61,7 @@ def register_agent(dispatcher: Dispatcher, sidecar: Any) -> None:
             raise PalinodeError(INVALID_PARAMS, str(exc)) from None
         except StalePlan as exc:
             raise PalinodeError(BUSY, str(exc)) from None
-        await after_write(result["written"], f"agent.session_end {client_source(params.client)}")
+        await sidecar.after_write(result["written"], f"agent.session_end {client_source(params.client)}")
         return result
 
     dispatcher.register("agent.save", save, SaveParams)

@@ -105,8 +105,6 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
             state["generator"] = load_generator(sidecar.settings.generation_model)
         return state["generator"]
 
-    after_write = sidecar.after_write
-
     def model_error(exc: Exception) -> PalinodeError:
         return PalinodeError(NOT_AVAILABLE, f"no generation model: {exc}")
 
@@ -144,7 +142,7 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
             raise stale_error(exc) from None  # the session stays open: the client may end it again
         if not params.dry_run:
             sessions.pop(params.session)
-        await after_write(result.written, "session.end")
+        await sidecar.after_write(result.written, "session.end")
         return result.to_json()
 
     async def consolidate(params: ConsolidateParams, conn: Connection) -> dict:
@@ -152,7 +150,7 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
             result = await run_consolidation(sidecar, params.dry_run, params.now, generator)
         except StalePlan as exc:
             raise stale_error(exc) from None
-        await after_write(result.written, "consolidate")
+        await sidecar.after_write(result.written, "consolidate")
         return {"operations": result.operations, "written": result.written}
 
     async def core(params: NoParams, conn: Connection) -> dict:
@@ -178,7 +176,7 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
                 result = await sidecar.run(getattr(review, action), sidecar.vault, params.path)
             except review.ReviewError as exc:
                 raise PalinodeError(-32602, str(exc)) from exc
-            await after_write(result.written, f"inbox.{action}")
+            await sidecar.after_write(result.written, f"inbox.{action}")
             return result.to_json()
 
         return handler
@@ -207,7 +205,7 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
             raise model_error(exc) from exc
         except StalePlan as exc:
             raise stale_error(exc) from None
-        await after_write(result.written, "extract")
+        await sidecar.after_write(result.written, "extract")
         report(2, 2, f"{len(result.written)} file(s) written")
         out = result.to_json()
         out["model_calls_under_lock"] = 0  # by construction now; kept for clients that read it
@@ -224,7 +222,7 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
         async def work(ctx) -> dict:
             ctx.progress(0, 1, "consolidating")
             result = await run_consolidation(sidecar, params.dry_run, params.now, generator, check=ctx.check)
-            await after_write(result.written, "consolidate")
+            await sidecar.after_write(result.written, "consolidate")
             ctx.progress(1, 1, f"{len(result.written)} file(s) written")
             return {"operations": result.operations, "written": result.written}
 
