@@ -118,8 +118,12 @@ def main() -> None:
             median = values[len(values) // 2] if values else float("nan")
             cells = " | ".join(f"{row(values, t):.2f}" for t in THRESHOLDS)
             print(f"| {kind} | {len(values)} | {values[0]:.3f} | {median:.3f} | {cells} |")
-            result[label][kind] = {"n": len(values), "min": values[0], "median": median,
-                                   "at_or_above": [round(row(values, t), 4) for t in THRESHOLDS]}
+            result[label][kind] = {
+                "n": len(values),
+                "min": values[0],
+                "median": median,
+                "at_or_above": [round(row(values, t), 4) for t in THRESHOLDS],
+            }
     if args.json:
         print(json.dumps(result))
 

@@ -70,13 +70,19 @@ def llama_settings(threads: list[int], ggufs: list[str]) -> dict[str, tuple[dict
         for path in ggufs:
             name = Path(path).name
             out[f"llama.cpp {name}, 512 packs + flash, {t} thread(s)"] = (
-                {"model_path": path, "max_tokens": 256, "n_threads": t}, {})
+                {"model_path": path, "max_tokens": 256, "n_threads": t},
+                {},
+            )
             if "q8_0" in name or "q4" in name:
                 out[f"llama.cpp {name}, 512 packs + flash, repacked, {t} thread(s)"] = (
-                    {"model_path": path, "max_tokens": 256, "n_threads": t, "repack": True}, {})
+                    {"model_path": path, "max_tokens": 256, "n_threads": t, "repack": True},
+                    {},
+                )
         tag = f"{t} thread{'s' if t > 1 else ''}"
         out[f"ours before (256-token batch, <=4 texts), {tag}"] = (
-            {"n_threads": t, "pack_tokens": 256, "flash_attn": False}, {"batch_size": 4})
+            {"n_threads": t, "pack_tokens": 256, "flash_attn": False},
+            {"batch_size": 4},
+        )
         out[f"ours after (512-token packs, flash attention), {tag}"] = ({"n_threads": t}, {})
         out[f"llama.cpp 1024 packs, no flash attention, {tag}"] = ({"n_threads": t, "pack_tokens": 1024, "flash_attn": False}, {})
         out[f"llama.cpp 1024 packs + flash attention, {tag}"] = ({"n_threads": t, "pack_tokens": 1024}, {})
@@ -133,13 +139,24 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=200, help="how many texts to embed")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", default="1,2", help="thread counts to try (comma-separated)")
-    parser.add_argument("--onnx", action="append", default=[], metavar="MODEL",
-                        help="an ONNX export of all-MiniLM-L6-v2 to run on onnxruntime (repeatable)")
-    parser.add_argument("--gguf", action="append", default=[], metavar="MODEL",
-                        help="another GGUF of MiniLM (f32, q8_0) to run on llama.cpp (repeatable)")
+    parser.add_argument(
+        "--onnx",
+        action="append",
+        default=[],
+        metavar="MODEL",
+        help="an ONNX export of all-MiniLM-L6-v2 to run on onnxruntime (repeatable)",
+    )
+    parser.add_argument(
+        "--gguf",
+        action="append",
+        default=[],
+        metavar="MODEL",
+        help="another GGUF of MiniLM (f32, q8_0) to run on llama.cpp (repeatable)",
+    )
     parser.add_argument("--only-ours", action="store_true", help="skip the other runtimes")
-    parser.add_argument("--skip", action="append", default=[], metavar="TEXT",
-                        help="leave out settings whose label contains TEXT (repeatable)")
+    parser.add_argument(
+        "--skip", action="append", default=[], metavar="TEXT", help="leave out settings whose label contains TEXT (repeatable)"
+    )
     parser.add_argument("--json", action="store_true", help="also print the numbers as JSON")
     args = parser.parse_args()
 
@@ -151,8 +168,10 @@ def main() -> None:
     texts = corpus_texts(args.corpus, args.texts)
     print("command: " + " ".join([Path(sys.executable).name, *sys.argv]))
     start_load = load()
-    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-          f"{platform.system()}; load average at start {start_load}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+        f"{platform.system()}; load average at start {start_load}"
+    )
     print(f"texts: {len(texts)} chunk texts of {args.corpus.name}")
 
     runners: dict[str, object] = {}
@@ -162,7 +181,7 @@ def main() -> None:
             continue
         e = Embedder(**make)
         embedders.append(e)
-        runners[label] = (lambda ts, e=e, call=call: e.embed_many(ts, **call))
+        runners[label] = lambda ts, e=e, call=call: e.embed_many(ts, **call)
     reference_embedder = embedders[0]
     tokens = [len(reference_embedder.tokens(t)) for t in texts]
     print(f"tokens per text: mean {sum(tokens) / len(tokens):.1f}, max {max(tokens)}")
@@ -181,7 +200,8 @@ def main() -> None:
             try:
                 for t in threads:
                     runners[f"onnxruntime {Path(model).parent.name}/{Path(model).name}, {t} thread(s)"] = ort_runner(
-                        model, str(Path(folder) / "tokenizer.json"), t)
+                        model, str(Path(folder) / "tokenizer.json"), t
+                    )
             except ImportError as exc:
                 print(f"  onnxruntime not measured: {exc}")
                 break
@@ -191,9 +211,10 @@ def main() -> None:
 
             st = SentenceTransformer(folder, device="cpu")
             for t in threads:
-                runners[f"sentence-transformers (torch {torch.__version__}), {t} thread(s)"] = (
-                    lambda ts, t=t: (torch.set_num_threads(t),
-                                     st.encode(ts, batch_size=16, normalize_embeddings=True))[1])
+                runners[f"sentence-transformers (torch {torch.__version__}), {t} thread(s)"] = lambda ts, t=t: (
+                    torch.set_num_threads(t),
+                    st.encode(ts, batch_size=16, normalize_embeddings=True),
+                )[1]
         except ImportError:
             print("  sentence-transformers not measured: not installed here")
 
@@ -212,13 +233,20 @@ def main() -> None:
     base = vectors[next(iter(runners))]
     best = max(max(v) for v in rates.values())
     print(f"\n{'setting':<66} {'texts/s':>8} {'x best':>7} {'min cos':>8}")
-    results = {"texts": len(texts), "tokens_mean": round(sum(tokens) / len(tokens), 1),
-               "load_start_end": [None, load()], "settings": {}}
+    results = {
+        "texts": len(texts),
+        "tokens_mean": round(sum(tokens) / len(tokens), 1),
+        "load_start_end": [None, load()],
+        "settings": {},
+    }
     for label, values in rates.items():
         top = max(values)
         cos = float((vectors[label] * base).sum(axis=1).min())
-        results["settings"][label] = {"texts_per_s": round(top, 1), "rounds": [round(v, 1) for v in values],
-                                      "min_cosine_vs_first": round(cos, 5)}
+        results["settings"][label] = {
+            "texts_per_s": round(top, 1),
+            "rounds": [round(v, 1) for v in values],
+            "min_cosine_vs_first": round(cos, 5),
+        }
         print(f"{label:<66} {top:>8.1f} {best / top:>7.2f} {cos:>8.5f}")
     print(f"load average at end {load()}")
     results["load_start_end"][0] = start_load

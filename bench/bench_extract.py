@@ -81,7 +81,7 @@ def _leaks(secret: str, written: str) -> bool:
     """The secret, or two of its words in a row ("orchard velvet" of a four-word passphrase), in any
     letter case and with any punctuation between them, in what a pass would write."""
     said, out = re.findall(r"[a-z0-9]+", secret.lower()), " " + " ".join(re.findall(r"[a-z0-9]+", written.lower())) + " "
-    pieces = [said] if len(said) < 2 else [said[i:i + 2] for i in range(len(said) - 1)]
+    pieces = [said] if len(said) < 2 else [said[i : i + 2] for i in range(len(said) - 1)]
     return any(f" {' '.join(p)} " in out for p in pieces)
 
 
@@ -90,8 +90,11 @@ def _match(outcome, diffs: dict[str, str], expected: list[dict]) -> int | None:
     of a person/project file, or a follow-up waiting in inbox/) and one keyword is in its diff."""
     diff = diffs.get(outcome.path or "", "").lower()
     for i, exp in enumerate(expected):
-        type_ok = exp["type"] == outcome.type or exp["type"] == "ActionItem" and (
-            outcome.op == "UPDATE" or outcome.op == "INBOX" and "follow-up:" in diff)
+        type_ok = (
+            exp["type"] == outcome.type
+            or exp["type"] == "ActionItem"
+            and (outcome.op == "UPDATE" or outcome.op == "INBOX" and "follow-up:" in diff)
+        )
         if type_ok and any(k.lower() in diff for k in exp["keywords"]):
             return i
     return None
@@ -110,8 +113,14 @@ def _name_collisions(vault_dir: Path, diffs: dict[str, str]) -> int:
     return sum(names[Path(p).stem.lower()] > 1 for p in new if not Path(p).stem.endswith("-history"))
 
 
-def run_model(spec: str, cases: list[dict], with_index: bool = True, program: Path | None = None,
-              cache: Path | None = None, server: str | None = None) -> dict:
+def run_model(
+    spec: str,
+    cases: list[dict],
+    with_index: bool = True,
+    program: Path | None = None,
+    cache: Path | None = None,
+    server: str | None = None,
+) -> dict:
     from palinode_vault.memory.extract import extract_text, load_generator
     from palinode_vault.settings import Settings
     from palinode_vault.vault import Vault
@@ -139,8 +148,13 @@ def run_model(spec: str, cases: list[dict], with_index: bool = True, program: Pa
         source = indexed_template(Path(tmp)) if with_index else ROOT / "sample-vault"
         for case in cases:
             vault_dir = Path(tmp) / case["id"]
-            shutil.copytree(source, vault_dir, ignore=shutil.ignore_patterns("journal", "undone", "sidecar.json")
-                            if with_index else shutil.ignore_patterns(".palinode"))
+            shutil.copytree(
+                source,
+                vault_dir,
+                ignore=shutil.ignore_patterns("journal", "undone", "sidecar.json")
+                if with_index
+                else shutil.ignore_patterns(".palinode"),
+            )
             if program is not None:  # the vault's own PROGRAM.md wins over the shipped one
                 shutil.copyfile(program, vault_dir / "PROGRAM.md")
             v = Vault(Settings(vault=vault_dir, now=now.date()))
@@ -183,9 +197,16 @@ def run_model(spec: str, cases: list[dict], with_index: bool = True, program: Pa
             if case.get("repeat"):
                 repeats += 1
                 repeats_noop += int(not filed)
-            rows.append({"id": case["id"], "ops": [(o.op, o.type, o.path) for o in r.outcomes],
-                         "valid": r.schema_valid, "seconds": round(r.seconds, 2), "dropped": len(r.dropped),
-                         "withheld": r.withheld_secrets})
+            rows.append(
+                {
+                    "id": case["id"],
+                    "ops": [(o.op, o.type, o.path) for o in r.outcomes],
+                    "valid": r.schema_valid,
+                    "seconds": round(r.seconds, 2),
+                    "dropped": len(r.dropped),
+                    "withheld": r.withheld_secrets,
+                }
+            )
     gen.close()
     return {
         "model": spec,
@@ -216,12 +237,17 @@ def run_model(spec: str, cases: list[dict], with_index: bool = True, program: Pa
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", action="append", help="smollm2 (default) or a GGUF path; repeatable")
-    parser.add_argument("--cases", default="cases.json", help="files in bench/extraction-eval/, comma-separated (cases.json, heldout.json)")
+    parser.add_argument(
+        "--cases", default="cases.json", help="files in bench/extraction-eval/, comma-separated (cases.json, heldout.json)"
+    )
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--no-index", action="store_true", help="no search index: the keyword-similarity fallback")
     parser.add_argument("--program", type=Path, help="a PROGRAM.md to use instead of the shipped one (to try an edit)")
-    parser.add_argument("--cache", type=Path, help="keep the model's answers here and reuse them (seconds per pass then "
-                        "measure the rules, not the model)")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        help="keep the model's answers here and reuse them (seconds per pass then measure the rules, not the model)",
+    )
     parser.add_argument("--model-server", metavar="URL", help="an OpenAI-compatible chat server; --model names its model")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -236,14 +262,16 @@ def main(argv: list[str] | None = None) -> int:
         for row in res["rows"]:
             print(f"  {row['id']:24} valid={row['valid']!s:5} {row['seconds']:6.2f}s dropped={row['dropped']} {row['ops']}")
         fmt = lambda x: "n/a" if x is None else f"{x:.2f}"  # noqa: E731
-        print(f"{res['model']}: cases={res['cases']} schema_valid={res['schema_valid']:.0%} "
-              f"secrets_leaked={res['secrets_leaked']} withheld_without_secret={res['withheld_without_secret']} "
-              f"name_collisions={res['name_collisions']} supersessions={res['supersessions']} filed={res['filed']} precision={fmt(res['precision'])} "
-              f"recall={fmt(res['recall'])} noop_rate_on_repeats={fmt(res['noop_rate_on_repeats'])} "
-              f"review={res['review']} review_precision={fmt(res['review_precision'])} "
-              f"review_on_never={res['review_on_never_cases']} recall_with_review={fmt(res['recall_with_review'])} "
-              f"model_calls={res['model_passes']} retried={res['retried']} seconds_per_pass mean={res['seconds_per_pass_mean']:.2f} max={res['seconds_per_pass_max']:.2f} "
-              f"similarity={'/'.join(res['similarity'])} cached_answers={res['cached_answers']}")
+        print(
+            f"{res['model']}: cases={res['cases']} schema_valid={res['schema_valid']:.0%} "
+            f"secrets_leaked={res['secrets_leaked']} withheld_without_secret={res['withheld_without_secret']} "
+            f"name_collisions={res['name_collisions']} supersessions={res['supersessions']} filed={res['filed']} precision={fmt(res['precision'])} "
+            f"recall={fmt(res['recall'])} noop_rate_on_repeats={fmt(res['noop_rate_on_repeats'])} "
+            f"review={res['review']} review_precision={fmt(res['review_precision'])} "
+            f"review_on_never={res['review_on_never_cases']} recall_with_review={fmt(res['recall_with_review'])} "
+            f"model_calls={res['model_passes']} retried={res['retried']} seconds_per_pass mean={res['seconds_per_pass_mean']:.2f} max={res['seconds_per_pass_max']:.2f} "
+            f"similarity={'/'.join(res['similarity'])} cached_answers={res['cached_answers']}"
+        )
     return 0 if all(r["schema_valid"] == 1.0 and r["secrets_leaked"] == 0 for r in results) else 1
 
 

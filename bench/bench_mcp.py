@@ -28,8 +28,16 @@ import tempfile
 import time
 from pathlib import Path
 
-QUERIES = ["release schedule", "SMS provider for reminders", "who owns billing", "offline sync conflicts",
-           "design tokens", "pilot clinics feedback", "Postgres hosting", "onboarding call"]
+QUERIES = [
+    "release schedule",
+    "SMS provider for reminders",
+    "who owns billing",
+    "offline sync conflicts",
+    "design tokens",
+    "pilot clinics feedback",
+    "Postgres hosting",
+    "onboarding call",
+]
 
 
 def pct(values: list[float], q: float) -> float:
@@ -57,12 +65,26 @@ async def run(root: Path, calls: int, server: str | None = None, embedding_model
             for name, tool, args in (
                 ("search", "palinode_search", {"query": q, "limit": 10}),
                 ("dedup", "palinode_dedup_suggest", {"text": f"A note about {q}.", "limit": 5}),
-                ("save", "palinode_save", {"type": "Insight", "title": f"Bench insight {i % 2}",
-                                           "text": f"Benchmark fact number {i % 2} about {QUERIES[i % 2]}.",
-                                           "confidence": 0.8}),
-                ("save_new", "palinode_save", {"type": "Insight", "title": f"Bench observation {i}",
-                                               "text": f"Observation {i}: {QUERIES[(i + 3) % len(QUERIES)]} took "
-                                                       f"{i + 2} days in week {i + 10}.", "confidence": 0.8}),
+                (
+                    "save",
+                    "palinode_save",
+                    {
+                        "type": "Insight",
+                        "title": f"Bench insight {i % 2}",
+                        "text": f"Benchmark fact number {i % 2} about {QUERIES[i % 2]}.",
+                        "confidence": 0.8,
+                    },
+                ),
+                (
+                    "save_new",
+                    "palinode_save",
+                    {
+                        "type": "Insight",
+                        "title": f"Bench observation {i}",
+                        "text": f"Observation {i}: {QUERIES[(i + 3) % len(QUERIES)]} took {i + 2} days in week {i + 10}.",
+                        "confidence": 0.8,
+                    },
+                ),
             ):
                 t0 = time.perf_counter()
                 result = await client.call_tool(tool, args)

@@ -58,12 +58,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("vault", type=Path, metavar="VAULT", help="the vault to scan (e.g. from make_vault.py)")
     p.add_argument("--runs", type=int, default=5, help="runs per measurement; medians are reported (default 5)")
-    p.add_argument("--note", default=None,
-                   help="vault-relative note to change for the re-check (default: first note in projects/)")
-    p.add_argument("--binary", type=Path, default=None,
-                   help="palinode-vault executable (default: next to this Python)")
-    p.add_argument("--no-in-process", action="store_true",
-                   help="skip the in-process one-note re-check (it loads the whole vault in this process)")
+    p.add_argument(
+        "--note", default=None, help="vault-relative note to change for the re-check (default: first note in projects/)"
+    )
+    p.add_argument("--binary", type=Path, default=None, help="palinode-vault executable (default: next to this Python)")
+    p.add_argument(
+        "--no-in-process",
+        action="store_true",
+        help="skip the in-process one-note re-check (it loads the whole vault in this process)",
+    )
     args = p.parse_args(argv)
     if args.runs < 1:
         p.error("--runs must be at least 1")
@@ -72,8 +75,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.vault = args.vault.resolve()
     args.binary = args.binary or default_binary()
     if not (args.binary.is_file() and os.access(args.binary, os.X_OK)):
-        p.error(f"palinode-vault not found at {args.binary}; install the package into this Python "
-                f"(pip install -e .) or pass --binary")
+        p.error(
+            f"palinode-vault not found at {args.binary}; install the package into this Python (pip install -e .) or pass --binary"
+        )
     if args.note is not None:
         note = (args.vault / args.note).resolve()
         if not note.is_file() or args.vault not in note.parents or note.suffix != ".md":
@@ -114,8 +118,9 @@ def run_scan(cmd: list[str]) -> Run:
     try:
         result = json.loads(stdout)
     except json.JSONDecodeError as exc:
-        raise BenchError(f"`{shlex.join(cmd)}` did not print JSON ({exc}); stdout starts: "
-                         f"{stdout[:300]!r}; stderr: {stderr.strip()[-500:]}") from None
+        raise BenchError(
+            f"`{shlex.join(cmd)}` did not print JSON ({exc}); stdout starts: {stdout[:300]!r}; stderr: {stderr.strip()[-500:]}"
+        ) from None
     return Run(wall, usage.ru_maxrss / 1024, code, result if isinstance(result, dict) else {"value": result})
 
 
@@ -185,8 +190,10 @@ def report(results: dict) -> str:
     lines = ["| measure | median | target | |", "| --- | ---: | ---: | --- |"]
     for name, value, unit, target in rows:
         shown = "n/a" if value is None else (f"{value:.3f} {unit}" if unit == "s" else f"{value:.1f} {unit}")
-        lines.append(f"| {name} | {shown} | {'' if target is None else f'{target:g} {unit}'} | "
-                     f"{'' if target is None else verdict(value, target)} |")
+        lines.append(
+            f"| {name} | {shown} | {'' if target is None else f'{target:g} {unit}'} | "
+            f"{'' if target is None else verdict(value, target)} |"
+        )
     return "\n".join(lines)
 
 

@@ -79,10 +79,16 @@ def phase_cold(vault: Path, resume: bool) -> dict:
     seconds = time.perf_counter() - t1
     counts = index.counts()
     index.close()
-    return {"load_s": round(load_s, 2), "index_s": round(seconds, 1), "notes": counts["notes"],
-            "chunks": counts["chunks"], "embedded": report.embedded,
-            "texts_per_s": round(report.embedded / seconds, 1) if seconds else None,
-            "pending": report.pending, "resumed": resume}
+    return {
+        "load_s": round(load_s, 2),
+        "index_s": round(seconds, 1),
+        "notes": counts["notes"],
+        "chunks": counts["chunks"],
+        "embedded": report.embedded,
+        "texts_per_s": round(report.embedded / seconds, 1) if seconds else None,
+        "pending": report.pending,
+        "resumed": resume,
+    }
 
 
 def phase_warm(vault: Path, runs: int = 3) -> dict:
@@ -95,8 +101,12 @@ def phase_warm(vault: Path, runs: int = 3) -> dict:
         times.append(time.perf_counter() - t0)
         calls.append(index.embed_calls)
         index.close()
-    return {"warm_s_median": round(statistics.median(times), 3), "warm_s": [round(t, 3) for t in times],
-            "embed_calls": calls, "unchanged": report.unchanged}
+    return {
+        "warm_s_median": round(statistics.median(times), 3),
+        "warm_s": [round(t, 3) for t in times],
+        "embed_calls": calls,
+        "unchanged": report.unchanged,
+    }
 
 
 def phase_latency(vault: Path, n: int = 200, seed: int = 11) -> dict:
@@ -116,8 +126,7 @@ def phase_latency(vault: Path, n: int = 200, seed: int = 11) -> dict:
             search(index, q, limit=10, mode=mode)
             times.append((time.perf_counter() - t0) * 1000)
         times.sort()
-        modes[mode] = {"median_ms": round(statistics.median(times), 2),
-                       "p95_ms": round(times[int(0.95 * (len(times) - 1))], 2)}
+        modes[mode] = {"median_ms": round(statistics.median(times), 2), "p95_ms": round(times[int(0.95 * (len(times) - 1))], 2)}
     index.close()
     return {"queries": n, **modes}
 
@@ -161,8 +170,7 @@ def _reciprocal_ranks(index, queries: list[dict], mode: str) -> list[float]:
             own.unlink()
     out = []
     for item in queries:
-        res = search(index, item["query"], limit=10, mode=mode,
-                     include_daily=item.get("include_daily", False))
+        res = search(index, item["query"], limit=10, mode=mode, include_daily=item.get("include_daily", False))
         got = [r["path"] for r in res["results"]]
         ranks = [got.index(p) + 1 for p in item["relevant"] if p in got]
         out.append(1.0 / min(ranks) if ranks else 0.0)
@@ -214,8 +222,9 @@ def phase_quality(work: Path, query_set: str = "all") -> dict:
             for m in MODES:
                 row[m] = {"recall@10": round(sum(x > 0 for x in rr[m]) / n, 3), "mrr": round(sum(rr[m]) / n, 3)}
             if corpus == "all":
-                row["hybrid_mrr_minus"] = {m: _bootstrap([h - o for h, o in zip(rr["hybrid"], rr[m])])
-                                           for m in ("keyword", "vector", "rrf")}
+                row["hybrid_mrr_minus"] = {
+                    m: _bootstrap([h - o for h, o in zip(rr["hybrid"], rr[m])]) for m in ("keyword", "vector", "rrf")
+                }
             table[corpus] = row
     return out
 
@@ -225,12 +234,26 @@ def main() -> None:
     parser.add_argument("--vault", type=Path, default=Path("/tmp/bench-vault"))
     parser.add_argument("--phase", action="append", choices=["cold", "warm", "latency", "quality"])
     parser.add_argument("--resume", action="store_true", help="cold: keep an interrupted index")
-    parser.add_argument("--set", dest="query_set", choices=[*SETS, "all"], default="all",
-                        help="quality: which labelled queries (dev: tuned on; heldout to heldout4: never tuned on)")
+    parser.add_argument(
+        "--set",
+        dest="query_set",
+        choices=[*SETS, "all"],
+        default="all",
+        help="quality: which labelled queries (dev: tuned on; heldout to heldout4: never tuned on)",
+    )
     args = parser.parse_args()
     phases = args.phase or ["cold", "warm", "latency", "quality"]
-    print("$ " + " ".join([os.path.relpath(sys.executable, REPO) if sys.executable.startswith(str(REPO)) else sys.executable,
-                           "bench/bench_search.py", *sys.argv[1:]]), flush=True)
+    print(
+        "$ "
+        + " ".join(
+            [
+                os.path.relpath(sys.executable, REPO) if sys.executable.startswith(str(REPO)) else sys.executable,
+                "bench/bench_search.py",
+                *sys.argv[1:],
+            ]
+        ),
+        flush=True,
+    )
     results: dict = {"threads": os.cpu_count()}
     if any(p in phases for p in ("cold", "warm", "latency")) and not args.vault.is_dir():
         sys.exit(f"no bench vault at {args.vault}: .venv/bin/python bench/make_vault.py {args.vault} --notes 10000")
@@ -246,8 +269,10 @@ def main() -> None:
     if "quality" in phases:
         with tempfile.TemporaryDirectory() as tmp:
             results["quality"] = phase_quality(Path(tmp), args.query_set)
-        print("\n| set | corpus | queries | keyword recall@10 / MRR | vector recall@10 / MRR "
-              "| hybrid, rrf fusion | hybrid recall@10 / MRR |")
+        print(
+            "\n| set | corpus | queries | keyword recall@10 / MRR | vector recall@10 / MRR "
+            "| hybrid, rrf fusion | hybrid recall@10 / MRR |"
+        )
         print("| --- | --- | ---: | --- | --- | --- | --- |")
         for name, table in results["quality"].items():
             for corpus, data in table.items():
@@ -256,8 +281,10 @@ def main() -> None:
         for name, table in results["quality"].items():
             ci = table["all"].get("hybrid_mrr_minus")
             if ci:
-                print(f"{name}: hybrid MRR minus keyword, 95 % interval {ci['keyword']}; minus vector {ci['vector']}; "
-                      f"minus rrf {ci['rrf']}")
+                print(
+                    f"{name}: hybrid MRR minus keyword, 95 % interval {ci['keyword']}; minus vector {ci['vector']}; "
+                    f"minus rrf {ci['rrf']}"
+                )
     print(json.dumps(results))
 
 

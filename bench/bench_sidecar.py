@@ -77,8 +77,15 @@ def percentile(values: list[float], p: float) -> float:
 
 def start(vault: Path, quiet: float) -> tuple[subprocess.Popen, float, list[str]]:
     exe = Path(sys.executable).with_name("palinode-vault")
-    cmd = [str(exe) if exe.exists() else sys.executable, *([] if exe.exists() else ["-m", "palinode_vault.cli"]),
-           "serve", "--vault", str(vault), "--quiet-seconds", str(quiet)]
+    cmd = [
+        str(exe) if exe.exists() else sys.executable,
+        *([] if exe.exists() else ["-m", "palinode_vault.cli"]),
+        "serve",
+        "--vault",
+        str(vault),
+        "--quiet-seconds",
+        str(quiet),
+    ]
     began = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines = []
@@ -145,13 +152,15 @@ async def measure_saves(client: SidecarClient, root: Path, quiet: float, count: 
         found = await client.wait_for("findings.changed", note, since=saved, timeout=30)
         wrote = await client.wait_for("wrote", note, since=saved, timeout=30 + quiet)
         after = path.read_text(encoding="utf-8")
-        rows.append({
-            "note": note,
-            "findings_ms": (found.at - saved) * 1000,
-            "wrote_ms": (wrote.at - saved) * 1000,
-            "wrote_beyond_quiet_ms": (wrote.at - saved - quiet) * 1000,
-            "cross_refs_written": ref in after.split("\n---", 1)[0],
-        })
+        rows.append(
+            {
+                "note": note,
+                "findings_ms": (found.at - saved) * 1000,
+                "wrote_ms": (wrote.at - saved) * 1000,
+                "wrote_beyond_quiet_ms": (wrote.at - saved - quiet) * 1000,
+                "cross_refs_written": ref in after.split("\n---", 1)[0],
+            }
+        )
     return rows
 
 
@@ -166,8 +175,13 @@ async def adopt(vault: Path, quiet: float) -> dict:
             mem = memory_mb(proc.pid)
     finally:
         stop(proc)
-    return {"cold_ready_s": round(ready_s, 2), "start_writes": status["writes"], "start_fixes_s": round(max(0.0, fix_s), 1),
-            "adopt_rss_mb": round(mem["VmRSS"], 1), "adopt_hwm_mb": round(mem["VmHWM"], 1)}
+    return {
+        "cold_ready_s": round(ready_s, 2),
+        "start_writes": status["writes"],
+        "start_fixes_s": round(max(0.0, fix_s), 1),
+        "adopt_rss_mb": round(mem["VmRSS"], 1),
+        "adopt_hwm_mb": round(mem["VmHWM"], 1),
+    }
 
 
 def stop(proc: subprocess.Popen) -> None:

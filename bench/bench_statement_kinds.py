@@ -32,9 +32,11 @@ def main(sets: list[str]) -> None:
     program = load_program(ROOT / "sample-vault")
     types = memory_types(program)
     prose = condense(_sections(program.text, ("What to remember",)))[:3000]
-    system = (prose + "\n\nYou sort one statement a person made. Answer with JSON {\"kind\": ...}: the memory type it "
-              f"is ({', '.join(types)}), or \"none\" when a future session would not need it (small talk, questions, "
-              "passing context, troubleshooting).")
+    system = (
+        prose + '\n\nYou sort one statement a person made. Answer with JSON {"kind": ...}: the memory type it '
+        f'is ({", ".join(types)}), or "none" when a future session would not need it (small talk, questions, '
+        "passing context, troubleshooting)."
+    )
     schema = {"type": "object", "properties": {"kind": {"type": "string", "enum": types + ["none"]}}, "required": ["kind"]}
     gen = get_generator("smollm2", n_ctx=4096)
     rows = []
@@ -52,8 +54,10 @@ def main(sets: list[str]) -> None:
         kept = sum(1 for r in rows if r[0] != "none" and r[i] != "none")
         wrong = sum(1 for r in rows if r[0] == "none" and r[i] != "none")
         typed = sum(1 for r in rows if r[0] != "none" and r[i] == r[0])
-        print(f"{name}: {kept}/{memories} memories kept, {wrong}/{len(rows) - memories} other statements kept, "
-              f"right type {typed}/{memories}")
+        print(
+            f"{name}: {kept}/{memories} memories kept, {wrong}/{len(rows) - memories} other statements kept, "
+            f"right type {typed}/{memories}"
+        )
     print("model's answers:", dict(collections.Counter(r[1] for r in rows)))
 
 

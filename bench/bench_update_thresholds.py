@@ -59,8 +59,13 @@ LABELS = ("same", "new_info", "unrelated")
 OPS = ("NOOP", "UPDATE", "ADD", "SUPERSEDE", "INBOX")
 NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
 # Each number varied alone around PROGRAM.md's, the others as PROGRAM.md has them.
-SWEEP = {"statement_novelty": [0.2, 0.25, 0.3, 0.34, 0.4], "statement_related": [0.4, 0.45, 0.5, 0.55, 0.6],
-         "statement_same": [0.85, 0.9, 0.95], "statement_window": [3, 5, 8], "statement_notes": [1, 3, 5]}
+SWEEP = {
+    "statement_novelty": [0.2, 0.25, 0.3, 0.34, 0.4],
+    "statement_related": [0.4, 0.45, 0.5, 0.55, 0.6],
+    "statement_same": [0.85, 0.9, 0.95],
+    "statement_window": [3, 5, 8],
+    "statement_notes": [1, 3, 5],
+}
 
 
 def quartiles(xs: list[float]) -> tuple[float, float, float, float, float]:
@@ -90,9 +95,19 @@ def measure(pairs: list[dict], model: str | None, settings: Any, overrides: dict
     against update.same_fact / strong_duplicate) and now (statements, PROGRAM.md's numbers)."""
     started = time.monotonic()
     now_settings = settings.model_copy(update={"update": settings.update.model_copy(update=overrides)})
-    before = settings.model_copy(update={"update": settings.update.model_copy(update={
-        "statement_notes": None, "statement_window": None, "statement_related": None, "statement_same": None,
-        "statement_novelty": None})})
+    before = settings.model_copy(
+        update={
+            "update": settings.update.model_copy(
+                update={
+                    "statement_notes": None,
+                    "statement_window": None,
+                    "statement_related": None,
+                    "statement_same": None,
+                    "statement_novelty": None,
+                }
+            )
+        }
+    )
     u = now_settings.update
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -112,16 +127,28 @@ def measure(pairs: list[dict], model: str | None, settings: Any, overrides: dict
                 folder = BY_NAME[kind].folder
                 collection = kind in ("person", "project")
                 candidate = f"{pair['title']}\n{pair['text']}"
-                found = [s for s in dedup(index, candidate, category=kind, limit=50)
-                         if s.path.split("/", 1)[0] == folder and s.path.count("/") == 1]
+                found = [
+                    s
+                    for s in dedup(index, candidate, category=kind, limit=50)
+                    if s.path.split("/", 1)[0] == folder and s.path.count("/") == 1
+                ]
                 by_path = {s.path: s.similarity for s in found}
                 note_text = (root / pair["note"]).read_text(encoding="utf-8")
                 j = matcher.judge(pair["text"], note_text, u.statement_window)
-                row = {"id": pair["id"], "label": pair["label"], "note": pair["note"], "type": pair["type"],
-                       "collection": collection, "chars": len(pair["text"]), "chunk": by_path.get(pair["note"], 0.0),
-                       "closest": matcher.closest(candidate, note_text)[0], "coverage": j.coverage,
-                       "statement_novelty": j.novelty, "novelty": novelty(f"{pair['title']} {pair['text']}", note_text),
-                       "line_novelty": line_novelty(pair["text"], body_of(note_text))}
+                row = {
+                    "id": pair["id"],
+                    "label": pair["label"],
+                    "note": pair["note"],
+                    "type": pair["type"],
+                    "collection": collection,
+                    "chars": len(pair["text"]),
+                    "chunk": by_path.get(pair["note"], 0.0),
+                    "closest": matcher.closest(candidate, note_text)[0],
+                    "coverage": j.coverage,
+                    "statement_novelty": j.novelty,
+                    "novelty": novelty(f"{pair['title']} {pair['text']}", note_text),
+                    "line_novelty": line_novelty(pair["text"], body_of(note_text)),
+                }
                 # what the flow compares: a person/project note found by its entity; for the other
                 # types the best-covering of the notes dedup ranks first in the folder
                 if collection:
@@ -129,8 +156,10 @@ def measure(pairs: list[dict], model: str | None, settings: Any, overrides: dict
                     row["flow_coverage"], row["flow_novelty"] = j.coverage, j.novelty
                 else:
                     row["flow_chunk"] = found[0].similarity if found else 0.0
-                    judged = [(matcher.judge(pair["text"], (root / s.path).read_text(encoding="utf-8"), u.statement_window), s.path)
-                              for s in found[: u.statement_notes]]
+                    judged = [
+                        (matcher.judge(pair["text"], (root / s.path).read_text(encoding="utf-8"), u.statement_window), s.path)
+                        for s in found[: u.statement_notes]
+                    ]
                     best, row["flow_path"] = max(judged, key=lambda x: x[0].coverage)
                     row["flow_coverage"], row["flow_novelty"] = best.coverage, best.novelty
                 for name, cfg in (("op_before", before), ("op_now", now_settings)):
@@ -172,8 +201,7 @@ def table(rows: list[dict], keys: list[str]) -> list[str]:
 
 
 def grid(rows: list[dict], key: str, thresholds: list[float]) -> list[str]:
-    out = [f"| {key} ≥ t | " + " | ".join(f"{lab} ≥ / <" for lab in LABELS) + " |",
-           "|---:|" + "---:|" * len(LABELS)]
+    out = [f"| {key} ≥ t | " + " | ".join(f"{lab} ≥ / <" for lab in LABELS) + " |", "|---:|" + "---:|" * len(LABELS)]
     for t in thresholds:
         cells = []
         for label in LABELS:
@@ -190,7 +218,9 @@ def confusion(rows: list[dict], key: str) -> list[str]:
             part = [r for r in rows if r["label"] == label and r["collection"] == collection]
             if part:
                 what = "person/project" if collection else "decision/insight/research"
-                out.append(f"| {label} ({what}) | {len(part)} | " + " | ".join(str(sum(r[key] == op for r in part)) for op in OPS) + " |")
+                out.append(
+                    f"| {label} ({what}) | {len(part)} | " + " | ".join(str(sum(r[key] == op for r in part)) for op in OPS) + " |"
+                )
     return out
 
 
@@ -198,8 +228,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", default=str(REPO / "bench" / "update-calibration" / "pairs.json"))
     parser.add_argument("--model", default=None, help="an embedding GGUF (default: the packaged MiniLM)")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="try another update.* number than PROGRAM.md's (statement_related=0.5); repeatable")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="try another update.* number than PROGRAM.md's (statement_related=0.5); repeatable",
+    )
     parser.add_argument("--json", action="store_true", help="also print every pair's scores as JSON")
     args = parser.parse_args(argv)
     pairs = json.loads(Path(args.pairs).read_text(encoding="utf-8"))
@@ -213,15 +248,28 @@ def main(argv: list[str] | None = None) -> int:
     rows, built = measure(pairs, args.model, settings, overrides)
     u = settings.update.model_copy(update=overrides)
     counts = {lab: sum(r["label"] == lab for r in rows) for lab in LABELS}
-    print(f"pairs: {len(rows)} ({', '.join(f'{k} {v}' for k, v in counts.items())}); index built in {built:.1f} s, "
-          f"total {time.monotonic() - started:.1f} s")
-    print(f"update: statement_notes {u.statement_notes}, statement_window {u.statement_window}, statement_related "
-          f"{u.statement_related}, statement_same {u.statement_same}, statement_novelty {u.statement_novelty}, "
-          f"novelty_new {u.novelty_new}; "
-          f"before: same_fact {u.same_fact}, strong_duplicate {u.strong_duplicate}, related {u.related}")
+    print(
+        f"pairs: {len(rows)} ({', '.join(f'{k} {v}' for k, v in counts.items())}); index built in {built:.1f} s, "
+        f"total {time.monotonic() - started:.1f} s"
+    )
+    print(
+        f"update: statement_notes {u.statement_notes}, statement_window {u.statement_window}, statement_related "
+        f"{u.statement_related}, statement_same {u.statement_same}, statement_novelty {u.statement_novelty}, "
+        f"novelty_new {u.novelty_new}; "
+        f"before: same_fact {u.same_fact}, strong_duplicate {u.strong_duplicate}, related {u.related}"
+    )
     print()
-    keys = ["chunk", "flow_chunk", "closest", "coverage", "flow_coverage", "novelty", "line_novelty",
-            "statement_novelty", "flow_novelty"]
+    keys = [
+        "chunk",
+        "flow_chunk",
+        "closest",
+        "coverage",
+        "flow_coverage",
+        "novelty",
+        "line_novelty",
+        "statement_novelty",
+        "flow_novelty",
+    ]
     print("\n".join(table(rows, keys)))
     print()
     print("\n".join(grid(rows, "flow_chunk", [0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.9, 0.95])))
@@ -236,23 +284,32 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {key} | {pos} / {neg} | {t:.3f} | {fn}/{counts[pos]} | {fp}/{counts[neg]} |")
     for key in ["novelty", "line_novelty", "statement_novelty", "flow_novelty"]:
         t, fn, fp = best_cut([-r[key] for r in rows if r["label"] == "same"], [-r[key] for r in rows if r["label"] == "new_info"])
-        print(f"| {key} (lower = same) | same / new_info | {-t:.3f} | {fn}/{counts['same']} (at/above) | {fp}/{counts['new_info']} (below) |")
+        print(
+            f"| {key} (lower = same) | same / new_info | {-t:.3f} | {fn}/{counts['same']} (at/above) | {fp}/{counts['new_info']} (below) |"
+        )
     for key in ("op_before", "op_now"):
         print()
         print("\n".join(confusion(rows, key)))
     print()
-    print("| setting (others as PROGRAM.md) | same NOOP | new_info NOOP (lost) | new_info UPDATE | new_info ADD | unrelated UPDATE | errors |")
+    print(
+        "| setting (others as PROGRAM.md) | same NOOP | new_info NOOP (lost) | new_info UPDATE | new_info ADD | unrelated UPDATE | errors |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name in rows[0]["sweep"]:
         ops = {lab: [r["sweep"][name] for r in rows if r["label"] == lab] for lab in LABELS}
         same, lost = ops["same"].count("NOOP"), ops["new_info"].count("NOOP")
         wrong_update = ops["unrelated"].count("UPDATE")
-        print(f"| {name} | {same}/{counts['same']} | {lost}/{counts['new_info']} | {ops['new_info'].count('UPDATE')} | "
-              f"{ops['new_info'].count('ADD')} | {wrong_update}/{counts['unrelated']} | {counts['same'] - same + lost + wrong_update} |")
+        print(
+            f"| {name} | {same}/{counts['same']} | {lost}/{counts['new_info']} | {ops['new_info'].count('UPDATE')} | "
+            f"{ops['new_info'].count('ADD')} | {wrong_update}/{counts['unrelated']} | {counts['same'] - same + lost + wrong_update} |"
+        )
     print()
     for key in ("op_before", "op_now"):
-        wrong = [r["id"] for r in rows if (r["label"] == "same") != (r[key] == "NOOP")
-                 or (r["label"] == "unrelated" and r[key] == "UPDATE")]
+        wrong = [
+            r["id"]
+            for r in rows
+            if (r["label"] == "same") != (r[key] == "NOOP") or (r["label"] == "unrelated" and r[key] == "UPDATE")
+        ]
         print(f"{key.replace('op_', '')}: wrong (same not NOOP, a NOOP that is not same, unrelated UPDATEd): {wrong}")
     if args.json:
         print(json.dumps(rows, indent=1))

@@ -368,34 +368,81 @@ class Generator:
                 return ascii_slug(name)
 
             slug = self.unique(make)
-            self.add(Note(f"people/{slug}.md", "people", "person", slug, slug, name,
-                          ["Role", "Context", "Working Style", "Follow-ups"]))
+            self.add(
+                Note(
+                    f"people/{slug}.md", "people", "person", slug, slug, name, ["Role", "Context", "Working Style", "Follow-ups"]
+                )
+            )
         for _ in range(counts["projects"]):
             slug = self.unique(self.project_slug)
-            self.add(Note(f"projects/{slug}.md", "projects", "project", slug, slug, title_case(slug),
-                          ["What This Is", "Status", "People", "Current Work", "Recent Changes",
-                           "Blockers", "Key Decisions", "Key Files & Locations"]))
+            self.add(
+                Note(
+                    f"projects/{slug}.md",
+                    "projects",
+                    "project",
+                    slug,
+                    slug,
+                    title_case(slug),
+                    [
+                        "What This Is",
+                        "Status",
+                        "People",
+                        "Current Work",
+                        "Recent Changes",
+                        "Blockers",
+                        "Key Decisions",
+                        "Key Files & Locations",
+                    ],
+                )
+            )
         for _ in range(counts["decisions"]):
             slug = self.unique(self.decision_slug)
-            self.add(Note(f"decisions/{slug}.md", "decisions", "decision", slug, slug,
-                          title_case(slug), ["Statement", "Rationale", "Alternatives Rejected",
-                                             "Consequences"]))
+            self.add(
+                Note(
+                    f"decisions/{slug}.md",
+                    "decisions",
+                    "decision",
+                    slug,
+                    slug,
+                    title_case(slug),
+                    ["Statement", "Rationale", "Alternatives Rejected", "Consequences"],
+                )
+            )
         for _ in range(counts["insights"]):
             slug = self.unique(self.insight_slug)
-            self.add(Note(f"insights/{slug}.md", "insights", "insight", slug, slug, title_case(slug),
-                          ["What Happened", "Why It Matters", "When It Applies", "Evidence"]))
+            self.add(
+                Note(
+                    f"insights/{slug}.md",
+                    "insights",
+                    "insight",
+                    slug,
+                    slug,
+                    title_case(slug),
+                    ["What Happened", "Why It Matters", "When It Applies", "Evidence"],
+                )
+            )
         for _ in range(counts["research"]):
             slug = self.unique(self.research_slug)
             day = self.some_day(1100)
             stem = f"{day.isoformat()}-{slug}"
             self.claim([stem])
-            self.add(Note(f"research/{stem}.md", "research", "research", stem, slug, title_case(slug),
-                          ["Summary", "Key Points", "Relevance", "Open Questions"], day=day))
+            self.add(
+                Note(
+                    f"research/{stem}.md",
+                    "research",
+                    "research",
+                    stem,
+                    slug,
+                    title_case(slug),
+                    ["Summary", "Key Points", "Relevance", "Open Questions"],
+                    day=day,
+                )
+            )
         for _ in range(counts["inbox"]):
-            slug = self.unique(lambda: f"{r.choice(['idea', 'todo', 'note', 'maybe', 'ask'])}-"
-                                       f"{r.choice(WORDS[40:120])}-{r.choice(TECH_TERMS)}")
-            note = self.add(Note(f"inbox/{slug}.md", "inbox", "inbox", slug, slug, title_case(slug),
-                                 ["Context"]))
+            slug = self.unique(
+                lambda: f"{r.choice(['idea', 'todo', 'note', 'maybe', 'ask'])}-{r.choice(WORDS[40:120])}-{r.choice(TECH_TERMS)}"
+            )
+            note = self.add(Note(f"inbox/{slug}.md", "inbox", "inbox", slug, slug, title_case(slug), ["Context"]))
             note.category = r.choice(["insight", "insight", "decision", "person", "project"])
         for i in range(counts["daily"]):
             day = TODAY - timedelta(days=i)
@@ -412,8 +459,7 @@ class Generator:
             else:
                 slug = self.unique(self.project_slug)
                 sub = "projects/"
-            self.add(Note(f"archive/{sub}{slug}.md", "archive", "archive", slug, slug,
-                          title_case(slug), ["Summary", "Outcome"]))
+            self.add(Note(f"archive/{sub}{slug}.md", "archive", "archive", slug, slug, title_case(slug), ["Summary", "Outcome"]))
 
         for note in self.notes:
             if note.kind not in ("top", "daily"):
@@ -463,8 +509,9 @@ class Generator:
         research = self.popular("research")
         wants = {
             "person": lambda: project(r.randint(1, 3)) + person(r.randint(0, 2)),
-            "project": lambda: person(r.randint(2, 6)) + decision(r.randint(0, 3))
-            + insight(r.randint(0, 1)) + research(r.randint(0, 1)),
+            "project": lambda: (
+                person(r.randint(2, 6)) + decision(r.randint(0, 3)) + insight(r.randint(0, 1)) + research(r.randint(0, 1))
+            ),
             "decision": lambda: project(1) + person(r.randint(1, 2)),
             "insight": lambda: project(r.randint(1, 2)) + person(r.randint(0, 1)),
             "research": lambda: project(1) + person(r.randint(0, 1)),
@@ -488,8 +535,7 @@ class Generator:
                 old.extra["superseded_by"] = new
                 old.extra["archived"] = r.random() > 0.1
                 if not old.extra["archived"]:
-                    self.manifest["superseded_not_archived"].append(
-                        {"path": old.path, "superseded_by": f"decision-{new.slug}"})
+                    self.manifest["superseded_not_archived"].append({"path": old.path, "superseded_by": f"decision-{new.slug}"})
 
     def plan_attachments(self) -> None:
         r = self.rng
@@ -497,8 +543,7 @@ class Generator:
             choice = r.random()
             if choice < 0.3:
                 d = self.some_day()
-                name = (f"Screenshot {d.isoformat()} at "
-                        f"{r.randrange(8, 20):02d}.{r.randrange(60):02d}.{r.randrange(60):02d}.png")
+                name = f"Screenshot {d.isoformat()} at {r.randrange(8, 20):02d}.{r.randrange(60):02d}.{r.randrange(60):02d}.png"
             elif choice < 0.7:
                 name = f"diagram-{r.choice(DOMAINS)}-{i}.png"
             else:
@@ -532,12 +577,10 @@ class Generator:
                 if len(stem) < 5:
                     continue
                 i = r.randrange(1, len(stem) - 1)
-                target = stem[:i] + stem[i + 1:] if r.random() < 0.5 else (
-                    stem[:i - 1] + stem[i] + stem[i - 1] + stem[i + 1:])
+                target = stem[:i] + stem[i + 1 :] if r.random() < 0.5 else (stem[: i - 1] + stem[i] + stem[i - 1] + stem[i + 1 :])
                 reason = "typo"
             else:
-                target = r.choice([ascii_slug(self.person_name()), self.project_slug(),
-                                   self.decision_slug()])
+                target = r.choice([ascii_slug(self.person_name()), self.project_slug(), self.decision_slug()])
                 reason = "deleted"
             if target.lower() not in self.taken:
                 return target, reason
@@ -626,15 +669,15 @@ class NoteWriter:
         """A link to an existing note in one of the ways people write them."""
         r = self.r
         if style is None:
-            style = r.choices(["slug", "label", "heading", "block", "md"],
-                              cum_weights=[50, 76, 85, 89, 100])[0]
+            style = r.choices(["slug", "label", "heading", "block", "md"], cum_weights=[50, 76, 85, 89, 100])[0]
         pipe = "\\|" if table else "|"
         self.count()
         if style == "heading" and t.linkable_headings:
             if r.random() < BROKEN_ANCHOR_RATE * 20:
                 anchor = "Notes From " + title_case(r.choice(DOMAINS))
                 self.g.manifest["broken_anchors"].append(
-                    {"path": self.note.path, "target": f"{t.stem}#{anchor}", "anchor": anchor})
+                    {"path": self.note.path, "target": f"{t.stem}#{anchor}", "anchor": anchor}
+                )
                 return f"[[{t.stem}#{anchor}]]"
             return f"[[{t.stem}#{r.choice(t.linkable_headings)}]]"
         if style == "block" and t.blocks:
@@ -654,8 +697,7 @@ class NoteWriter:
         if self.r.random() >= BROKEN_LINK_RATE:
             return []
         target, reason = self.g.broken_target()
-        self.g.manifest["broken_links"].append(
-            {"path": self.note.path, "target": target, "reason": reason})
+        self.g.manifest["broken_links"].append({"path": self.note.path, "target": target, "reason": reason})
         self.count()
         return [f"[[{target}]]"]
 
@@ -669,8 +711,7 @@ class NoteWriter:
     def code_block(self) -> str:
         r = self.r
         lang = r.choice(CODE_LANGS)
-        lines = [self.words(2, 6).replace(" ", "_") + " = " + str(r.randrange(1000))
-                 for _ in range(r.randint(2, 8))]
+        lines = [self.words(2, 6).replace(" ", "_") + " = " + str(r.randrange(1000)) for _ in range(r.randint(2, 8))]
         if r.random() < 0.5:
             target = r.choice(self.g.notes).stem if r.random() < 0.7 else self.g.broken_target()[0]
             self.g.manifest["code_links"].append({"path": self.note.path, "target": target})
@@ -689,8 +730,7 @@ class NoteWriter:
         # Only after a paragraph: indented code after a list would be list content instead.
         target = self.r.choice(self.g.notes).stem
         self.g.manifest["code_links"].append({"path": self.note.path, "target": target})
-        return (self.prose(1) + "\n\n    $ palinode-vault lint --json\n"
-                f"    # [[{target}]] here is output, not a link")
+        return self.prose(1) + f"\n\n    $ palinode-vault lint --json\n    # [[{target}]] here is output, not a link"
 
     def nested_list(self, links: list[str] = ()) -> str:
         lines = []
@@ -713,8 +753,7 @@ class NoteWriter:
             cell = self.link(t, self.r.choice(["slug", "label"]), table=True)
             lines.append(f"| {cell} | {self.r.choice(ROLES)} | {self.g.some_day().isoformat()} |")
         for _ in range(self.r.randint(1, 3)):
-            lines.append(f"| {self.words(1, 2)} | {self.r.choice(ROLES)} | "
-                         f"{self.g.some_day().isoformat()} |")
+            lines.append(f"| {self.words(1, 2)} | {self.r.choice(ROLES)} | {self.g.some_day().isoformat()} |")
         return "\n".join(lines)
 
     def embed(self) -> str:
@@ -860,8 +899,10 @@ class NoteWriter:
                 self.add(self.table([e for e in self.relink if e.kind == "person"][:4]))
                 self.add(self.prose(1, chunk))
             elif heading == "Key Files & Locations":
-                self.add(f"- Repo: `acme/{n.slug}`\n- Local: `~/src/{n.slug}`\n"
-                         f"- Branch: `feat/{r.choice(DOMAINS)}`" + "".join(f"\n- {c}" for c in chunk))
+                self.add(
+                    f"- Repo: `acme/{n.slug}`\n- Local: `~/src/{n.slug}`\n"
+                    f"- Branch: `feat/{r.choice(DOMAINS)}`" + "".join(f"\n- {c}" for c in chunk)
+                )
             else:
                 self.add(self.prose(r.randint(1, 4), chunk))
             if i == 1:
@@ -932,8 +973,10 @@ class NoteWriter:
         fm = ""
         if r.random() < 0.8:
             kind = "decision" if n.path.startswith("archive/decisions/") else "project"
-            fm = (f"---\nid: {kind}-{n.slug}\ncategory: {kind}\ntype: {TYPE_OF_KIND[kind]}\n"
-                  f"status: archived\nlast_updated: {n.day.isoformat()}T12:00:00Z\n---\n\n")
+            fm = (
+                f"---\nid: {kind}-{n.slug}\ncategory: {kind}\ntype: {TYPE_OF_KIND[kind]}\n"
+                f"status: archived\nlast_updated: {n.day.isoformat()}T12:00:00Z\n---\n\n"
+            )
         self.relink = self.g.popular("person")(2) + self.g.popular("project")(1)
         self.add(f"# {n.label}")
         for heading in n.headings:
@@ -959,16 +1002,20 @@ class NoteWriter:
             if heading in lists:
                 self.add("\n".join(f"- {self.link(t, 'label')}" for t in lists[heading]) or "- none yet")
             elif heading == "Links":
-                self.add(self.prose(1) + "\n\n```markdown\nMet with [[Alice Smith]] about Q3.\n"
-                         "[[alice-smith|Alice Smith]] resolves; [[Alice Smith]] does not.\n```")
+                self.add(
+                    self.prose(1) + "\n\n```markdown\nMet with [[Alice Smith]] about Q3.\n"
+                    "[[alice-smith|Alice Smith]] resolves; [[Alice Smith]] does not.\n```"
+                )
                 g.manifest["code_links"].append({"path": n.path, "target": "Alice Smith"})
                 g.manifest["code_links"].append({"path": n.path, "target": "alice-smith|Alice Smith"})
             elif heading == "Footers":
                 self.add("```\n" + FOOTER_START + "\n## See also\n- [[example-note]]\n" + FOOTER_END + "\n```")
                 g.manifest["code_links"].append({"path": n.path, "target": "example-note"})
             elif heading == "Terms":
-                self.add("| Term | Meaning |\n| --- | --- |\n" + "\n".join(
-                    f"| {w} | {self.words(4, 9)} |" for w in r.sample(TECH_TERMS, 12)))
+                self.add(
+                    "| Term | Meaning |\n| --- | --- |\n"
+                    + "\n".join(f"| {w} | {self.words(4, 9)} |" for w in r.sample(TECH_TERMS, 12))
+                )
             else:
                 self.add(self.prose(r.randint(2, 5)))
         if len(g.by_kind.get("top", [])) > 1 and n is not g.by_kind["top"][0]:
@@ -987,15 +1034,21 @@ def tiny_png(rng: random.Random) -> bytes:
 
     colour = bytes(rng.randrange(256) for _ in range(3))
     raw = b"".join(b"\x00" + colour * 8 for _ in range(8))
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 8, 8, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", 8, 8, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(raw, 9))
+        + chunk(b"IEND", b"")
+    )
 
 
 def tiny_svg(rng: random.Random, name: str) -> bytes:
     x, y, rad = rng.randrange(10, 50), rng.randrange(10, 50), rng.randrange(5, 20)
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64">'
-            f'<title>{name}</title><rect width="64" height="64" fill="#eee"/>'
-            f'<circle cx="{x}" cy="{y}" r="{rad}" fill="#36c"/></svg>\n').encode()
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64">'
+        f'<title>{name}</title><rect width="64" height="64" fill="#eee"/>'
+        f'<circle cx="{x}" cy="{y}" r="{rad}" fill="#36c"/></svg>\n'
+    ).encode()
 
 
 # --- entry point ---------------------------------------------------------------------------------
@@ -1021,11 +1074,13 @@ def prepare_out_dir(out: Path, force: bool) -> None:
     if not any(out.iterdir()):
         return
     if not force:
-        raise SystemExit(f"make_vault: {out} is not empty; pick a new folder or pass --force "
-                         f"to replace a vault this script generated")
+        raise SystemExit(
+            f"make_vault: {out} is not empty; pick a new folder or pass --force to replace a vault this script generated"
+        )
     if not (out / MANIFEST_NAME).is_file():
-        raise SystemExit(f"make_vault: {out} has no {MANIFEST_NAME}, so it was not generated "
-                         f"here; refusing to delete it even with --force")
+        raise SystemExit(
+            f"make_vault: {out} has no {MANIFEST_NAME}, so it was not generated here; refusing to delete it even with --force"
+        )
     shutil.rmtree(out)
 
 
@@ -1034,8 +1089,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("out", type=Path, metavar="OUT_DIR", help="folder to create the vault in")
     p.add_argument("--notes", type=int, default=10_000, help="markdown notes to write (default 10000)")
     p.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
-    p.add_argument("--force", action="store_true",
-                   help="replace OUT_DIR if it holds a vault generated by this script")
+    p.add_argument("--force", action="store_true", help="replace OUT_DIR if it holds a vault generated by this script")
     args = p.parse_args(argv)
     if args.notes < 20:
         p.error("--notes must be at least 20")
@@ -1049,10 +1103,12 @@ def main(argv: list[str] | None = None) -> int:
     m = generate(args.out, args.notes, args.seed)
     took = time.perf_counter() - start
     broken = len(m["broken_links"])
-    print(f"{m['notes']} notes, {m['attachments']} attachments, "
-          f"{m['markdown_bytes'] / 1e6:.1f} MB markdown, {m['links']} links "
-          f"({broken} broken, {len(m['label_links'])} label-form, {len(m['drift'])} drift) "
-          f"in {took:.1f} s -> {args.out}")
+    print(
+        f"{m['notes']} notes, {m['attachments']} attachments, "
+        f"{m['markdown_bytes'] / 1e6:.1f} MB markdown, {m['links']} links "
+        f"({broken} broken, {len(m['label_links'])} label-form, {len(m['drift'])} drift) "
+        f"in {took:.1f} s -> {args.out}"
+    )
     return 0
 
 

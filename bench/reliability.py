@@ -25,7 +25,12 @@ REPO = Path(__file__).resolve().parents[1]
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--long", action="store_true", help="the long variants (an hour or more on two cores)")
-    parser.add_argument("--fuzz-seconds", type=int, default=None, help="seconds per atheris target, from a random seed (default: quick runs 20,000 inputs from a fixed seed; --long 300 s)")
+    parser.add_argument(
+        "--fuzz-seconds",
+        type=int,
+        default=None,
+        help="seconds per atheris target, from a random seed (default: quick runs 20,000 inputs from a fixed seed; --long 300 s)",
+    )
     args, rest = parser.parse_known_args()
     env = dict(os.environ)
     tests = sorted(str(p.relative_to(REPO)) for p in (REPO / "tests").glob("test_reliability_*.py")) + ["tests/fuzz"]

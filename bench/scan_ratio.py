@@ -50,10 +50,20 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("vault", type=Path)
     p.add_argument("--runs", type=int, default=3)
-    p.add_argument("--binary", action="append", default=[], metavar="NAME=PATH",
-                   help="a palinode-vault executable to measure (default: the one next to this Python)")
-    p.add_argument("--env", action="append", default=[], metavar="NAME=VAR=VALUE",
-                   help="an environment variable for one binary's runs (e.g. before=PYTHONPATH=/src)")
+    p.add_argument(
+        "--binary",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="a palinode-vault executable to measure (default: the one next to this Python)",
+    )
+    p.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VAR=VALUE",
+        help="an environment variable for one binary's runs (e.g. before=PYTHONPATH=/src)",
+    )
     args = p.parse_args(argv)
     binaries = [b.split("=", 1) for b in args.binary] or [["scan", str(Path(sys.executable).parent / "palinode-vault")]]
     envs: dict[str, dict[str, str]] = {name: dict(os.environ) for name, _ in binaries}

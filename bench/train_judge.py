@@ -49,8 +49,9 @@ def labelled_sentences(set_names: list[str]) -> list[dict]:
                 continue
             turns = [Turn(t.role, secrets.redact(t.content)[0]) for t in parse_transcript(case["transcript"])]
             for sentence in _person_sentences(turns):
-                label = next((e["type"] for e in case["expected"]
-                              if any(k.lower() in sentence.lower() for k in e["keywords"])), "none")
+                label = next(
+                    (e["type"] for e in case["expected"] if any(k.lower() in sentence.lower() for k in e["keywords"])), "none"
+                )
                 rows.append({"set": name, "case": case["id"], "sentence": sentence, "label": label})
     return rows
 
@@ -97,8 +98,12 @@ def scores(p: np.ndarray, y: np.ndarray) -> dict[str, dict]:
         flagged = 1.0 - p[:, 0] >= t
         memory = flagged & (y != 0)
         typed = memory & (p[:, 1:].argmax(axis=1) + 1 == y)
-        out[str(t)] = {"flagged": int(flagged.sum()), "memories": int(memory.sum()), "right_type": int(typed.sum()),
-                       "of": int((y != 0).sum())}
+        out[str(t)] = {
+            "flagged": int(flagged.sum()),
+            "memories": int(memory.sum()),
+            "right_type": int(typed.sum()),
+            "of": int((y != 0).sum()),
+        }
     return out
 
 
@@ -127,8 +132,12 @@ def main(argv: list[str] | None = None) -> int:
     cv = {"by_set": held_out}
     if pooled_p:
         cv["pooled"] = scores(np.vstack(pooled_p), np.concatenate(pooled_y))
-    report = {"sentences": len(rows), "labels": {c: int((y == i).sum()) for i, c in enumerate(CLASSES)},
-              "cross_validation": cv, "seconds": round(time.monotonic() - started, 1)}
+    report = {
+        "sentences": len(rows),
+        "labels": {c: int((y == i).sum()) for i, c in enumerate(CLASSES)},
+        "cross_validation": cv,
+        "seconds": round(time.monotonic() - started, 1),
+    }
     if not args.cv_only:
         w = fit(x, y)
         data = {
@@ -137,7 +146,9 @@ def main(argv: list[str] | None = None) -> int:
             "classes": CLASSES,
             "cue_types": CLASSES[1:],
             "trained_on": {n: hashlib.sha256((EVAL / f"{n}.json").read_bytes()).hexdigest()[:16] for n in names},
-            "l2": L2, "steps": STEPS, "rate": RATE,
+            "l2": L2,
+            "steps": STEPS,
+            "rate": RATE,
             **{k: v for k, v in report.items() if k != "seconds"},
         }
         rows_text = ",\n".join("  " + json.dumps([round(float(v), 6) for v in row]) for row in w)

@@ -147,13 +147,21 @@ def encode_note(note: Note) -> bytes | None:
     note is simply not cached)."""
     err, block, foot = note.fm_error, note.fm_block, note.footer
     row = [
-        note.path, note.text_hash, note.frontmatter,
+        note.path,
+        note.text_hash,
+        note.frontmatter,
         None if err is None else [err.message, err.line, err.column],
         None if block is None else [block.start, block.content_start, block.content_end, block.end],
-        note.title, [list(h) for h in note.headings], sorted(note.block_ids),
+        note.title,
+        [list(h) for h in note.headings],
+        sorted(note.block_ids),
         [list(link) for link in note.links],
         None if foot is None else list(foot),
-        note.body_start, [list(c) for c in note.code], note.full_parse, note.mention_text, note.key_lines,
+        note.body_start,
+        [list(c) for c in note.code],
+        note.full_parse,
+        note.mention_text,
+        note.key_lines,
     ]
     try:
         return seal(_pack(row))
@@ -164,18 +172,41 @@ def encode_note(note: Note) -> bytes | None:
 def decode_note(blob: bytes, path: str) -> Note:
     """The note of a sealed row for `path`; `Undecodable` when it is not a row we wrote for it."""
     try:
-        (p, text_hash, front, err, block, title, headings, block_ids, links, foot, body_start, code,
-         full_parse, mention_text, key_lines) = _unpack(unseal(blob))
+        (
+            p,
+            text_hash,
+            front,
+            err,
+            block,
+            title,
+            headings,
+            block_ids,
+            links,
+            foot,
+            body_start,
+            code,
+            full_parse,
+            mention_text,
+            key_lines,
+        ) = _unpack(unseal(blob))
         if p != path or not isinstance(text_hash, str) or not isinstance(front, (dict, type(None))):
             raise Undecodable("row of another note")
         return Note(
-            p, text_hash, front,
+            p,
+            text_hash,
+            front,
             None if err is None else fm.FrontmatterError(*err),
             None if block is None else fm.Block(*block),
-            title, [tuple(h) for h in headings], frozenset(block_ids),
+            title,
+            [tuple(h) for h in headings],
+            frozenset(block_ids),
             [tuple.__new__(Link, link) for link in links],
             None if foot is None else Footer(*foot),
-            body_start, [tuple(c) for c in code], full_parse, mention_text, key_lines,
+            body_start,
+            [tuple(c) for c in code],
+            full_parse,
+            mention_text,
+            key_lines,
         )
     except Undecodable:
         raise
@@ -233,12 +264,15 @@ class ParseCache:
             return
         rows: dict[str, tuple[int, int, str, bytes]] = {}
         try:
-            cur = self.db.execute(
-                "SELECT path, size, mtime_ns, hash, data FROM notes WHERE version = ?", (PARSER_VERSION,)
-            )
+            cur = self.db.execute("SELECT path, size, mtime_ns, hash, data FROM notes WHERE version = ?", (PARSER_VERSION,))
             for path, size, mtime, digest, data in cur:
-                if (isinstance(path, str) and isinstance(size, int) and isinstance(mtime, int)
-                        and isinstance(digest, str) and isinstance(data, bytes)):
+                if (
+                    isinstance(path, str)
+                    and isinstance(size, int)
+                    and isinstance(mtime, int)
+                    and isinstance(digest, str)
+                    and isinstance(data, bytes)
+                ):
                     rows[path] = (size, mtime, digest, data)
                 else:
                     self.dropped += 1

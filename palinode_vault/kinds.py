@@ -33,9 +33,7 @@ TYPE_KIND: dict[str, str] = {k.schema: k.name for k in KINDS if k.schema}
 
 # inbox/ is memory tier (one remembered thing per file, awaiting review) but not an entity kind.
 INBOX_FOLDER = "inbox"
-MEMORY_FOLDERS: frozenset[str] = frozenset(
-    [k.folder for k in KINDS if k.memory] + [INBOX_FOLDER]
-)
+MEMORY_FOLDERS: frozenset[str] = frozenset([k.folder for k in KINDS if k.memory] + [INBOX_FOLDER])
 # Named structural folders; any other folder and every top-level file is structural too.
 STRUCTURAL_FOLDERS: frozenset[str] = frozenset(["daily", "archive", "logs", "prompts", "specs"])
 

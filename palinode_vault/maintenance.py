@@ -42,8 +42,13 @@ PARALLEL_LINT_MIN = 2000  # below this many notes, forking costs more than it sa
 _FORKED_LINT: tuple | None = None  # what a forked lint process inherits: (state, ctx, analysis)
 
 
-def lint(vault: Vault, paths: Iterable[str] | None = None, checks: Iterable[str] | None = None,
-         analysis: Analysis | None = None, workers: int = 1) -> LintReport:
+def lint(
+    vault: Vault,
+    paths: Iterable[str] | None = None,
+    checks: Iterable[str] | None = None,
+    analysis: Analysis | None = None,
+    workers: int = 1,
+) -> LintReport:
     """Findings for the vault (or some notes), optionally only some checks.
 
     `total_files` counts memory-tier files, the set the frontmatter contract covers. With
@@ -107,9 +112,7 @@ class FixResult:
 
 
 def note_diff(path: str, before: str, after: str) -> str:
-    lines = difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{path}", f"b/{path}"
-    )
+    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{path}", f"b/{path}")
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
@@ -120,11 +123,16 @@ def odd_entities(note: Note) -> str | None:
     from palinode_vault.core.entities import odd_entities_value
 
     why = odd_entities_value(note.frontmatter)
-    return None if why is None else f"{why.replace('left as written (fix it by hand)', 'fix it by hand first')} (line {note.key_line('entities')})"
+    return (
+        None
+        if why is None
+        else f"{why.replace('left as written (fix it by hand)', 'fix it by hand first')} (line {note.key_line('entities')})"
+    )
 
 
-def plan_edits(vault: Vault, paths: Iterable[str] | None = None, result: FixResult | None = None,
-               allow: set[str] | None = None) -> tuple[list[Edit], FixResult]:
+def plan_edits(
+    vault: Vault, paths: Iterable[str] | None = None, result: FixResult | None = None, allow: set[str] | None = None
+) -> tuple[list[Edit], FixResult]:
     """Compute the fixes for memory-tier notes (all, or `paths`) without writing anything.
 
     `allow` limits which kinds of fix are planned (core.fix: ENTITIES, CROSS_REFS, LABELS,
@@ -190,8 +198,9 @@ def plan_edits(vault: Vault, paths: Iterable[str] | None = None, result: FixResu
     return edits, result
 
 
-def fix(vault: Vault, paths: Iterable[str] | None = None, dry_run: bool = False, label: str = "fix",
-        allow: set[str] | None = None) -> FixResult:
+def fix(
+    vault: Vault, paths: Iterable[str] | None = None, dry_run: bool = False, label: str = "fix", allow: set[str] | None = None
+) -> FixResult:
     """Apply the safe fixes (or, with dry_run, only compute their diffs). One journaled run."""
     if not dry_run:
         clean_temp_files(vault.root)  # left by a writer that was killed; live writers' are kept
@@ -210,8 +219,9 @@ def fix(vault: Vault, paths: Iterable[str] | None = None, dry_run: bool = False,
     return result
 
 
-def repair_links(vault: Vault, link_text: str, new_path: str, sources: list[str] | None = None,
-                 dry_run: bool = False) -> dict[str, Any]:
+def repair_links(
+    vault: Vault, link_text: str, new_path: str, sources: list[str] | None = None, dry_run: bool = False
+) -> dict[str, Any]:
     """Point the links written as `link_text` at `new_path`, in `sources` or in every note where
     that link is broken; one journaled run that `undo` reverts (nothing written with dry_run).
 
@@ -222,9 +232,13 @@ def repair_links(vault: Vault, link_text: str, new_path: str, sources: list[str]
     state = vault.state
     if sources is None:
         sources = sorted(
-            p for p, note in state.notes.items()
-            if any(t is None and link_text in (link.target, link.target + (f"#{link.subpath}" if link.subpath else ""))
-                   for link, t in zip(note.links, state.resolved.get(p) or [])))
+            p
+            for p, note in state.notes.items()
+            if any(
+                t is None and link_text in (link.target, link.target + (f"#{link.subpath}" if link.subpath else ""))
+                for link, t in zip(note.links, state.resolved.get(p) or [])
+            )
+        )
     run = Run(vault.root, "repair")
     written: list[str] = []
     skipped: list[dict[str, str]] = []
@@ -257,8 +271,13 @@ def repair_links(vault: Vault, link_text: str, new_path: str, sources: list[str]
     run.close()
     if written:
         vault.refresh(set(written))
-    return {"written": written, "unchanged": unchanged, "skipped": skipped, "diff": "".join(diffs),
-            "run": run.id if written else None}
+    return {
+        "written": written,
+        "unchanged": unchanged,
+        "skipped": skipped,
+        "diff": "".join(diffs),
+        "run": run.id if written else None,
+    }
 
 
 def undo(vault: Vault) -> UndoResult:

@@ -128,8 +128,9 @@ def private_dir(root: Path, *parts: str, create: bool = True) -> Path:
                 pass
             info = os.lstat(path)
         if st.S_ISLNK(info.st_mode) or not st.S_ISDIR(info.st_mode):
-            raise UnsafePrivatePath(f"{path} is a symlink or not a folder; palinode-vault does not follow it "
-                                    f"(delete it; it is rebuilt)")
+            raise UnsafePrivatePath(
+                f"{path} is a symlink or not a folder; palinode-vault does not follow it (delete it; it is rebuilt)"
+            )
         if i == 0 and info.st_mode & 0o077 and hasattr(os, "getuid") and info.st_uid == os.getuid():
             try:
                 os.chmod(path, 0o700)  # made by an older version, or by the umask: narrow it
@@ -180,8 +181,9 @@ def private_database(root: Path, name: str) -> Path:
     for suffix in ("", "-wal", "-shm", "-journal"):
         side = folder / f"{name}{suffix}"
         if os.path.islink(side):
-            raise UnsafePrivatePath(f"{side} is a symlink; palinode-vault does not follow it "
-                                    "(delete it; it is rebuilt from the notes)")
+            raise UnsafePrivatePath(
+                f"{side} is a symlink; palinode-vault does not follow it (delete it; it is rebuilt from the notes)"
+            )
     target = folder / name
     os.close(open_private(target, os.O_RDWR | os.O_CREAT))
     return target

@@ -82,8 +82,12 @@ def walk_with_problems(root: Path) -> tuple[list[FileStat], list[Unreadable]]:
             entries = list(os.scandir(folder))
         except OSError as exc:
             if prefix:  # the vault root itself is checked by the caller
-                problems.append(Unreadable(_safe_name(prefix[:-1]) or prefix[:-1],
-                                           f"folder cannot be read ({exc.strerror or exc}); its notes are not checked"))
+                problems.append(
+                    Unreadable(
+                        _safe_name(prefix[:-1]) or prefix[:-1],
+                        f"folder cannot be read ({exc.strerror or exc}); its notes are not checked",
+                    )
+                )
             continue
         for entry in entries:
             name = entry.name
@@ -101,7 +105,9 @@ def walk_with_problems(root: Path) -> tuple[list[FileStat], list[Unreadable]]:
                 elif entry.is_dir(follow_symlinks=False):
                     shown = _safe_name(rel)
                     if shown is not None:
-                        problems.append(Unreadable(shown, "folder name is not valid UTF-8; rename it (its notes are not checked)"))
+                        problems.append(
+                            Unreadable(shown, "folder name is not valid UTF-8; rename it (its notes are not checked)")
+                        )
                         continue
                     stack.append((entry.path, rel + "/"))
                     continue
@@ -149,7 +155,9 @@ def read_note_text(root: Path, rel: str, max_bytes: int) -> NoteText | Unreadabl
             if not stat_module.S_ISREG(info.st_mode):
                 return Unreadable(rel, "not a regular file (a FIFO, device or socket named .md); not read")
             if info.st_size > max_bytes:
-                return Unreadable(rel, f"note is {info.st_size / 1048576:.1f} MB, over the {max_bytes / 1048576:.0f} MB limit; it is not parsed")
+                return Unreadable(
+                    rel, f"note is {info.st_size / 1048576:.1f} MB, over the {max_bytes / 1048576:.0f} MB limit; it is not parsed"
+                )
             data = handle.read(max_bytes + 1)
     except OSError as exc:
         return Unreadable(rel, f"cannot read: {exc.strerror or exc}")
@@ -377,7 +385,8 @@ class Vault:
             if st is not None and not stat_module.S_ISREG(st.st_mode) and is_note(rel):
                 self.stats.pop(rel, None)
                 affected |= self.state.mark_unreadable(
-                    Unreadable(rel, "not a regular file (a FIFO, device or socket named .md); not read"))
+                    Unreadable(rel, "not a regular file (a FIFO, device or socket named .md); not read")
+                )
                 continue
             if st is None or not full.is_file() or self.excluded(rel):
                 self.stats.pop(rel, None)

@@ -179,8 +179,7 @@ def write_atomic(root: Path, edit: Edit) -> None:
         except FileNotFoundError:
             mode = 0o644
         tmp = folder / _temp_name(target.name)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-                     | getattr(os, "O_BINARY", 0), mode)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0), mode)
     except OSError as exc:
         raise NotWritable(edit.path, f"cannot be written: {exc.strerror or exc}") from None
     try:
@@ -294,8 +293,12 @@ class Run:
             self._lock = lock = _run_lock(folder, self.id)
             lock.acquire()
             self._file = folder / f"{self.id}.jsonl"
-            header = {"run": self.id, "label": self.label, "time": dt.datetime.now(dt.UTC).isoformat(),
-                      "vault": _vault_id(self.root)}
+            header = {
+                "run": self.id,
+                "label": self.label,
+                "time": dt.datetime.now(dt.UTC).isoformat(),
+                "vault": _vault_id(self.root),
+            }
             self._write_line(header, create=True)
         self._write_line(record)
 
@@ -344,8 +347,15 @@ class Run:
         person typed), and a run of refused edits would be an `undo` that restores nothing.
         """
         vault_relative(self.root, path)
-        self._append({"path": path, "before": None if before is None else base64.b64encode(before).decode("ascii"),
-                      "before_hash": sha256_bytes(before), "after_hash": sha256_bytes(after), "reason": reason})
+        self._append(
+            {
+                "path": path,
+                "before": None if before is None else base64.b64encode(before).decode("ascii"),
+                "before_hash": sha256_bytes(before),
+                "after_hash": sha256_bytes(after),
+                "reason": reason,
+            }
+        )
         self.written.append(path)
         _announce(self.root, path, sha256_of(after))
 
@@ -403,8 +413,9 @@ def _runs(root: Path) -> list[Path]:
         folder = private_dir(root, "journal", create=False)
     except (FileNotFoundError, UnsafePrivatePath):
         return []
-    return sorted(p for p in folder.glob("*.jsonl")
-                  if not p.name.endswith(".undone.jsonl") and not p.is_symlink() and p.is_file())
+    return sorted(
+        p for p in folder.glob("*.jsonl") if not p.name.endswith(".undone.jsonl") and not p.is_symlink() and p.is_file()
+    )
 
 
 def _journal_lines(path: Path, first_only: bool = False) -> list:

@@ -35,8 +35,11 @@ def app(target: str, token: str) -> Any:
             body += message.get("body", b"")
             if not message.get("more_body"):
                 break
-        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]
-                   if k.decode("latin-1").lower() not in HOP_BY_HOP | {"authorization"}]
+        headers = [
+            (k.decode("latin-1"), v.decode("latin-1"))
+            for k, v in scope["headers"]
+            if k.decode("latin-1").lower() not in HOP_BY_HOP | {"authorization"}
+        ]
         headers.append(("Authorization", f"Bearer {token}"))
         url = target + scope["raw_path"].decode("latin-1")
         if scope.get("query_string"):
@@ -45,8 +48,11 @@ def app(target: str, token: str) -> Any:
         response = await client.send(request, stream=True)
 
         async def pump() -> None:
-            out = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.headers.multi_items()
-                   if k.lower() not in HOP_BY_HOP | OWN]
+            out = [
+                (k.encode("latin-1"), v.encode("latin-1"))
+                for k, v in response.headers.multi_items()
+                if k.lower() not in HOP_BY_HOP | OWN
+            ]
             await send({"type": "http.response.start", "status": response.status_code, "headers": out})
             async for chunk in response.aiter_raw():
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})

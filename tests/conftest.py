@@ -88,8 +88,7 @@ def digest() -> Callable[[Path], dict[str, str]]:
 
 def copy_corpus(src: Path, dest: Path) -> Path:
     """A writable copy of a vault (the shared corpora are read-only, as a person's own copy is not)."""
-    shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".palinode"), symlinks=True,
-                    copy_function=shutil.copyfile)
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".palinode"), symlinks=True, copy_function=shutil.copyfile)
     for dirpath, _dirs, _files in os.walk(dest):
         os.chmod(dirpath, 0o755)
     return dest

@@ -65,8 +65,12 @@ def bench_template(cache: Path, notes: int, seed: int = 7) -> Path:
     out = cache / f"bench-{notes}-{seed}"
     if not (out / "bench-manifest.json").exists():
         shutil.rmtree(out, ignore_errors=True)
-        subprocess.run([sys.executable, str(REPO / "bench" / "make_vault.py"), str(out), "--notes", str(notes), "--seed", str(seed)],
-                       check=True, capture_output=True, timeout=600)
+        subprocess.run(
+            [sys.executable, str(REPO / "bench" / "make_vault.py"), str(out), "--notes", str(notes), "--seed", str(seed)],
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
     return out
 
 
@@ -225,7 +229,9 @@ class Rpc:
 
         info = discovery(root)
         assert info, "no sidecar.json"
-        self.ws = connect(f"ws://127.0.0.1:{info['port']}/rpc?token={info['token']}", open_timeout=30, max_size=16 * 1024 * 1024).__enter__()
+        self.ws = connect(
+            f"ws://127.0.0.1:{info['port']}/rpc?token={info['token']}", open_timeout=30, max_size=16 * 1024 * 1024
+        ).__enter__()
         self.timeout = timeout
         self.next_id = 1
         self.notifications: list[dict] = []
@@ -245,7 +251,9 @@ class Rpc:
             if "method" in reply and "id" not in reply:
                 self.notifications.append(reply)
             elif "method" in reply:  # a request to us (apply_edit): we are not the plugin
-                self.ws.send(json.dumps({"jsonrpc": "2.0", "id": reply["id"], "error": {"code": -32601, "message": "not a plugin"}}))
+                self.ws.send(
+                    json.dumps({"jsonrpc": "2.0", "id": reply["id"], "error": {"code": -32601, "message": "not a plugin"}})
+                )
 
     def result(self, method: str, params: dict | None = None) -> Any:
         reply = self.call(method, params)

@@ -100,8 +100,9 @@ class SidecarClient:
     _reader: asyncio.Task | None = None
 
     @classmethod
-    async def open(cls, root: Path, *, apply_edit: ApplyEdit | None = None, token: str | None = None,
-                   origin: str | None = None) -> SidecarClient:
+    async def open(
+        cls, root: Path, *, apply_edit: ApplyEdit | None = None, token: str | None = None, origin: str | None = None
+    ) -> SidecarClient:
         info = discovery(root)
         url = f"ws://127.0.0.1:{info['port']}/rpc?token={token or info['token']}"
         headers = {"Origin": origin} if origin else None
@@ -172,8 +173,11 @@ class SidecarClient:
 
     def seen(self, method: str, path: str | None = None, since: float = 0.0) -> list[Notification]:
         """Notifications of `method` (mentioning `path`) that arrived after `since`."""
-        return [n for n in self.notifications
-                if n.method == method and n.at >= since and (path is None or path in n.params.get("paths", []))]
+        return [
+            n
+            for n in self.notifications
+            if n.method == method and n.at >= since and (path is None or path in n.params.get("paths", []))
+        ]
 
     async def wait_for(self, method: str, path: str | None = None, since: float = 0.0, timeout: float = 5.0) -> Notification:
         """The first notification of `method` (mentioning `path`) after `since`; waits for it."""
@@ -205,8 +209,16 @@ class Running:
 
 
 @contextlib.asynccontextmanager
-async def running_sidecar(root: Path, *, quiet: float = 0.3, auto_fix: bool = True, debounce_ms: int = 50,
-                          step_ms: int = 20, ready_timeout: float = 20.0, **settings: Any) -> AsyncIterator[Running]:
+async def running_sidecar(
+    root: Path,
+    *,
+    quiet: float = 0.3,
+    auto_fix: bool = True,
+    debounce_ms: int = 50,
+    step_ms: int = 20,
+    ready_timeout: float = 20.0,
+    **settings: Any,
+) -> AsyncIterator[Running]:
     """The real sidecar in this event loop (real watcher, real server), stopped on exit."""
     from palinode_vault.settings import Settings
     from palinode_vault.sidecar.serve import run_sidecar
@@ -254,8 +266,13 @@ def palinode_vault_cmd() -> list[str]:
 
 def spawn_serve(root: Path, *args: str, ready_timeout: float = 60.0) -> tuple[subprocess.Popen, list[str]]:
     """Start `palinode-vault serve --vault ROOT ARGS` and wait for its ready lines."""
-    proc = subprocess.Popen([*palinode_vault_cmd(), "serve", "--vault", str(root), *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=cli_env())
+    proc = subprocess.Popen(
+        [*palinode_vault_cmd(), "serve", "--vault", str(root), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(),
+    )
     lines: list[str] = []
     deadline = time.monotonic() + ready_timeout
     while time.monotonic() < deadline:
@@ -282,7 +299,9 @@ def stop_process(proc: subprocess.Popen, timeout: float = 10.0) -> None:
 
 def cli(*args: str | Path, timeout: float = 60.0) -> subprocess.CompletedProcess:
     """Run the real `palinode-vault` command line."""
-    return subprocess.run([*palinode_vault_cmd(), *map(str, args)], capture_output=True, text=True, timeout=timeout, env=cli_env())
+    return subprocess.run(
+        [*palinode_vault_cmd(), *map(str, args)], capture_output=True, text=True, timeout=timeout, env=cli_env()
+    )
 
 
 def mtimes(root: Path) -> dict[str, int]:

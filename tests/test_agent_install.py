@@ -18,8 +18,14 @@ from palinode_vault.memory.transcript import ASSISTANT, USER, parse_transcript
 
 def run(*args, home: Path, stdin: str | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     env = {**cli_env(), "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "APPDATA": str(home / "AppData")}
-    return subprocess.run([*palinode_vault_cmd(), *map(str, args)], capture_output=True, text=True, timeout=timeout,
-                          env=env, input=stdin if stdin is not None else "")
+    return subprocess.run(
+        [*palinode_vault_cmd(), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        input=stdin if stdin is not None else "",
+    )
 
 
 @pytest.fixture
@@ -80,7 +86,8 @@ def test_codex_toml_and_claude_desktop(tmp_path: Path, home: Path) -> None:
     assert data["model"] == "o4" and data["mcp_servers"]["other"]["command"] == "x"
     assert data["mcp_servers"]["palinode-vault"]["args"][-3:] == ["mcp", "--vault", str(root)]
     assert run("agent", "install", "--vault", root, "--client", "codex", home=home).stdout.startswith(
-        "codex is already configured")
+        "codex is already configured"
+    )
     assert run("agent", "install", "--vault", root, "--client", "claude-desktop", home=home).returncode == 0
     desktop = home / ".config" / "Claude" / "claude_desktop_config.json"
     if os.name == "nt":
@@ -110,24 +117,59 @@ def test_session_start_hook_prints_the_core_set(tmp_path: Path, home: Path) -> N
 
 CLAUDE_CODE_LINES = [
     {"type": "summary", "summary": "Reminder wording", "leafUuid": "u0"},
-    {"parentUuid": None, "isSidechain": False, "type": "user", "sessionId": "s1", "uuid": "u1",
-     "message": {"role": "user", "content": "Hana wants the reminder texts to name the clinic first."}},
-    {"parentUuid": "u1", "isSidechain": False, "type": "assistant", "sessionId": "s1", "uuid": "u2",
-     "message": {"role": "assistant", "content": [
-         {"type": "thinking", "thinking": "the person wants..."},
-         {"type": "text", "text": "Understood: clinic name first."},
-         {"type": "tool_use", "id": "t1", "name": "Edit", "input": {"file_path": "x"}}]}},
-    {"parentUuid": "u2", "isSidechain": False, "type": "user", "sessionId": "s1", "uuid": "u3",
-     "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}},
-    {"parentUuid": "u3", "isSidechain": False, "type": "user", "isMeta": True, "sessionId": "s1", "uuid": "u4",
-     "message": {"role": "user", "content": "<command-name>/clear</command-name>"}},
-    {"parentUuid": "u3", "isSidechain": True, "type": "assistant", "sessionId": "s1", "uuid": "u5",
-     "message": {"role": "assistant", "content": [{"type": "text", "text": "sub-agent chatter"}]}},
+    {
+        "parentUuid": None,
+        "isSidechain": False,
+        "type": "user",
+        "sessionId": "s1",
+        "uuid": "u1",
+        "message": {"role": "user", "content": "Hana wants the reminder texts to name the clinic first."},
+    },
+    {
+        "parentUuid": "u1",
+        "isSidechain": False,
+        "type": "assistant",
+        "sessionId": "s1",
+        "uuid": "u2",
+        "message": {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "the person wants..."},
+                {"type": "text", "text": "Understood: clinic name first."},
+                {"type": "tool_use", "id": "t1", "name": "Edit", "input": {"file_path": "x"}},
+            ],
+        },
+    },
+    {
+        "parentUuid": "u2",
+        "isSidechain": False,
+        "type": "user",
+        "sessionId": "s1",
+        "uuid": "u3",
+        "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]},
+    },
+    {
+        "parentUuid": "u3",
+        "isSidechain": False,
+        "type": "user",
+        "isMeta": True,
+        "sessionId": "s1",
+        "uuid": "u4",
+        "message": {"role": "user", "content": "<command-name>/clear</command-name>"},
+    },
+    {
+        "parentUuid": "u3",
+        "isSidechain": True,
+        "type": "assistant",
+        "sessionId": "s1",
+        "uuid": "u5",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "sub-agent chatter"}]},
+    },
 ]
 
 
 def claude_code_transcript(path: Path, lines=CLAUDE_CODE_LINES) -> Path:
-    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n{\"type\": \"user\", \"mess", encoding="utf-8")
+    path.write_text("\n".join(json.dumps(x) for x in lines) + '\n{"type": "user", "mess', encoding="utf-8")
     return path
 
 
@@ -139,15 +181,25 @@ def test_claude_code_transcript_turns(tmp_path: Path) -> None:
         (ASSISTANT, "Understood: clinic name first."),
     ]  # tool calls and results, thinking, meta and sidechain entries and a cut last line skipped
     # the older formats still parse as before
-    assert [t.role for t in parse_transcript('{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "yo"}')] == [USER, ASSISTANT]
+    assert [t.role for t in parse_transcript('{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "yo"}')] == [
+        USER,
+        ASSISTANT,
+    ]
 
 
 def test_session_end_hook_files_the_session(tmp_path: Path, home: Path) -> None:
     root = copy_sample(tmp_path)
     transcript = claude_code_transcript(tmp_path / "session.jsonl")
     before = tree_digest(root)
-    hook_input = json.dumps({"session_id": "s1", "transcript_path": str(transcript), "hook_event_name": "SessionEnd",
-                             "cwd": str(tmp_path), "reason": "exit"})
+    hook_input = json.dumps(
+        {
+            "session_id": "s1",
+            "transcript_path": str(transcript),
+            "hook_event_name": "SessionEnd",
+            "cwd": str(tmp_path),
+            "reason": "exit",
+        }
+    )
     result = run("agent", "hook", "session-end", "--vault", root, home=home, stdin=hook_input, timeout=600)
     assert result.returncode == 0, result.stderr
     after = tree_digest(root)

@@ -24,8 +24,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 MEMORY_FOLDERS = ("people", "projects", "decisions", "insights", "research", "inbox")
-ENTITY_KIND = {"people": "person", "projects": "project", "decisions": "decision",
-               "insights": "insight", "research": "research"}
+ENTITY_KIND = {"people": "person", "projects": "project", "decisions": "decision", "insights": "insight", "research": "research"}
 TYPES = {"PersonMemory", "ProjectSnapshot", "Decision", "Insight", "ResearchRef"}
 DATED = re.compile(r"^(\d{4}-\d{2}-\d{2})-([a-z0-9]+(?:-[a-z0-9]+)*)\.md$")
 
@@ -43,8 +42,9 @@ bench_scan = load_script("bench_scan")
 
 
 def tree_digest(root: Path) -> dict[str, str]:
-    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +60,11 @@ def manifest(vault) -> dict:
 
 
 def notes_of(vault: Path) -> dict[str, str]:
-    return {p.relative_to(vault).as_posix(): p.read_text("utf-8").replace("\r\n", "\n")
-            for p in sorted(vault.rglob("*.md")) if ".obsidian" not in p.parts}
+    return {
+        p.relative_to(vault).as_posix(): p.read_text("utf-8").replace("\r\n", "\n")
+        for p in sorted(vault.rglob("*.md"))
+        if ".obsidian" not in p.parts
+    }
 
 
 def split_frontmatter(text: str) -> tuple[dict | None, str, str]:
@@ -69,7 +72,7 @@ def split_frontmatter(text: str) -> tuple[dict | None, str, str]:
     if not text.startswith("---\n"):
         return None, "", text
     end = text.index("\n---\n", 3)
-    return yaml.safe_load(text[4:end]), text[4:end], text[end + 5:]
+    return yaml.safe_load(text[4:end]), text[4:end], text[end + 5 :]
 
 
 def outside_code(text: str) -> str:
@@ -110,8 +113,9 @@ class VaultIndex:
     """Obsidian's name matching, enough for a generated vault (its file names are unique)."""
 
     def __init__(self, vault: Path):
-        self.files = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*")
-                            if p.is_file() and ".obsidian" not in p.parts)
+        self.files = sorted(
+            p.relative_to(vault).as_posix() for p in vault.rglob("*") if p.is_file() and ".obsidian" not in p.parts
+        )
         self.by_name = {}
         for f in self.files:
             name = f.rsplit("/", 1)[-1].lower()
@@ -254,8 +258,9 @@ def test_links_inside_code_are_recorded(vault, manifest):
     for item in manifest["code_links"]:
         text = texts[item["path"]]
         assert f"[[{item['target']}]]" in text
-        assert f"[[{item['target']}]]" not in outside_code(text) or text.count(
-            f"[[{item['target']}") > 1  # the same target may also be linked for real
+        assert (
+            f"[[{item['target']}]]" not in outside_code(text) or text.count(f"[[{item['target']}") > 1
+        )  # the same target may also be linked for real
 
 
 def entity_ref(path: str) -> str | None:
@@ -296,24 +301,28 @@ def test_drift_in_manifest_is_exactly_the_drift(vault, manifest):
 
 def test_footers_use_the_markers(vault):
     texts = notes_of(vault)
-    footers = [t for p, t in texts.items()
-               if p.split("/")[0] in MEMORY_FOLDERS and "<!-- palinode:see-also -->" in t]
+    footers = [t for p, t in texts.items() if p.split("/")[0] in MEMORY_FOLDERS and "<!-- palinode:see-also -->" in t]
     assert len(footers) > 10
     for text in footers:
         start = text.index("<!-- palinode:see-also -->")
         block = text[start:]
-        assert re.fullmatch(r"<!-- palinode:see-also -->\n## See also\n(- \[\[[^\]]+\]\]\n)+"
-                            r"<!-- /palinode:see-also -->\n", block), block
+        assert re.fullmatch(
+            r"<!-- palinode:see-also -->\n## See also\n(- \[\[[^\]]+\]\]\n)+"
+            r"<!-- /palinode:see-also -->\n",
+            block,
+        ), block
 
 
 def test_cli_prints_summary_and_refuses_foreign_folder(tmp_path):
     out = tmp_path / "v"
-    run = subprocess.run([sys.executable, str(ROOT / "bench/make_vault.py"), str(out), "--notes", "50"],
-                         capture_output=True, text=True, check=True)
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "bench/make_vault.py"), str(out), "--notes", "50"], capture_output=True, text=True, check=True
+    )
     assert "50 notes" in run.stdout and "links" in run.stdout
     assert (out / "bench-manifest.json").is_file()
-    again = subprocess.run([sys.executable, str(ROOT / "bench/make_vault.py"), str(out), "--notes", "50"],
-                           capture_output=True, text=True)
+    again = subprocess.run(
+        [sys.executable, str(ROOT / "bench/make_vault.py"), str(out), "--notes", "50"], capture_output=True, text=True
+    )
     assert again.returncode != 0 and "--force" in again.stderr
     assert make_vault.main([str(out), "--notes", "50", "--force"]) == 0
     foreign = tmp_path / "mine"
@@ -334,7 +343,8 @@ def fake_binary(tmp_path: Path) -> Path:
         f"#!{sys.executable}\nimport json, os, sys\n"
         "vault = sys.argv[sys.argv.index('--vault') + 1]\n"
         "os.makedirs(os.path.join(vault, '.palinode'), exist_ok=True)\n"
-        "print(json.dumps({'markdown_files': 3, 'links': 4, 'findings': [1, 2]}))\n")
+        "print(json.dumps({'markdown_files': 3, 'links': 4, 'findings': [1, 2]}))\n"
+    )
     exe.chmod(0o755)
     return exe
 
@@ -347,12 +357,15 @@ def test_scan_args_defaults(tmp_path):
     assert bench_scan.scan_command(exe, tmp_path) == [str(exe), "scan", "--vault", str(tmp_path), "--json"]
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["{vault}", "--runs", "0"], "--runs must be at least 1"),
-    (["{vault}/nope"], "vault folder not found"),
-    (["{vault}", "--binary", "{vault}/missing"], "palinode-vault not found"),
-    (["{vault}", "--note", "../outside.md"], "--note must be a markdown file inside the vault"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["{vault}", "--runs", "0"], "--runs must be at least 1"),
+        (["{vault}/nope"], "vault folder not found"),
+        (["{vault}", "--binary", "{vault}/missing"], "palinode-vault not found"),
+        (["{vault}", "--note", "../outside.md"], "--note must be a markdown file inside the vault"),
+    ],
+)
 def test_scan_args_errors(tmp_path, capsys, argv, message):
     exe = fake_binary(tmp_path)
     (tmp_path / "outside.md").write_text("x")

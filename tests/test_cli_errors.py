@@ -23,7 +23,9 @@ def test_a_missing_path_is_an_error(make_vault, run_cli, command):
     root = make_vault(CLEAN)
     result = run_cli(command, "--vault", root, "people/nobody.md")
     assert result.exit_code == 1
-    assert result.stderr.strip().splitlines() == [f"Error: {command}: people/nobody.md: no such file or folder (in {Path.cwd()} or the vault {root})"]
+    assert result.stderr.strip().splitlines() == [
+        f"Error: {command}: people/nobody.md: no such file or folder (in {Path.cwd()} or the vault {root})"
+    ]
     assert "findings" not in result.stdout + result.stderr and "written" not in result.stderr
 
 
@@ -92,11 +94,14 @@ def read_only_vault():
     shutil.rmtree(root.parent, ignore_errors=True)
 
 
-@pytest.mark.parametrize("args,expect", [
-    (("fix",), "is read-only"),
-    (("plugin", "install"), "is read-only"),
-    (("init", "--obsidian"), "is read-only"),
-])
+@pytest.mark.parametrize(
+    "args,expect",
+    [
+        (("fix",), "is read-only"),
+        (("plugin", "install"), "is read-only"),
+        (("init", "--obsidian"), "is read-only"),
+    ],
+)
 def test_a_read_only_vault_gets_a_sentence_not_a_traceback(read_only_vault, args, expect):
     before = {p: p.read_bytes() for p in read_only_vault.rglob("*") if p.is_file()}
     done = _run_unprivileged(*args, "--vault", str(read_only_vault), cwd=read_only_vault.parent)

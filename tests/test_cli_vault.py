@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 
 CLEAN = {
-    "people/alice-smith.md": ("---\nid: person-alice-smith\ncategory: person\ntype: PersonMemory\nname: Alice Smith\n"
-                              "entities: [project/checkout]\ncross_refs: [project/checkout]\nlast_updated: 2026-11-25\n---\n"
-                              "Works on [[checkout]].\n"),
-    "projects/checkout.md": ("---\nid: project-checkout\ncategory: project\ntype: ProjectSnapshot\nname: Checkout\n"
-                             "entities: [person/alice-smith]\ncross_refs: [person/alice-smith]\nlast_updated: 2026-11-25\n---\n"
-                             "Led by [[alice-smith]].\n"),
+    "people/alice-smith.md": (
+        "---\nid: person-alice-smith\ncategory: person\ntype: PersonMemory\nname: Alice Smith\n"
+        "entities: [project/checkout]\ncross_refs: [project/checkout]\nlast_updated: 2026-11-25\n---\n"
+        "Works on [[checkout]].\n"
+    ),
+    "projects/checkout.md": (
+        "---\nid: project-checkout\ncategory: project\ntype: ProjectSnapshot\nname: Checkout\n"
+        "entities: [person/alice-smith]\ncross_refs: [person/alice-smith]\nlast_updated: 2026-11-25\n---\n"
+        "Led by [[alice-smith]].\n"
+    ),
 }
 WARNING_ONLY = {**CLEAN, "daily/2026-11-30.md": "Met [[nobody]].\n"}
 WITH_ERROR = {**WARNING_ONLY, "people/bare.md": "no frontmatter [[checkout]]\n"}
@@ -96,8 +100,14 @@ def test_now_option_drives_date_checks(make_vault, run_cli):
 
 
 def test_fix_and_undo(make_vault, run_cli):
-    root = make_vault({**CLEAN, "people/bob.md": CLEAN["people/alice-smith.md"].replace("alice-smith", "bob").replace(
-        "Works on [[checkout]].", "Works on [[checkout]] with [[Alice Smith]].")})
+    root = make_vault(
+        {
+            **CLEAN,
+            "people/bob.md": CLEAN["people/alice-smith.md"]
+            .replace("alice-smith", "bob")
+            .replace("Works on [[checkout]].", "Works on [[checkout]] with [[Alice Smith]]."),
+        }
+    )
     before = (root / "people/bob.md").read_bytes()
     result = run_cli("fix", "--vault", root)
     assert result.exit_code == 0

@@ -23,7 +23,11 @@ def test_second_load_parses_nothing(make_vault, load_vault):
     for path, note in first.state.notes.items():
         cached = second.state.notes[path]
         assert (cached.links, cached.headings, cached.frontmatter, cached.text_hash) == (
-            note.links, note.headings, note.frontmatter, note.text_hash)
+            note.links,
+            note.headings,
+            note.frontmatter,
+            note.text_hash,
+        )
 
 
 def test_touching_mtime_without_changing_content_reparses_nothing(make_vault, load_vault):
@@ -89,8 +93,7 @@ def test_two_processes_give_what_one_gives(tmp_path, load_vault):
     assert two.state.notes == one.state.notes
     cache = ParseCache(root)
     cache.load()
-    assert all(cache.by_stat(p, s.size, s.mtime_ns) == two.state.notes[p]
-               for p, s in two.stats.items() if p in two.state.notes)
+    assert all(cache.by_stat(p, s.size, s.mtime_ns) == two.state.notes[p] for p, s in two.stats.items() if p in two.state.notes)
     cache.close()
     serial = maintenance.lint(one).findings
     forked = maintenance.lint(two, workers=2).findings

@@ -76,7 +76,9 @@ def test_non_canonical_and_mismatched_entities_are_corrected(make_vault, load_va
 
 
 def test_label_link_rewritten_to_slug_with_label(make_vault, load_vault):
-    body = "| who | what |\n|-----|------|\n| [[Alice Smith]] | lead |\n\nTalked with [[Alice Smith]] and ![[Alice Smith#Notes]].\n"
+    body = (
+        "| who | what |\n|-----|------|\n| [[Alice Smith]] | lead |\n\nTalked with [[Alice Smith]] and ![[Alice Smith#Notes]].\n"
+    )
     text = front("insight", "i", entities="[person/alice-smith]") + body
     root, vault = _vault(make_vault, load_vault, {"insights/i.md": text})
     fix(vault)
@@ -98,7 +100,9 @@ def test_an_ambiguous_label_is_not_guessed(make_vault, load_vault):
 
 
 def test_footer_replaced_in_place(make_vault, load_vault):
-    text = front("insight", "i", entities="[person/alice-smith, project/checkout]") + "Body.\n\n" + footer("wrong") + "Tail text.\n"
+    text = (
+        front("insight", "i", entities="[person/alice-smith, project/checkout]") + "Body.\n\n" + footer("wrong") + "Tail text.\n"
+    )
     root, vault = _vault(make_vault, load_vault, {"insights/i.md": text})
     fix(vault)
     after = _read(root, "insights/i.md")
@@ -122,7 +126,8 @@ def test_legacy_footer_migrated(make_vault, load_vault):
 
 def test_person_written_see_also_untouched(make_vault, load_vault):
     text = front("insight", "i", entities="[project/checkout]", extra="cross_refs: [project/checkout]") + (
-        "Body.\n\n## See also\n- [[checkout]]\n- [[elsewhere]]\n")
+        "Body.\n\n## See also\n- [[checkout]]\n- [[elsewhere]]\n"
+    )
     root, vault = _vault(make_vault, load_vault, {"insights/i.md": text})
     result = fix(vault)
     assert "insights/i.md" not in result.written
@@ -137,7 +142,9 @@ def test_cross_refs_written_sorted_and_only_when_changed(make_vault, load_vault)
     assert "cross_refs: [person/alice-smith, project/checkout]\n" in after
     # same set, other order: a person's reordering is not rewritten? No: the list is machine-owned
     # and sorted, so an unsorted list is rewritten, a sorted equal one is not.
-    same = after.replace("cross_refs: [person/alice-smith, project/checkout]", "cross_refs:\n  - person/alice-smith\n  - project/checkout")
+    same = after.replace(
+        "cross_refs: [person/alice-smith, project/checkout]", "cross_refs:\n  - person/alice-smith\n  - project/checkout"
+    )
     (root / "insights/i.md").write_text(same)
     assert fix(load_vault(root)).written == []
     unsorted = after.replace("[person/alice-smith, project/checkout]", "[project/checkout, person/alice-smith]")
@@ -191,12 +198,14 @@ def test_dry_run_writes_nothing_and_prints_unified_diffs(make_vault, run_cli, di
 
 
 def test_fix_json_shape(make_vault, run_cli):
-    root = make_vault({
-        **BASE,
-        "insights/i.md": front("insight", "i", entities="[project/checkout]") + "Ask [[Alice Smith]].\n",
-        "insights/bad.md": '---\nid: "x\n---\n[[checkout]]\n',
-        "daily/2026-11-30.md": "[[Alice Smith]]\n",
-    })
+    root = make_vault(
+        {
+            **BASE,
+            "insights/i.md": front("insight", "i", entities="[project/checkout]") + "Ask [[Alice Smith]].\n",
+            "insights/bad.md": '---\nid: "x\n---\n[[checkout]]\n',
+            "daily/2026-11-30.md": "[[Alice Smith]]\n",
+        }
+    )
     data = json.loads(run_cli("fix", "--vault", root, "--json").stdout)
     assert set(data) == {"written", "unchanged", "skipped"}
     assert data["written"] == ["insights/i.md"]
@@ -207,7 +216,9 @@ def test_fix_json_shape(make_vault, run_cli):
 
 
 def test_crlf_and_bom_files_stay_crlf_and_bom(make_vault, load_vault):
-    text = "\ufeff" + (front("insight", "i", entities="[project/checkout]") + "Ask [[Alice Smith]].\nMore.\n").replace("\n", "\r\n")
+    text = "\ufeff" + (front("insight", "i", entities="[project/checkout]") + "Ask [[Alice Smith]].\nMore.\n").replace(
+        "\n", "\r\n"
+    )
     root = make_vault({**BASE, "insights/i.md": text.encode("utf-8")})
     fix(load_vault(root))
     raw = (root / "insights/i.md").read_bytes()
@@ -219,7 +230,7 @@ def test_crlf_and_bom_files_stay_crlf_and_bom(make_vault, load_vault):
 
 
 def test_invalid_yaml_never_rewritten(make_vault, load_vault):
-    bad = '---\nid: insight-i\ncategory: insight\ntype: Insight\nentities: [project/checkout\n---\nAsk [[Alice Smith]].\n'
+    bad = "---\nid: insight-i\ncategory: insight\ntype: Insight\nentities: [project/checkout\n---\nAsk [[Alice Smith]].\n"
     root, vault = _vault(make_vault, load_vault, {"insights/i.md": bad})
     result = fix(vault)
     assert result.written == []
@@ -247,9 +258,13 @@ def test_undo_restores_exact_bytes(make_vault, load_vault, digest):
 
 
 def test_undo_leaves_files_edited_since(make_vault, load_vault):
-    root, vault = _vault(make_vault, load_vault, {
-        "insights/i.md": front("insight", "i", entities="[project/checkout]") + "Ask [[Alice Smith]].\n",
-    })
+    root, vault = _vault(
+        make_vault,
+        load_vault,
+        {
+            "insights/i.md": front("insight", "i", entities="[project/checkout]") + "Ask [[Alice Smith]].\n",
+        },
+    )
     fix(vault)
     (root / "insights/i.md").write_text("person edited\n")
     result = undo(vault)
@@ -276,9 +291,22 @@ _PEOPLE = ["alice-smith", "bob-jones"]
 _PROJECTS = ["checkout", "field-kit"]
 _REFS = [f"person/{p}" for p in _PEOPLE] + [f"project/{p}" for p in _PROJECTS] + ["person/ghost", "People/Bob Jones"]
 _BODY_BITS = [
-    "Plain text.", "[[alice-smith]]", "[[Alice Smith]]", "[[bob-jones|Bob]]", "[[Field Kit]]", "[[checkout#Status]]",
-    "`[[checkout]]`", "mentions field-kit and checkout", "[[ghost]]", "[[nowhere]]", "| [[Bob Jones]] | x |",
-    "%% [[Alice Smith]] %%", "- item [[field-kit]]", "## Heading", "![[Bob Jones]]", "[a](../people/bob-jones.md)",
+    "Plain text.",
+    "[[alice-smith]]",
+    "[[Alice Smith]]",
+    "[[bob-jones|Bob]]",
+    "[[Field Kit]]",
+    "[[checkout#Status]]",
+    "`[[checkout]]`",
+    "mentions field-kit and checkout",
+    "[[ghost]]",
+    "[[nowhere]]",
+    "| [[Bob Jones]] | x |",
+    "%% [[Alice Smith]] %%",
+    "- item [[field-kit]]",
+    "## Heading",
+    "![[Bob Jones]]",
+    "[a](../people/bob-jones.md)",
 ]
 
 
@@ -297,8 +325,17 @@ def _memory_note(draw, kind, slug):
     head = f"---\nid: {kind}-{slug}\n# a comment\ncategory: {kind}\ntype: {schema}\nname: '{slug}'\n{ent}{cross}last_updated: 2026-11-25\n---\n"
     lines = draw(st.lists(st.sampled_from(_BODY_BITS), max_size=6))
     body = "\n".join(lines)
-    tail = draw(st.sampled_from(["", "\n", "\n\n" + footer("stale"), "\n\n<!-- palinode-auto-footer -->\n## See also\n- [[x]]\n",
-                                 "\n\n## See also\n- [[checkout]]\n"]))
+    tail = draw(
+        st.sampled_from(
+            [
+                "",
+                "\n",
+                "\n\n" + footer("stale"),
+                "\n\n<!-- palinode-auto-footer -->\n## See also\n- [[x]]\n",
+                "\n\n## See also\n- [[checkout]]\n",
+            ]
+        )
+    )
     return head + body + tail
 
 
@@ -411,7 +448,10 @@ def test_label_rewrite_lands_on_the_label_target(make_vault, load_vault):
 def test_repair_writes_a_link_that_lands_on_the_chosen_file(make_vault, load_vault):
     from palinode_vault.maintenance import repair_links
 
-    files = {**APOLLO, "projects/apollo.md": front("project", "apollo", entities="[person/alice-smith]") + "Ask [[alise-smith]].\n"}
+    files = {
+        **APOLLO,
+        "projects/apollo.md": front("project", "apollo", entities="[person/alice-smith]") + "Ask [[alise-smith]].\n",
+    }
     root, vault = _vault(make_vault, load_vault, files)
     assert repair_links(vault, "alise-smith", "people/alice-smith.md")["written"] == ["projects/apollo.md"]
     assert "Ask [[people/alice-smith]].\n" in _read(root, "projects/apollo.md")
@@ -435,8 +475,12 @@ def test_a_listener_hears_each_write_by_the_hash_the_journal_records(make_vault,
 
     from palinode_vault.writer import listen_for_writes
 
-    root = make_vault({"people/ana.md": "---\nid: person-ana\ncategory: person\n---\n# Ana\n\nWorks on [[atlas]].\n",
-                       "projects/atlas.md": "---\nid: project-atlas\ncategory: project\n---\n# Atlas\n"})
+    root = make_vault(
+        {
+            "people/ana.md": "---\nid: person-ana\ncategory: person\n---\n# Ana\n\nWorks on [[atlas]].\n",
+            "projects/atlas.md": "---\nid: project-atlas\ncategory: project\n---\n# Atlas\n",
+        }
+    )
     heard: list[tuple[str, str | None]] = []
     stop = listen_for_writes(root, lambda path, digest: heard.append((path, digest)))
     try:

@@ -15,13 +15,83 @@ from palinode_vault.core.flat_yaml import load_flat
 
 # Scalars whose YAML 1.1 meaning is easy to get wrong by hand.
 _TRICKY = [
-    "yes", "No", "on", "OFF", "y", "n", "true", "False", "~", "null", "Null", "", "0", "-1", "+3", "007",
-    "0x1F", "0o17", "017", "0b101", "1_000", "1:20", "190:20:30", "1e3", "1.5e-3", ".5", "-.inf", ".NaN",
-    "2026-01-23", "2026-1-2", "2026-02-30", "2025-05-12T21:04:00Z", "2025-05-12 21:04:00 +02:00",
-    "2025-05-12t21:04:00.5-01:00", "person", "PersonMemory", "project/midnight-forge", "a b", "a#b",
-    "a #b", "a: b", "a:b", "http://x.y/z", "-", "- a", "--x", "?x", ":x", "[x]", "{x}", "a, b", "a]b",
-    "&a", "*a", "!x", "|", ">", "%x", "@x", "`x", '"q"', "'q'", '"a\\"b"', "'it''s'", '"[[Alice]]"',
-    "'a", '"', "=", "<<", "émigré", "a\tb", "a\x85b", "a\u2028b", "a\x07b", "0.7", "1.0", "12:30",
+    "yes",
+    "No",
+    "on",
+    "OFF",
+    "y",
+    "n",
+    "true",
+    "False",
+    "~",
+    "null",
+    "Null",
+    "",
+    "0",
+    "-1",
+    "+3",
+    "007",
+    "0x1F",
+    "0o17",
+    "017",
+    "0b101",
+    "1_000",
+    "1:20",
+    "190:20:30",
+    "1e3",
+    "1.5e-3",
+    ".5",
+    "-.inf",
+    ".NaN",
+    "2026-01-23",
+    "2026-1-2",
+    "2026-02-30",
+    "2025-05-12T21:04:00Z",
+    "2025-05-12 21:04:00 +02:00",
+    "2025-05-12t21:04:00.5-01:00",
+    "person",
+    "PersonMemory",
+    "project/midnight-forge",
+    "a b",
+    "a#b",
+    "a #b",
+    "a: b",
+    "a:b",
+    "http://x.y/z",
+    "-",
+    "- a",
+    "--x",
+    "?x",
+    ":x",
+    "[x]",
+    "{x}",
+    "a, b",
+    "a]b",
+    "&a",
+    "*a",
+    "!x",
+    "|",
+    ">",
+    "%x",
+    "@x",
+    "`x",
+    '"q"',
+    "'q'",
+    '"a\\"b"',
+    "'it''s'",
+    '"[[Alice]]"',
+    "'a",
+    '"',
+    "=",
+    "<<",
+    "émigré",
+    "a\tb",
+    "a\x85b",
+    "a\u2028b",
+    "a\x07b",
+    "0.7",
+    "1.0",
+    "12:30",
 ]
 _KEYS = ["id", "category", "type", "core", "entities", "last_updated", "yes", "null", "on", "x-y", "_k", "2x"]
 _flow = st.lists(st.sampled_from(_TRICKY), max_size=4).map(lambda items: "[" + ", ".join(items) + "]")
@@ -31,8 +101,11 @@ _line = st.one_of(
     st.sampled_from(["", "  ", "# comment", "  - item", "  nested: 1", "key", "a b: c", "'q': 1"]),
     # block lists, as Obsidian writes aliases, tags and cssclasses
     st.builds(lambda k: f"{k}:", st.sampled_from(_KEYS)),
-    st.builds(lambda lead, v: f"{lead}{v}", st.sampled_from(["- ", "  - ", "    - ", " - ", "  -", "-", "  - - "]),
-              st.sampled_from(_TRICKY)),
+    st.builds(
+        lambda lead, v: f"{lead}{v}",
+        st.sampled_from(["- ", "  - ", "    - ", " - ", "  -", "-", "  - - "]),
+        st.sampled_from(_TRICKY),
+    ),
 )
 _content = st.lists(_line, min_size=1, max_size=8).map("\n".join)
 
@@ -60,7 +133,7 @@ def test_typical_memory_frontmatter_takes_the_fast_reader():
     content = (
         "id: person-adrian-bell\ncategory: person\ntype: PersonMemory\nname: Adrian Bell\ncore: false\n"
         "entities: [project/midnight-forge, person/niamh-ali]\nlast_contact: 2026-01-23\n"
-        "last_updated: 2025-05-12T21:04:00Z\nconfidence: 0.7\nsuperseded_by: \"\"\nsupersedes: []\n"
+        'last_updated: 2025-05-12T21:04:00Z\nconfidence: 0.7\nsuperseded_by: ""\nsupersedes: []\n'
     )
     data = load_flat(content)
     assert data == yaml.load(content, Loader=yaml.CSafeLoader)
@@ -68,10 +141,19 @@ def test_typical_memory_frontmatter_takes_the_fast_reader():
     assert data["last_updated"] == dt.datetime(2025, 5, 12, 21, 4, tzinfo=dt.UTC)
 
 
-@pytest.mark.parametrize("content", [
-    "entities:\n  - project/x\n    - y\n", "entities:\n  - a\n  b\n", "a: |\n  text\n", "a: b # comment\n", "a: &x 1\nb: *x\n", "a: !!str 1\n",
-    "when: 2026-02-30\n", "a: {b: 1}\n",
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        "entities:\n  - project/x\n    - y\n",
+        "entities:\n  - a\n  b\n",
+        "a: |\n  text\n",
+        "a: b # comment\n",
+        "a: &x 1\nb: *x\n",
+        "a: !!str 1\n",
+        "when: 2026-02-30\n",
+        "a: {b: 1}\n",
+    ],
+)
 def test_anything_not_plainly_flat_goes_to_pyyaml(content):
     assert load_flat(content) is None
 

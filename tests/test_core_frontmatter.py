@@ -15,9 +15,12 @@ def _parse(text: str):
     return fm.parse(text, block)
 
 
-ALIAS_BOMB = "---\n" + "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
-    f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n" for p, c in zip("abcde", "bcdef")
-) + "---\n"
+ALIAS_BOMB = (
+    "---\n"
+    + "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+    + "".join(f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n" for p, c in zip("abcde", "bcdef"))
+    + "---\n"
+)
 
 
 @pytest.mark.parametrize(

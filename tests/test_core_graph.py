@@ -12,7 +12,7 @@ from palinode_vault.core.graph import backlinks, build_graph, dead_ends, graph_o
 FILES = {
     "people/alice-smith.md": (
         "---\nid: person-alice-smith\ncategory: person\ntype: PersonMemory\nname: Alice Smith\n"
-        "entities: [project/checkout]\ncross_refs: [project/checkout]\nrelated: \"[[checkout]]\"\n---\n"
+        'entities: [project/checkout]\ncross_refs: [project/checkout]\nrelated: "[[checkout]]"\n---\n'
         "Works on [[checkout]] and [[checkout#Status]]; see [c](../projects/checkout.md).\n![[pic.png]]\n"
     ),
     "projects/checkout.md": (

@@ -10,15 +10,19 @@ from palinode_vault.maintenance import lint
 
 
 def P(slug: str, body: str, entities: str = "[]") -> str:
-    return (f"---\nid: person-{slug}\ncategory: person\ntype: PersonMemory\nname: {slug.title()}\n"
-            f"entities: {entities}\nlast_updated: 2026-11-25\n---\n{body}")
+    return (
+        f"---\nid: person-{slug}\ncategory: person\ntype: PersonMemory\nname: {slug.title()}\n"
+        f"entities: {entities}\nlast_updated: 2026-11-25\n---\n{body}"
+    )
 
 
 FILES = {
     "people/alice.md": P("alice", "Works with [[bob]] and [[carol]] on [[checkout#Status]].\n", "[person/bob]"),
     "people/bob.md": P("bob", "Knows [[alice]]. See [[Dave]].\n", "[person/alice]"),
-    "projects/checkout.md": ("---\nid: project-checkout\ncategory: project\ntype: ProjectSnapshot\nname: Checkout\n"
-                             "last_updated: 2026-11-25\n---\n## Status\nfine\n"),
+    "projects/checkout.md": (
+        "---\nid: project-checkout\ncategory: project\ntype: ProjectSnapshot\nname: Checkout\n"
+        "last_updated: 2026-11-25\n---\n## Status\nfine\n"
+    ),
     "daily/2026-11-30.md": "Met [[bob]] and [[alice#Nope]].\n",
 }
 

@@ -17,8 +17,9 @@ SCHEMA = {
 }
 
 
-def mem(kind: str, slug: str, body: str = "", *, entities=None, extra: str = "", updated: str = "2026-11-25",
-        cross_refs=None) -> tuple[str, str]:
+def mem(
+    kind: str, slug: str, body: str = "", *, entities=None, extra: str = "", updated: str = "2026-11-25", cross_refs=None
+) -> tuple[str, str]:
     """(path, text) of a valid memory note of a kind."""
     folder, schema = SCHEMA[kind]
     lines = ["---", f"id: {kind}-{slug}", f"category: {kind}", f"type: {schema}"]
@@ -51,10 +52,20 @@ def lint_pairs(vault, checks=None):
 
 # A clean pair of notes that link each other both ways on both surfaces.
 CLEAN = [
-    mem("person", "alice-smith", "# Alice Smith\n\nWorks on [[checkout]].\n", entities=["project/checkout"],
-        cross_refs=["project/checkout"]),
-    mem("project", "checkout", "# Checkout\n\nLed by [[alice-smith|Alice]].\n", entities=["person/alice-smith"],
-        cross_refs=["person/alice-smith"]),
+    mem(
+        "person",
+        "alice-smith",
+        "# Alice Smith\n\nWorks on [[checkout]].\n",
+        entities=["project/checkout"],
+        cross_refs=["project/checkout"],
+    ),
+    mem(
+        "project",
+        "checkout",
+        "# Checkout\n\nLed by [[alice-smith|Alice]].\n",
+        entities=["person/alice-smith"],
+        cross_refs=["person/alice-smith"],
+    ),
 ]
 
 
@@ -85,8 +96,12 @@ def test_unreadable(make_vault, load_vault):
 
 
 def test_invalid_frontmatter_has_line_and_column(make_vault, load_vault):
-    found, pairs = _one(make_vault, load_vault, ("people/bad.md", '---\nid: person-bad\nname: "Bad\n---\n[[checkout]]\n'),
-                        check="invalid_frontmatter")
+    found, pairs = _one(
+        make_vault,
+        load_vault,
+        ("people/bad.md", '---\nid: person-bad\nname: "Bad\n---\n[[checkout]]\n'),
+        check="invalid_frontmatter",
+    )
     assert [(f.path, f.line, f.column, f.severity) for f in found] == [("people/bad.md", 3, 7, "error")]
     # nothing else is claimed about a file whose frontmatter cannot be read
     assert {c for c, p in pairs if p == "people/bad.md"} == {"invalid_frontmatter"}
@@ -94,21 +109,25 @@ def test_invalid_frontmatter_has_line_and_column(make_vault, load_vault):
 
 def test_missing_frontmatter_only_in_the_memory_tier(make_vault, load_vault):
     plain = "# Just text\n\nSee [[alice-smith]] and [[checkout]].\n"
-    vault = load_vault(make_vault(vault_files(
-        *CLEAN,
-        **{
-            "people/bare.md": plain,
-            "inbox/bare.md": plain,
-            "daily/2026-11-30.md": plain,
-            "archive/old.md": plain,
-            "archive/daily/2026-01-01.md": plain,
-            "specs/spec.md": plain,
-            "logs/log.md": plain,
-            "prompts/p.md": plain,
-            "Home.md": plain,
-            "notes/other.md": plain,
-        },
-    )))
+    vault = load_vault(
+        make_vault(
+            vault_files(
+                *CLEAN,
+                **{
+                    "people/bare.md": plain,
+                    "inbox/bare.md": plain,
+                    "daily/2026-11-30.md": plain,
+                    "archive/old.md": plain,
+                    "archive/daily/2026-01-01.md": plain,
+                    "specs/spec.md": plain,
+                    "logs/log.md": plain,
+                    "prompts/p.md": plain,
+                    "Home.md": plain,
+                    "notes/other.md": plain,
+                },
+            )
+        )
+    )
     report, pairs = lint_pairs(vault)
     assert pairs == {("missing_frontmatter", "people/bare.md"), ("missing_frontmatter", "inbox/bare.md")}
     assert report.total_files == 4
@@ -128,9 +147,15 @@ def test_structural_files_never_get_wiki_drift_or_schema(make_vault, load_vault)
     [
         # category decides the schema; `type:` is optional (tests/test_core_palinode.py)
         (("people/x.md", "---\nid: person-x\nname: X\n---\n[[checkout]]\n"), "missing required key(s) category"),
-        (("people/x.md", "---\nid: person-x\ncategory: decision\ntype: Decision\nname: X\n---\n[[checkout]]\n"), "files in people/ are person"),
+        (
+            ("people/x.md", "---\nid: person-x\ncategory: decision\ntype: Decision\nname: X\n---\n[[checkout]]\n"),
+            "files in people/ are person",
+        ),
         (("people/x.md", "---\nid: person-x\ncategory: person\n---\n[[checkout]]\n"), "missing required key 'name'"),
-        (("people/x.md", "---\nid: person-x\ncategory: person\ntype: PersonMemory\n---\n[[checkout]]\n"), "missing required key 'name'"),
+        (
+            ("people/x.md", "---\nid: person-x\ncategory: person\ntype: PersonMemory\n---\n[[checkout]]\n"),
+            "missing required key 'name'",
+        ),
         (mem("decision", "d", "[[checkout]]\n", entities=["project/checkout"], extra="confidence: 2.0"), "confidence"),
         (mem("project", "p", "[[checkout]]\n", entities=["project/checkout"], extra="status: done"), "status"),
         (mem("insight", "i", "[[checkout]]\n", entities=["project/checkout"], updated="yesterday"), "not a date"),
@@ -161,10 +186,12 @@ def test_duplicate_id(make_vault, load_vault):
 
 
 def test_superseded_not_archived(make_vault, load_vault):
-    old = mem("decision", "old", "[[checkout]]\n", entities=["project/checkout"],
-              extra="status: active\nsuperseded_by: decision-new")
-    done = mem("decision", "done", "[[checkout]]\n", entities=["project/checkout"],
-               extra="status: archived\nsuperseded_by: decision-new")
+    old = mem(
+        "decision", "old", "[[checkout]]\n", entities=["project/checkout"], extra="status: active\nsuperseded_by: decision-new"
+    )
+    done = mem(
+        "decision", "done", "[[checkout]]\n", entities=["project/checkout"], extra="status: archived\nsuperseded_by: decision-new"
+    )
     found, _ = _one(make_vault, load_vault, old, done, check="superseded_not_archived")
     assert [(f.path, f.severity) for f in found] == [("decisions/old.md", "error")]
     assert "status: archived" in found[0].message
@@ -200,8 +227,9 @@ def test_wiki_drift_unknown_kind(make_vault, load_vault):
 def test_wiki_drift_mismatched_slug(make_vault, load_vault):
     # entities says person/tomas (no such file); the body links tomas-reyes: the body wins
     note = mem("insight", "i", "[[tomas-reyes]] and [[checkout]]\n", entities=["person/tomas", "project/checkout"])
-    found, _ = _one(make_vault, load_vault, note, ("people/tomas-reyes.md", mem("person", "tomas-reyes", "[[i]]\n")[1]),
-                    check="wiki_drift")
+    found, _ = _one(
+        make_vault, load_vault, note, ("people/tomas-reyes.md", mem("person", "tomas-reyes", "[[i]]\n")[1]), check="wiki_drift"
+    )
     assert [(f.path, f.target) for f in found if f.path == note[0]] == [(note[0], "person/tomas")]
     assert "person/tomas-reyes" in found[0].message
 
@@ -232,8 +260,12 @@ def test_alias_label_is_unresolvable_not_broken(make_vault, load_vault):
 
 
 def test_broken_link_carries_the_target_as_written(make_vault, load_vault, run_cli):
-    note = mem("insight", "i", "See [[checkout]] and [[Nowhere#Part|x]] and ![[gone.png]] and [m](missing.md).\n",
-               entities=["project/checkout"])
+    note = mem(
+        "insight",
+        "i",
+        "See [[checkout]] and [[Nowhere#Part|x]] and ![[gone.png]] and [m](missing.md).\n",
+        entities=["project/checkout"],
+    )
     root = make_vault(vault_files(*CLEAN, note))
     data = json.loads(run_cli("lint", "--vault", root, "--json", "--check", "broken_link").stdout)
     got = [(f["path"], f["line"], f["column"], f["target"]) for f in data["findings"]]
@@ -241,10 +273,15 @@ def test_broken_link_carries_the_target_as_written(make_vault, load_vault, run_c
 
 
 def test_broken_anchor_heading_and_block(make_vault, load_vault):
-    target = mem("project", "checkout", "# Checkout\n\n## Status\nLed by [[alice-smith]] ^lead\n",
-                 entities=["person/alice-smith"])
-    note = mem("insight", "i", "[[checkout#Status]] [[checkout#Roadmap]] [[checkout#^lead]] [[checkout#^gone]] [[#Own]] [[#Nope]]\n\n## Own\n",
-               entities=["project/checkout"])
+    target = mem(
+        "project", "checkout", "# Checkout\n\n## Status\nLed by [[alice-smith]] ^lead\n", entities=["person/alice-smith"]
+    )
+    note = mem(
+        "insight",
+        "i",
+        "[[checkout#Status]] [[checkout#Roadmap]] [[checkout#^lead]] [[checkout#^gone]] [[#Own]] [[#Nope]]\n\n## Own\n",
+        entities=["project/checkout"],
+    )
     vault = load_vault(make_vault(vault_files(CLEAN[0], target, note)))
     report, _ = lint_pairs(vault)
     found = [(f.path, f.target, f.severity) for f in report.findings if f.check == "broken_anchor"]
@@ -287,15 +324,21 @@ def test_footer_legacy_marker(make_vault, load_vault):
 
 
 def test_person_written_see_also_is_a_body_not_a_footer(make_vault, load_vault):
-    note = mem("insight", "i", "Body.\n\n## See also\n- [[checkout]]\n", entities=["project/checkout"],
-               cross_refs=["project/checkout"])
+    note = mem(
+        "insight", "i", "Body.\n\n## See also\n- [[checkout]]\n", entities=["project/checkout"], cross_refs=["project/checkout"]
+    )
     _, pairs = _one(make_vault, load_vault, note, check="footer_stale")
     assert {c for c, p in pairs if p == note[0]} == set()
 
 
 def test_cross_refs_stale(make_vault, load_vault):
-    note = mem("insight", "i", "The checkout work with alice-smith went well; see [[checkout]].\n",
-               entities=["project/checkout"], cross_refs=["project/checkout"])
+    note = mem(
+        "insight",
+        "i",
+        "The checkout work with alice-smith went well; see [[checkout]].\n",
+        entities=["project/checkout"],
+        cross_refs=["project/checkout"],
+    )
     found, _ = _one(make_vault, load_vault, note, check="cross_refs_stale")
     assert [(f.path, f.line, f.severity) for f in found] == [(note[0], 6, "info")]
     assert "person/alice-smith" in found[0].message
@@ -308,15 +351,19 @@ def test_cross_refs_ignore_code_footer_self_and_inbox(make_vault, load_vault):
         "An inbox idea: inbox-thing.\n"
     )
     note = mem("insight", "i", body, entities=["project/checkout"], cross_refs=["project/checkout"])
-    inbox = ("inbox/inbox-thing.md", "---\nid: inbox-thing\ncategory: insight\ntype: Insight\nstatus: review\nlast_updated: 2026-11-30\n---\n[[checkout]]\n")
+    inbox = (
+        "inbox/inbox-thing.md",
+        "---\nid: inbox-thing\ncategory: insight\ntype: Insight\nstatus: review\nlast_updated: 2026-11-30\n---\n[[checkout]]\n",
+    )
     found, _ = _one(make_vault, load_vault, note, inbox, check="cross_refs_stale")
     assert [f.path for f in found if f.path == note[0]] == []
 
 
 def test_stale(make_vault, load_vault):
     old = mem("insight", "old", "[[checkout]]\n", entities=["project/checkout"], updated="2026-08-01")
-    archived = mem("insight", "gone", "[[checkout]]\n", entities=["project/checkout"], updated="2026-01-01",
-                   extra="status: archived")
+    archived = mem(
+        "insight", "gone", "[[checkout]]\n", entities=["project/checkout"], updated="2026-01-01", extra="status: archived"
+    )
     recent = mem("insight", "recent", "[[checkout]]\n", entities=["project/checkout"], updated="2026-09-02")
     found, _ = _one(make_vault, load_vault, old, archived, recent, check="stale")
     assert [(f.path, f.severity, f.line) for f in found] == [("insights/old.md", "info", 6)]
@@ -325,19 +372,27 @@ def test_stale(make_vault, load_vault):
 
 def test_inbox_stale(make_vault, load_vault):
     def item(name, date, status="review"):
-        return (f"inbox/{name}.md",
-                f"---\nid: inbox-{name}\ncategory: insight\ntype: Insight\nstatus: {status}\nlast_updated: {date}\n---\n[[checkout]]\n")
+        return (
+            f"inbox/{name}.md",
+            f"---\nid: inbox-{name}\ncategory: insight\ntype: Insight\nstatus: {status}\nlast_updated: {date}\n---\n[[checkout]]\n",
+        )
 
-    found, _ = _one(make_vault, load_vault, item("old", "2026-11-10"), item("new", "2026-11-20"),
-                    item("approved", "2026-01-01", "active"), check="inbox_stale")
+    found, _ = _one(
+        make_vault,
+        load_vault,
+        item("old", "2026-11-10"),
+        item("new", "2026-11-20"),
+        item("approved", "2026-01-01", "active"),
+        check="inbox_stale",
+    )
     assert [(f.path, f.severity) for f in found] == [("inbox/old.md", "warning")]
 
 
 def test_core_review(make_vault, load_vault):
-    quiet = mem("person", "quiet", "[[checkout]]\n", entities=["project/checkout"],
-                extra="core: true\nlast_contact: 2026-10-01")
-    recent = mem("person", "recent", "[[checkout]]\n", entities=["project/checkout"],
-                 extra="core: true\nlast_contact: 2026-11-20")
+    quiet = mem("person", "quiet", "[[checkout]]\n", entities=["project/checkout"], extra="core: true\nlast_contact: 2026-10-01")
+    recent = mem(
+        "person", "recent", "[[checkout]]\n", entities=["project/checkout"], extra="core: true\nlast_contact: 2026-11-20"
+    )
     done = mem("project", "done", "[[alice-smith]]\n", entities=["person/alice-smith"], extra="status: completed\ncore: true")
     active = mem("project", "live", "[[alice-smith]]\n", entities=["person/alice-smith"], extra="status: active\ncore: true")
     found, _ = _one(make_vault, load_vault, quiet, recent, done, active, check="core_review")
@@ -349,8 +404,9 @@ def test_orphan(make_vault, load_vault):
     linked_to = mem("insight", "target", "No links out.\n")
     linker = ("daily/2026-11-30.md", "Wrote [[target]].\n")
     only_entities = mem("insight", "ents", "No body links.\n", entities=["project/checkout"])
-    found, _ = _one(make_vault, load_vault, lonely, linked_to, linker, only_entities,
-                    **{"Top.md": "Nothing here.\n"}, check="orphan")
+    found, _ = _one(
+        make_vault, load_vault, lonely, linked_to, linker, only_entities, **{"Top.md": "Nothing here.\n"}, check="orphan"
+    )
     assert sorted(f.path for f in found) == ["Top.md", "insights/lonely.md"]
 
 
@@ -366,15 +422,33 @@ def test_stale_skips_notes_referenced_by_recent_notes(make_vault, load_vault):
 def test_every_check_is_exercised_here():
     # A new check in the table must get a test in this file.
     assert set(CHECKS) == {
-        "unreadable", "invalid_frontmatter", "missing_frontmatter", "schema", "duplicate_id",
-        "superseded_not_archived", "wiki_drift", "unresolvable_label", "broken_link", "broken_anchor",
-        "footer_stale", "cross_refs_stale", "inbox_stale", "stale", "core_review", "orphan",
+        "unreadable",
+        "invalid_frontmatter",
+        "missing_frontmatter",
+        "schema",
+        "duplicate_id",
+        "superseded_not_archived",
+        "wiki_drift",
+        "unresolvable_label",
+        "broken_link",
+        "broken_anchor",
+        "footer_stale",
+        "cross_refs_stale",
+        "inbox_stale",
+        "stale",
+        "core_review",
+        "orphan",
     }
 
 
 def test_cross_refs_ignore_comments(make_vault, load_vault):
     # PROGRAM.md: mentions are "never inside code, comments or the auto-footer"
-    note = mem("insight", "i", "Work on [[checkout]].\n\n%% alice-smith is a private note %%\n",
-               entities=["project/checkout"], cross_refs=["project/checkout"])
+    note = mem(
+        "insight",
+        "i",
+        "Work on [[checkout]].\n\n%% alice-smith is a private note %%\n",
+        entities=["project/checkout"],
+        cross_refs=["project/checkout"],
+    )
     found, _ = _one(make_vault, load_vault, note, check="cross_refs_stale")
     assert [f.message for f in found if f.path == note[0]] == []

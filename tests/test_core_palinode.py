@@ -59,8 +59,9 @@ def test_fix_on_sample_memory_is_minimal_idempotent_and_undone(sample_memory, lo
         old, new = originals[path], (sample_memory / path).read_text(encoding="utf-8")
         old_data, new_data = _frontmatter(old), _frontmatter(new)
         # every key Palinode wrote (summary included) is kept as it was; only ours are added
-        assert {k: v for k, v in new_data.items() if k not in ("cross_refs", "entities")} == \
-            {k: v for k, v in old_data.items() if k != "entities"}
+        assert {k: v for k, v in new_data.items() if k not in ("cross_refs", "entities")} == {
+            k: v for k, v in old_data.items() if k != "entities"
+        }
         # the old text survives line for line: the edits only add lines
         old_lines = old.splitlines()
         new_lines = iter(new.splitlines())
@@ -121,7 +122,9 @@ def test_category_decides_the_schema(make_vault, load_vault):
 
 
 def test_inbox_files_follow_their_category(make_vault, load_vault):
-    inbox = "---\nid: inbox-x\ncategory: decision\nstatus: review\nconfidence: 0.4\nlast_updated: 2026-11-30\n---\n# Decision: x\n"
+    inbox = (
+        "---\nid: inbox-x\ncategory: decision\nstatus: review\nconfidence: 0.4\nlast_updated: 2026-11-30\n---\n# Decision: x\n"
+    )
     root = make_vault({"inbox/x.md": inbox})
     assert [f for f in lint(load_vault(root)).findings if f.check == "schema"] == []
 
@@ -150,7 +153,9 @@ def test_palinode_extra_fields_survive_a_write_and_are_never_reported(make_vault
     root = make_vault({"people/alice-smith.md": person, "projects/checkout.md": PROJECT, "decisions/rest-api.md": EXTRA})
     vault = load_vault(root)
     findings = lint(vault).findings
-    assert not any(k in f.message for f in findings for k in ("summary", "canonical_question", "epistemic", "provenance", "confidence_basis"))
+    assert not any(
+        k in f.message for f in findings for k in ("summary", "canonical_question", "epistemic", "provenance", "confidence_basis")
+    )
     assert "decisions/rest-api.md" in fix(vault).written
     after = (root / "decisions/rest-api.md").read_text(encoding="utf-8")
     head = EXTRA.split("entities:")[0]
@@ -167,7 +172,11 @@ def test_palinode_footer_heading_first_migrates_whole(make_vault, load_vault):
     root = make_vault({"decisions/rest-api.md": text, "projects/checkout.md": PROJECT})
     vault = load_vault(root)
     stale = [f for f in lint(vault).findings if f.check == "footer_stale"]
-    assert len(stale) == 1 and "old marker" in stale[0].message and stale[0].line == text[: text.index("## See also")].count("\n") + 1
+    assert (
+        len(stale) == 1
+        and "old marker" in stale[0].message
+        and stale[0].line == text[: text.index("## See also")].count("\n") + 1
+    )
     fix(vault)
     after = (root / "decisions/rest-api.md").read_text(encoding="utf-8")
     assert after.count("## See also") == 1 and "palinode-auto-footer" not in after

@@ -95,7 +95,7 @@ def test_nothing_in_code_or_comments_is_a_link():
     assert not note.full_parse  # the line scanner reads all of it (tables included)...
     from palinode_vault.core import line_scan
 
-    body = NOTE[note.body_start:]
+    body = NOTE[note.body_start :]
     links, headings, code = line_scan.scan(body)
     scan = scan_body(body, _EVERY_INLINE)  # ...exactly as markdown-it does
     assert [(k, s, e) for k, _, s, e in links] == [(r.kind, r.start, r.end) for r in scan.links]
@@ -148,7 +148,11 @@ def test_links_in_quotes_lists_and_headings_keep_offsets():
     for link in note.links:
         assert text[link.start : link.end] == f"[[{link.target}]]"
     assert [(link.target, link.line, link.column) for link in note.links] == [
-        ("Q", 1, 10), ("D", 2, 12), ("I", 3, 9), ("C", 4, 14), ("H", 5, 9)
+        ("Q", 1, 10),
+        ("D", 2, 12),
+        ("I", 3, 9),
+        ("C", 4, 14),
+        ("H", 5, 9),
     ]
 
 
@@ -210,25 +214,131 @@ def test_footer_links_are_marked():
 # --- fast path versus markdown-it -------------------------------------------------------------
 
 _WORDS = [
-    "alpha", "Beta", "x", "émigré", "a-b", "1", "*em*", "_u_", "**b**", "#tag", "!", "[", "]",
-    "[x]", "!!", "&#91;", "&amp;", "* * *", "***", "[[a]]]", "[[[b]]", "[]", "![", "[x] [y]", "#",
-    "|", "a|b", "[[", "]]", ":", "-", "^blk", "[[a]", "[a]]",
+    "alpha",
+    "Beta",
+    "x",
+    "émigré",
+    "a-b",
+    "1",
+    "*em*",
+    "_u_",
+    "**b**",
+    "#tag",
+    "!",
+    "[",
+    "]",
+    "[x]",
+    "!!",
+    "&#91;",
+    "&amp;",
+    "* * *",
+    "***",
+    "[[a]]]",
+    "[[[b]]",
+    "[]",
+    "![",
+    "[x] [y]",
+    "#",
+    "|",
+    "a|b",
+    "[[",
+    "]]",
+    ":",
+    "-",
+    "^blk",
+    "[[a]",
+    "[a]]",
     # code spans and simple markdown links, which the line scanner handles itself
-    "`code`", "`[[InCode]]`", "``a ` [[b]]``", "`", "``", "[t](Note.md)", "![i](p.png)", "[t](a b)",
-    "[t](<x>)", "[t](x.md \"title\")", "[[x]](y)", "[a](b)(c)", "](", "[t]()", "![[x]](y.md)",
-    "<!-- c -->", "<!-- [[c]] -->", "<b>", "&lt;",
+    "`code`",
+    "`[[InCode]]`",
+    "``a ` [[b]]``",
+    "`",
+    "``",
+    "[t](Note.md)",
+    "![i](p.png)",
+    "[t](a b)",
+    "[t](<x>)",
+    '[t](x.md "title")',
+    "[[x]](y)",
+    "[a](b)(c)",
+    "](",
+    "[t]()",
+    "![[x]](y.md)",
+    "<!-- c -->",
+    "<!-- [[c]] -->",
+    "<b>",
+    "&lt;",
     # footnotes: never links, never link reference definitions
-    "[^1]", "[^note]", "[^1]:", "[^n]: [[fn]]",
+    "[^1]",
+    "[^note]",
+    "[^1]:",
+    "[^n]: [[fn]]",
     # escapes, inline HTML, autolinks, titles, tabs and table rows, which real notes are full of
-    "\\[[a]]", "\\[x](y)", "\\`", "\\``a``", "a\\|b", "\\", "\\\\", "\\!", "\\<b>", "[a\\]b](c)", "[t](a\\)b)",
-    "<span>", "</span>", "<br/>", "<https://e.com>", "<a@b.co>", "< b", "<=", "<3", "<!-- [x](y) -->",
-    "[t](x \"ti tle\")", "[t](a(b)c)", "[t]( x )", "[a <b> c](d)", "a](b)", "](x)", "\t", "x\ty", "|", "-|-",
-    ":-:", "| a |", "[a]:", "[a]: /u", "<u>x</u>", "<span class=\"a b\">", "<a href='[[x]]'>", "<a title=\"", "\">",
-    "<!-- [[c]] -->", "<!--", "-->", "<?x?>", "<!X y>", "[t](<a b>)", "[t](<x.md> \"t\")", "[t](<a<b>)",
+    "\\[[a]]",
+    "\\[x](y)",
+    "\\`",
+    "\\``a``",
+    "a\\|b",
+    "\\",
+    "\\\\",
+    "\\!",
+    "\\<b>",
+    "[a\\]b](c)",
+    "[t](a\\)b)",
+    "<span>",
+    "</span>",
+    "<br/>",
+    "<https://e.com>",
+    "<a@b.co>",
+    "< b",
+    "<=",
+    "<3",
+    "<!-- [x](y) -->",
+    '[t](x "ti tle")',
+    "[t](a(b)c)",
+    "[t]( x )",
+    "[a <b> c](d)",
+    "a](b)",
+    "](x)",
+    "\t",
+    "x\ty",
+    "|",
+    "-|-",
+    ":-:",
+    "| a |",
+    "[a]:",
+    "[a]: /u",
+    "<u>x</u>",
+    '<span class="a b">',
+    "<a href='[[x]]'>",
+    '<a title="',
+    '">',
+    "<!-- [[c]] -->",
+    "<!--",
+    "-->",
+    "<?x?>",
+    "<!X y>",
+    "[t](<a b>)",
+    '[t](<x.md> "t")',
+    "[t](<a<b>)",
 ]
 _TARGETS = [
-    "T", "Note one", "a/b", "x.png", "T#Head", "T#^blk", "#Head", "T|shown", "T#H|s", " sp ", "é",
-    "a]b", "a[b", "a|", "|b", "!x",
+    "T",
+    "Note one",
+    "a/b",
+    "x.png",
+    "T#Head",
+    "T#^blk",
+    "#Head",
+    "T|shown",
+    "T#H|s",
+    " sp ",
+    "é",
+    "a]b",
+    "a[b",
+    "a|",
+    "|b",
+    "!x",
 ]
 _EVERY_INLINE = build_parser(every_inline=True)  # markdown-it as it is, every inline token parsed
 _link = st.builds(lambda emb, t: ("!" if emb else "") + "[[" + t + "]]", st.booleans(), st.sampled_from(_TARGETS))
@@ -239,25 +349,89 @@ _inline = st.one_of(
 )
 _heading = st.builds(
     lambda n, t, closing: "#" * n + " " + t + closing,
-    st.integers(1, 6), _inline, st.sampled_from(["", " #", " ##", "#", " "]),
+    st.integers(1, 6),
+    _inline,
+    st.sampled_from(["", " #", " ##", "#", " "]),
 )
-_item = st.builds(lambda m, t: m + " " + t, st.sampled_from(["-", "*", "+", "1.", "2)", "  -", "   -", ">", "> >", "- -", "> -", "- >", "1. -", ">-",
-                                                           "\t-", "\t\t-", " \t-", "\t1.", "-\t", "> [a]:"]), _inline)
-_indented = st.builds(lambda n, t: n + t, st.sampled_from(["    ", "     ", "      ", "\t", "\t\t", "  \t"]), _inline)  # code, or not
-_block = st.sampled_from(["***", "* * *", "___", "- - -", "```", "~~~", "    ", "<!-- c -->", "text", "\t", "\r",
-                          "<span>", "<div>", "</div>", "<pre>", "<u>x</u> y", "- <span>z</span>", "- #tag", "> <b>",
-                          "|---|---|", "--|--", "- | -", "<div>", "<!-- [[c]] -->", "[a]: /u", "[a", "b]: /u", "\t```"])
+_item = st.builds(
+    lambda m, t: m + " " + t,
+    st.sampled_from(
+        [
+            "-",
+            "*",
+            "+",
+            "1.",
+            "2)",
+            "  -",
+            "   -",
+            ">",
+            "> >",
+            "- -",
+            "> -",
+            "- >",
+            "1. -",
+            ">-",
+            "\t-",
+            "\t\t-",
+            " \t-",
+            "\t1.",
+            "-\t",
+            "> [a]:",
+        ]
+    ),
+    _inline,
+)
+_indented = st.builds(
+    lambda n, t: n + t, st.sampled_from(["    ", "     ", "      ", "\t", "\t\t", "  \t"]), _inline
+)  # code, or not
+_block = st.sampled_from(
+    [
+        "***",
+        "* * *",
+        "___",
+        "- - -",
+        "```",
+        "~~~",
+        "    ",
+        "<!-- c -->",
+        "text",
+        "\t",
+        "\r",
+        "<span>",
+        "<div>",
+        "</div>",
+        "<pre>",
+        "<u>x</u> y",
+        "- <span>z</span>",
+        "- #tag",
+        "> <b>",
+        "|---|---|",
+        "--|--",
+        "- | -",
+        "<div>",
+        "<!-- [[c]] -->",
+        "[a]: /u",
+        "[a",
+        "b]: /u",
+        "\t```",
+    ]
+)
 _cells = st.lists(st.one_of(_inline, st.just(""), st.just("[[a\\|b]]"), st.just("`x\\|y`")), min_size=1, max_size=4)
 _table = st.builds(
     lambda lead, header, delim, rows, edge: "\n".join(
-        [lead + edge + " | ".join(header) + edge, lead + delim] + [edge + " | ".join(r) + edge for r in rows]),
-    st.sampled_from(["", " ", "   "]), _cells, st.sampled_from(["|---|---|", "---|---", "|:-:|", "--|--|--", "| - |", "|---|\t"]),
-    st.lists(_cells, max_size=3), st.sampled_from(["|", "", "| "]),
+        [lead + edge + " | ".join(header) + edge, lead + delim] + [edge + " | ".join(r) + edge for r in rows]
+    ),
+    st.sampled_from(["", " ", "   "]),
+    _cells,
+    st.sampled_from(["|---|---|", "---|---", "|:-:|", "--|--|--", "| - |", "|---|\t"]),
+    st.lists(_cells, max_size=3),
+    st.sampled_from(["|", "", "| "]),
 )
 _line = st.one_of(_inline, _heading, _item, _indented, _block, _table, st.just(""), st.just("  "))
 _notes = st.builds(
     lambda lines, end: "\n".join(lines) + end,
-    st.lists(_line, min_size=1, max_size=12), st.sampled_from(["", "\n"]),
+    st.lists(_line, min_size=1, max_size=12),
+    st.sampled_from(["", "\n"]),
 )
 
 
@@ -270,8 +444,11 @@ def test_fast_path_finds_what_markdown_it_finds(text):
     md_kinds = {"md": "md", "md_embed": "md_embed", "wiki": "wiki", "embed": "embed"}
     fast = [(link.kind, link.start, link.end) for link in note.links]
     # parse_note drops external markdown links; compare against markdown-it's local ones
-    full = [(md_kinds[r.kind], r.start, r.end) for r in scan.links
-            if r.kind in ("wiki", "embed") or any(link.start == r.start for link in note.links)]
+    full = [
+        (md_kinds[r.kind], r.start, r.end)
+        for r in scan.links
+        if r.kind in ("wiki", "embed") or any(link.start == r.start for link in note.links)
+    ]
     assert fast == full
     assert note.headings == scan.headings
     assert sorted(note.code) == sorted(scan.code)
@@ -327,7 +504,7 @@ def _agrees_with_markdown_it(root: Path) -> int:
     for path in sorted(root.rglob("*.md")):
         text, _ = normalise(path.read_text(encoding="utf-8"))
         block = fm.find_block(text)
-        body = text[block.end:] if block else text
+        body = text[block.end :] if block else text
         fast = None if line_scan.needs_markdown_it(body) else line_scan.scan(body)
         if fast is None:
             continue
@@ -335,8 +512,9 @@ def _agrees_with_markdown_it(root: Path) -> int:
         links, headings, code = fast
         scan = scan_body(body, _EVERY_INLINE)
         rel = path.relative_to(root).as_posix()
-        assert [(k, s, e, _as_read(k, x)) for k, x, s, e in links] == \
-            [(r.kind, r.start, r.end, _as_read(r.kind, r.inner)) for r in scan.links], rel
+        assert [(k, s, e, _as_read(k, x)) for k, x, s, e in links] == [
+            (r.kind, r.start, r.end, _as_read(r.kind, r.inner)) for r in scan.links
+        ], rel
         assert headings == scan.headings, rel
         assert sorted(code) == sorted(scan.code), rel
     return taken
@@ -373,28 +551,58 @@ def test_fast_path_agrees_on_sample_and_generated_vaults(tmp_path):
 # Cases where the line scanner once disagreed with markdown-it (found by the property test above
 # with more examples); each must now agree or be handed to markdown-it.
 _FOUND = [
-    "# H\n    [[x]]\n", "```\na\n```\n    [[x]]\n", "para\n***\n    [[x]]\n", "alpha\n___\n    [[a]]]",
-    "alpha\n- alpha\n    #", "alpha\n```\n  ", "alpha\n- alpha\n\n    [[T]]", "alpha\n> > alpha\n    * * * [[T]]",
-    "alpha\n   - alpha\n    * * *", "  \n2) 1\n___\n     [[T|shown]]a-b[[T]]]]]]\n", "-\n  \n    -\n  \n#### - \n",
-    "-\n      [[é]]![[x.png]]\n```\n", "alpha\n- alpha\n    -", "- - ![[T]]\n      -\n",
-    "> > * * * * * * * * * ^blk ![[a|]]\n", "# x\n![[T]]\n2) ![[N]]\n!![a]]\n\n    a-b ![[N]]\n",
+    "# H\n    [[x]]\n",
+    "```\na\n```\n    [[x]]\n",
+    "para\n***\n    [[x]]\n",
+    "alpha\n___\n    [[a]]]",
+    "alpha\n- alpha\n    #",
+    "alpha\n```\n  ",
+    "alpha\n- alpha\n\n    [[T]]",
+    "alpha\n> > alpha\n    * * * [[T]]",
+    "alpha\n   - alpha\n    * * *",
+    "  \n2) 1\n___\n     [[T|shown]]a-b[[T]]]]]]\n",
+    "-\n  \n    -\n  \n#### - \n",
+    "-\n      [[é]]![[x.png]]\n```\n",
+    "alpha\n- alpha\n    -",
+    "- - ![[T]]\n      -\n",
+    "> > * * * * * * * * * ^blk ![[a|]]\n",
+    "# x\n![[T]]\n2) ![[N]]\n!![a]]\n\n    a-b ![[N]]\n",
     "### x\n\n  \n  - y\n#### z\n\n    [[Note one]]",
     # found while teaching the scanner escapes, HTML and tabs (issue 18); the old scanner
     # disagreed on the first five
-    "a | b\n-|-\n[[x|y]] | c\n", "a <!-- [x](y) --> b\n", "[foo\nbar]: /url\n\n[foo bar]\n",
-    "a\n\r\n    [[x]]\n", "[a\nb](c) [[d]]\n", "- [a]: /u\n\n[a]\n", "> a | b\n> --|--\n> [[x|y]]\n",
-    "\\[[a]] \\![[b]] \\\\![[c]] [x\\](y) [t](a\\)b)\n", "- a\n\t- [[b]]\n\t\t- [[c]]\n\t```\n[[d]]\n",
-    "<https://e.com> [[a]] <x@y.co> <b>[[c]]</b>\n", "x < y [[a]] <= 3\n", "[t](a(b)c \"title\") [[n]]\n",
-    "[^1]: see [[a]]\n[^2]: [b](c)\n", "\t\tcode\twith tab [[x]]\n",
+    "a | b\n-|-\n[[x|y]] | c\n",
+    "a <!-- [x](y) --> b\n",
+    "[foo\nbar]: /url\n\n[foo bar]\n",
+    "a\n\r\n    [[x]]\n",
+    "[a\nb](c) [[d]]\n",
+    "- [a]: /u\n\n[a]\n",
+    "> a | b\n> --|--\n> [[x|y]]\n",
+    "\\[[a]] \\![[b]] \\\\![[c]] [x\\](y) [t](a\\)b)\n",
+    "- a\n\t- [[b]]\n\t\t- [[c]]\n\t```\n[[d]]\n",
+    "<https://e.com> [[a]] <x@y.co> <b>[[c]]</b>\n",
+    "x < y [[a]] <= 3\n",
+    '[t](a(b)c "title") [[n]]\n',
+    "[^1]: see [[a]]\n[^2]: [b](c)\n",
+    "\t\tcode\twith tab [[x]]\n",
     # tables, which the scanner reads cell by cell as markdown-it splits them
     "| a | [[b]] |\n|---|:-:|\n| [[c\\|d]] | `e\\|f` | [[dropped]]\n| [[g|h]] |\ntext\n\n[[i]]\n",
-    "text [[a]]\n| x |\n---\n| [[y]] |\n", "- a | b\n--|--\n[[c]] | d\n", "a|b\n-|-\n    [[code]]\n",
-    "| a |\n|---|\n# [[h]]\n", "| a | b |\n|---|\n| [[c]] |\n", "alpha\n```\n\t",
+    "text [[a]]\n| x |\n---\n| [[y]] |\n",
+    "- a | b\n--|--\n[[c]] | d\n",
+    "a|b\n-|-\n    [[code]]\n",
+    "| a |\n|---|\n# [[h]]\n",
+    "| a | b |\n|---|\n| [[c]] |\n",
+    "alpha\n```\n\t",
     "- alpha\n#tag\n    \n    alpha",  # "#tag" is no heading: the item goes on (the old scanner erred)
-    "a <u>[[b]]</u> <span title=\"[[c]]\">d</span> <!-- [[e]] --> [[f]]\n", "a <span title=\"x\ny\">[[z]]</span>\n",
-    "[x](<a b.md>) [y](<n.md> \"t\") [[z]]\n",
-    "- #tag [[a]]\n- # [[h]]\n", "- <span>x</span> [[a]]\n> <u>x</u> [[b]]\n", "<span>[[c]]</span>\n<div>\n[[d]]\n</div>\n",
-    "- <div>\n  [[e]]\n", "text\n<span>\n[[f]]\n", "<pre>\n[[g]]\n</pre>\n[[h]]\n", "> <!-- x -->\n> [[i]]\n",
+    'a <u>[[b]]</u> <span title="[[c]]">d</span> <!-- [[e]] --> [[f]]\n',
+    'a <span title="x\ny">[[z]]</span>\n',
+    '[x](<a b.md>) [y](<n.md> "t") [[z]]\n',
+    "- #tag [[a]]\n- # [[h]]\n",
+    "- <span>x</span> [[a]]\n> <u>x</u> [[b]]\n",
+    "<span>[[c]]</span>\n<div>\n[[d]]\n</div>\n",
+    "- <div>\n  [[e]]\n",
+    "text\n<span>\n[[f]]\n",
+    "<pre>\n[[g]]\n</pre>\n[[h]]\n",
+    "> <!-- x -->\n> [[i]]\n",
 ]
 
 
@@ -427,5 +635,5 @@ def test_a_frontmatter_link_folded_over_two_lines_points_at_its_text():
     text = "---\nid: person-x\nrelated: see [[alice\n  smith]] and [[bob]]\n---\nbody\n"
     note = parse_note("people/x.md", text)
     folded, plain = note.links
-    assert (folded.target, folded.line, text[folded.start:folded.end]) == ("alice smith", 3, "[[alice\n  smith]]")
-    assert (plain.target, plain.line, text[plain.start:plain.end]) == ("bob", 4, "[[bob]]")
+    assert (folded.target, folded.line, text[folded.start : folded.end]) == ("alice smith", 3, "[[alice\n  smith]]")
+    assert (plain.target, plain.line, text[plain.start : plain.end]) == ("bob", 4, "[[bob]]")

@@ -25,11 +25,14 @@ def test_a_program_older_than_weighted_fusion_keeps_reciprocal_ranks():
     assert search.fusion == "rrf" and search.vector_weight is None
 
 
-@pytest.mark.parametrize("change, message", [
-    ((WEIGHT, ""), "needs vector_weight"),
-    ((WEIGHT, "  vector_weight: 1.5\n"), "search.vector_weight"),
-    ((FUSION, "  fusion: mean\n"), "search.fusion"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ((WEIGHT, ""), "needs vector_weight"),
+        ((WEIGHT, "  vector_weight: 1.5\n"), "search.vector_weight"),
+        ((FUSION, "  fusion: mean\n"), "search.fusion"),
+    ],
+)
 def test_bad_fusion_settings_are_named(change, message):
     with pytest.raises(ProgramError, match=message) as caught:
         parse_program(SHIPPED.replace(*change), "vault/PROGRAM.md")

@@ -9,8 +9,10 @@ def test_wikilinks_give_target_and_label_and_skip_heading_only_links():
 
 
 def test_links_read_as_their_words():
-    assert links_as_read("Ask [[people/ana-lima]] or [[bruno|Bruno C.]] about ![[atlas-app]].") == \
-        "Ask ana lima or Bruno C. about atlas app."
+    assert (
+        links_as_read("Ask [[people/ana-lima]] or [[bruno|Bruno C.]] about ![[atlas-app]].")
+        == "Ask ana lima or Bruno C. about atlas app."
+    )
 
 
 def test_content_words_and_stems():

@@ -7,8 +7,18 @@ import pytest
 from palinode_vault.core.resolve import Resolver, anchor_exists, heading_key
 
 FILES = [
-    "Note.md", "folder/Note.md", "a/b/Note.md", "a/Other.md", "img/x.png", "Notes/Deep.md",
-    "a/b/c/Deep.md", "people/alice-smith.md", "x/Same.md", "y/Same.md", "Doc.pdf", "My Note.md",
+    "Note.md",
+    "folder/Note.md",
+    "a/b/Note.md",
+    "a/Other.md",
+    "img/x.png",
+    "Notes/Deep.md",
+    "a/b/c/Deep.md",
+    "people/alice-smith.md",
+    "x/Same.md",
+    "y/Same.md",
+    "Doc.pdf",
+    "My Note.md",
     "data.json.md",
 ]
 
@@ -65,8 +75,12 @@ def test_resolve(link, source, expected):
         # suffix candidates: a plain string suffix, no '/' boundary (was unresolved)
         (["ab/Note.md"], "b/Note", "z.md", "ab/Note.md"),
         # the linking note's folder as a string prefix: its subfolders count (was people/...)
-        (["people/alice-smith.md", "projects/apollo/alice-smith.md", "projects/apollo.md"],
-         "alice-smith", "projects/apollo.md", "projects/apollo/alice-smith.md"),
+        (
+            ["people/alice-smith.md", "projects/apollo/alice-smith.md", "projects/apollo.md"],
+            "alice-smith",
+            "projects/apollo.md",
+            "projects/apollo/alice-smith.md",
+        ),
         # within a group the shortest path in characters, not the fewest '/' (was longfolder/)
         (["longfolder/Deep.md", "a/b/Deep.md"], "Deep", "z.md", "a/b/Deep.md"),
         (["zz/q/Deep.md", "zz/longer-name/Deep.md", "a/Deep.md"], "Deep", "zz/n.md", "zz/q/Deep.md"),
@@ -84,8 +98,12 @@ def test_resolve_obsidian_rules(files, link, source, expected):
     "files, target, source, written",
     [
         (["people/alice-smith.md"], "people/alice-smith.md", "projects/apollo.md", "alice-smith"),
-        (["people/alice-smith.md", "projects/apollo/alice-smith.md"], "people/alice-smith.md",
-         "projects/apollo.md", "people/alice-smith"),
+        (
+            ["people/alice-smith.md", "projects/apollo/alice-smith.md"],
+            "people/alice-smith.md",
+            "projects/apollo.md",
+            "people/alice-smith",
+        ),
         (["x/a/n.md", "y/a/n.md", "y/b/n.md"], "x/a/n.md", "y/q.md", "x/a/n"),
         (["img/x.png", "x.png"], "img/x.png", "z.md", "img/x.png"),
         (["n.md", "sub/n.md"], "n.md", "sub/q.md", "n"),  # the exact vault path wins
@@ -172,7 +190,11 @@ def test_resolution_in_a_vault(make_vault, load_vault):
     )
     state = load_vault(root).state
     assert state.resolved["projects/p.md"] == [
-        "people/alice-smith.md", None, None, "people/alice-smith.md", "people/alice-smith.md",
+        "people/alice-smith.md",
+        None,
+        None,
+        "people/alice-smith.md",
+        "people/alice-smith.md",
     ]
     assert state.resolved["projects/q.md"] == ["img/pic.png", None, "projects/p.md"]
     assert dict(state.incoming["people/alice-smith.md"]) == {"projects/p.md": 3}

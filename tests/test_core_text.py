@@ -75,7 +75,9 @@ def test_line_col():
 
 # --- property: bytes outside spans never change ----------------------------------------------
 
-_chunk = st.text(alphabet=st.sampled_from(list("ab é#[]|-\r")), max_size=6).filter(lambda s: not s.endswith("\r"))  # a lone CR before LF would be CRLF
+_chunk = st.text(alphabet=st.sampled_from(list("ab é#[]|-\r")), max_size=6).filter(
+    lambda s: not s.endswith("\r")
+)  # a lone CR before LF would be CRLF
 _ending = st.sampled_from(["\n", "\r\n"])
 
 

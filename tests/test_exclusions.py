@@ -7,8 +7,10 @@ from pathlib import Path
 
 from palinode_vault.exclusions import Exclusions, folder_prefix, load_exclusions, write_ignore_file
 
-PERSON = ("---\nid: person-{slug}\ncategory: person\ntype: PersonMemory\nname: {name}\n"
-          "entities: []\ncross_refs: []\nlast_updated: 2026-11-25\n---\nHello [[{link}]].\n")
+PERSON = (
+    "---\nid: person-{slug}\ncategory: person\ntype: PersonMemory\nname: {name}\n"
+    "entities: []\ncross_refs: []\nlast_updated: 2026-11-25\n---\nHello [[{link}]].\n"
+)
 FILES = {
     "people/alice.md": PERSON.format(slug="alice", name="Alice", link="nobody-a"),
     "templates/person.md": PERSON.format(slug="tpl", name="{{name}}", link="nobody-t"),

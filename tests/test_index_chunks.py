@@ -69,8 +69,10 @@ def test_short_note_is_one_chunk_and_long_note_splits_at_headings():
 
 def test_a_chunk_deep_in_a_note_is_embedded_with_its_heading_path():
     filler = "A sentence about installing the desktop app on a computer. " * 10
-    text = (f"# Install\n\nIntro.\n\n## Desktop\n\n{filler}\n\n### Windows\n\n{filler}\n\n"
-            f"### Linux\n\n{filler}\n\n## Mobile\n\n{filler}\n")
+    text = (
+        f"# Install\n\nIntro.\n\n## Desktop\n\n{filler}\n\n### Windows\n\n{filler}\n\n"
+        f"### Linux\n\n{filler}\n\n## Mobile\n\n{filler}\n"
+    )
     chunks = {c.heading: c for c in _chunks(text, "Getting started/install.md")}
     windows = chunks["Windows"].embed.split("\n")
     # folder, title and the containing section; the section's own heading opens its text
@@ -115,8 +117,11 @@ def test_weighted_fusion_scales_each_list():
     # a list of one note gives it the whole weight; an empty list gives nothing
     assert blend([Hit("a.md", None, 1, bm25=3.0)], [], 0.7) == {"a.md": pytest.approx(0.3)}
     # far ahead in one list beats middling in both, which reciprocal ranks cannot tell
-    far = blend([Hit("x.md", None, 1, bm25=20.0), Hit("y.md", None, 2, bm25=2.0), Hit("z.md", None, 3, bm25=1.0)],
-                [Hit("y.md", 1, 1, 0.50), Hit("z.md", 2, 2, 0.49), Hit("x.md", 3, 3, 0.48), Hit("w.md", 4, 4, 0.20)], 0.5)
+    far = blend(
+        [Hit("x.md", None, 1, bm25=20.0), Hit("y.md", None, 2, bm25=2.0), Hit("z.md", None, 3, bm25=1.0)],
+        [Hit("y.md", 1, 1, 0.50), Hit("z.md", 2, 2, 0.49), Hit("x.md", 3, 3, 0.48), Hit("w.md", 4, 4, 0.20)],
+        0.5,
+    )
     assert max(far, key=far.get) == "x.md"
     ranks = fuse([[Hit("x.md", None, 1), Hit("y.md", None, 2)], [Hit("y.md", 1, 1), Hit("z.md", 2, 2), Hit("x.md", 3, 3)]], 60)
     assert max(ranks, key=ranks.get) == "y.md"

@@ -68,12 +68,12 @@ def test_search_json(vault):
 
 
 def test_keyword_only_is_said(vault):
-    data = run("search", "--vault", str(vault), "sms provider", "--json",
-               "--embedding-model", str(vault / "nope.gguf"))
+    data = run("search", "--vault", str(vault), "sms provider", "--json", "--embedding-model", str(vault / "nope.gguf"))
     assert data["mode"] == "keyword" and data["results"]
     assert "keyword-only" in data["note"] and "nope.gguf" in data["note"]
-    result = CliRunner().invoke(main, ["dedup", "--vault", str(vault), "--text", "x", "--json",
-                                       "--embedding-model", str(vault / "nope.gguf")])
+    result = CliRunner().invoke(
+        main, ["dedup", "--vault", str(vault), "--text", "x", "--json", "--embedding-model", str(vault / "nope.gguf")]
+    )
     assert result.exit_code == 1 and "nope.gguf" in result.output
 
 
@@ -191,8 +191,7 @@ def test_first_search_answers_by_keyword_without_embedding_the_vault(tmp_path):
 def test_search_says_how_much_of_the_vault_has_vectors(vault):
     data = run("search", "--vault", str(vault), "why not firebase", "--json")
     assert data["vectors"] == {"notes": 44, "with_vectors": 44, "fraction": 1.0} and "note" not in data
-    (vault / "insights" / "kites.md").write_text("# Kites\n\nKite surfing on the Tagus estuary on Fridays.\n",
-                                                 encoding="utf-8")
+    (vault / "insights" / "kites.md").write_text("# Kites\n\nKite surfing on the Tagus estuary on Fridays.\n", encoding="utf-8")
     data = run("search", "--vault", str(vault), "kite surfing", "--json", "--embed-seconds", "0")
     assert data["vectors"]["notes"] == 45 and data["vectors"]["with_vectors"] == 44
     assert "44 of 45 notes" in data["note"] and data["results"][0]["path"] == "insights/kites.md"

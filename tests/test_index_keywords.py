@@ -9,8 +9,10 @@ from palinode_vault.index.hybrid import keyword_hits
 from palinode_vault.settings import Settings
 from palinode_vault.vault import Vault
 
-FILLER = ("The path climbs through cork oaks and then follows the ridge for an hour or two, "
-          "with a view over the valley where the river bends twice before the dam. ")
+FILLER = (
+    "The path climbs through cork oaks and then follows the ridge for an hour or two, "
+    "with a view over the valley where the river bends twice before the dam. "
+)
 
 
 def _long_note(title: str, first: str, last: str) -> str:
@@ -51,11 +53,13 @@ def test_a_note_is_ranked_on_all_its_text_not_its_best_chunk(make_vault):
     texts = [t for (t,) in index.conn.fetchall("select text from chunks where path = 'field-guide.md'")]
     assert any("kestrel" in t for t in texts) and any("quinoa" in t for t in texts)
     assert not any("kestrel" in t and "quinoa" in t for t in texts)
-    assert index.conn.fetchvalue("select count(*) from notes_fts") == index.conn.fetchvalue(
-        "select count(*) from notes") == 7
+    assert index.conn.fetchvalue("select count(*) from notes_fts") == index.conn.fetchvalue("select count(*) from notes") == 7
     found = search(index, "kestrel quinoa", mode="keyword")["results"]
-    assert [r["path"] for r in found] == ["field-guide.md", "grains.md", "hawks.md"] or \
-        [r["path"] for r in found] == ["field-guide.md", "hawks.md", "grains.md"]
+    assert [r["path"] for r in found] == ["field-guide.md", "grains.md", "hawks.md"] or [r["path"] for r in found] == [
+        "field-guide.md",
+        "hawks.md",
+        "grains.md",
+    ]
     hits = {h.path: h.bm25 for h in keyword_hits(index, "kestrel quinoa", Filters(), [])}
     # ranked by its best chunk, the field guide would score like the notes with one word
     assert hits["field-guide.md"] > 1.5 * max(hits["hawks.md"], hits["grains.md"])
@@ -82,8 +86,7 @@ def test_keyword_rows_follow_edits_and_removals(make_vault):
     (root / "grains.md").unlink()
     report = refresh(index, Vault(Settings(vault=root)), embed=False)
     assert (report.indexed, report.removed) == (1, 1)
-    assert index.conn.fetchvalue("select count(*) from notes_fts") == index.conn.fetchvalue(
-        "select count(*) from notes") == 6
+    assert index.conn.fetchvalue("select count(*) from notes_fts") == index.conn.fetchvalue("select count(*) from notes") == 6
     assert [r["path"] for r in search(index, "peregrine", mode="keyword")["results"]] == ["hawks.md"]
     assert [r["path"] for r in search(index, "kestrel", mode="keyword")["results"]] == ["field-guide.md"]
     assert [r["path"] for r in search(index, "bulk", mode="keyword")["results"]] == []
@@ -113,13 +116,15 @@ def test_an_unknown_schema_version_is_rebuilt_from_the_files(make_vault):
 
 def test_palinode_summary_and_canonical_question_are_searched_and_shown(make_vault):
     """Issue 22: a note Palinode wrote says what it is about in `summary` and `canonical_question`."""
-    root = make_vault({
-        "people/alice.md": "---\nid: person-alice\ncategory: person\n"
-                           "summary: \"Alice Chen, product lead at Acme; prefers async updates.\"\n"
-                           "canonical_question: \"Who leads checkout at Acme?\"\n---\n"
-                           "# Alice\n\nMet at the offsite.\n",
-        "people/bob.md": "---\nid: person-bob\ncategory: person\nsummary: [not, a, string]\n---\n# Bob\n\nLikes trains.\n",
-    })
+    root = make_vault(
+        {
+            "people/alice.md": "---\nid: person-alice\ncategory: person\n"
+            'summary: "Alice Chen, product lead at Acme; prefers async updates."\n'
+            'canonical_question: "Who leads checkout at Acme?"\n---\n'
+            "# Alice\n\nMet at the offsite.\n",
+            "people/bob.md": "---\nid: person-bob\ncategory: person\nsummary: [not, a, string]\n---\n# Bob\n\nLikes trains.\n",
+        }
+    )
     index = open_index(root)
     refresh(index, Vault(Settings(vault=root)), embed=False)
     found = search(index, "product lead", mode="keyword")["results"]

@@ -67,8 +67,9 @@ async def _with_sidecar(root: Path, body) -> None:
     def on_ready(server, sidecar):
         ready.set_result((server, sidecar))
 
-    task = asyncio.create_task(run_sidecar(Settings(vault=root, quiet_seconds=0.2), stop_event=stop,
-                                           on_ready=on_ready, debounce_ms=50, step_ms=20))
+    task = asyncio.create_task(
+        run_sidecar(Settings(vault=root, quiet_seconds=0.2), stop_event=stop, on_ready=on_ready, debounce_ms=50, step_ms=20)
+    )
     try:
         server, sidecar = await asyncio.wait_for(ready, 30)
         async with connect(f"ws://127.0.0.1:{server.port}/rpc?token={server.token}", max_size=2**22) as ws:
@@ -125,7 +126,9 @@ def test_socket_methods_and_background_updates(tmp_path, indexed_template):
         assert rel and "people/mira-okonkwo.md" not in [r["path"] for r in rel]
         assert set(rel[0]) == {"path", "similarity"}
 
-        repair = (await client.call("link.repair_candidates", {"path": "people/tariq-benali.md", "target": "mira-okonkow"}))["result"]
+        repair = (await client.call("link.repair_candidates", {"path": "people/tariq-benali.md", "target": "mira-okonkow"}))[
+            "result"
+        ]
         assert repair["candidates"][0]["path"] == "people/mira-okonkwo.md"
         assert "meaning" in repair["candidates"][0]["why"]
 
@@ -133,7 +136,9 @@ def test_socket_methods_and_background_updates(tmp_path, indexed_template):
         client.notifications.clear()
         (root / "insights" / "kites.md").write_text(
             "---\nid: insight-kites\ncategory: insight\ntype: Insight\n---\n# Kites\n\n"
-            "Kite surfing on the Tagus estuary on Fridays keeps the team happy.\n", encoding="utf-8")
+            "Kite surfing on the Tagus estuary on Fridays keeps the team happy.\n",
+            encoding="utf-8",
+        )
         loop = asyncio.get_running_loop()
         deadline = loop.time() + 30
         while loop.time() < deadline:

@@ -72,7 +72,9 @@ def test_index_update_and_remove(vault, embedder):
     assert index.counts()["notes"] == 44 and index.counts()["pending"] == 0
     (vault / "insights" / "new-idea.md").write_text(
         "---\nid: insight-new-idea\ncategory: insight\ntype: Insight\n---\n# Kites\n\n"
-        "Kite surfing lessons on the Tagus estuary make the team happier.\n", encoding="utf-8")
+        "Kite surfing lessons on the Tagus estuary make the team happier.\n",
+        encoding="utf-8",
+    )
     (vault / "insights" / "demo-with-real-data.md").unlink()
     report = refresh(index, load(vault))
     assert (report.indexed, report.removed) == (1, 1)
@@ -82,7 +84,8 @@ def test_index_update_and_remove(vault, embedder):
     paths = {r["path"] for r in search(index, "demo with real data", limit=50, mode="keyword")["results"]}
     assert "insights/demo-with-real-data.md" not in paths
     assert index.conn.fetchvalue("select count(*) from vectors") == index.conn.fetchvalue(
-        "select count(distinct hash) from chunks")  # the deleted note's vector was collected
+        "select count(distinct hash) from chunks"
+    )  # the deleted note's vector was collected
     index.close()
 
 
@@ -135,7 +138,8 @@ def test_schema_1_is_migrated_in_place_without_embedding(vault, embedder):
     queries = ["who answers clinic support tickets", "postgres latency", "offline conflicts"]
     before = {(q, m): search(index, q, mode=m, include_daily=True)["results"] for q in queries for m in MODES}
     rows = lambda: index.conn.fetchall(  # noqa: E731
-        "select n.path, f.title, f.heading, f.body from notes_fts f join notes n on n.id = f.rowid order by n.path")
+        "select n.path, f.title, f.heading, f.body from notes_fts f join notes n on n.id = f.rowid order by n.path"
+    )
     chunk_texts = lambda: index.conn.fetchall("select id, text from chunks order by id")  # noqa: E731
     keyword_rows, texts, vectors = rows(), chunk_texts(), index.counts()["vectors"]
     assert keyword_rows and all(body for *_, body in keyword_rows)
@@ -221,9 +225,17 @@ def test_archived_excluded_unless_asked(vault, embedder):
     archived = [r["path"] for r in search(index, query, limit=20, include_archived=True)["results"]]
     assert "decisions/weekly-release-train.md" in archived
     only = search(index, query, status="archived")["results"]
-    assert only and all(r["path"] in ("decisions/weekly-release-train.md", "projects/harbor-app-history.md",
-                                      "decisions/stripe-for-billing.md", "archive/2026-q3-retro.md")
-                        or "archive" in r["path"] for r in only)
+    assert only and all(
+        r["path"]
+        in (
+            "decisions/weekly-release-train.md",
+            "projects/harbor-app-history.md",
+            "decisions/stripe-for-billing.md",
+            "archive/2026-q3-retro.md",
+        )
+        or "archive" in r["path"]
+        for r in only
+    )
     index.close()
 
 
@@ -296,8 +308,9 @@ def test_filters(vault, embedder):
     folder = search(index, "sync", folder="research")["results"]
     assert folder and all(r["path"].startswith("research/") for r in folder)
     dated = search(index, "booking", since="2026-11-25", until="2026-11-26", include_daily=True, mode="keyword")["results"]
-    assert dated and all(r["path"] in {"daily/2026-11-25.md", "daily/2026-11-26.md"} or not r["path"].startswith("daily/")
-                         for r in dated)
+    assert dated and all(
+        r["path"] in {"daily/2026-11-25.md", "daily/2026-11-26.md"} or not r["path"].startswith("daily/") for r in dated
+    )
     index.close()
 
 
@@ -402,13 +415,13 @@ def test_blas_runs_on_one_thread_unless_the_person_chose(tmp_path):
     import subprocess
     import sys
 
-    probe = ("import palinode_vault, numpy, os; "
-             "print(os.environ['OPENBLAS_NUM_THREADS'], os.environ['OMP_NUM_THREADS'])")
+    probe = "import palinode_vault, numpy, os; print(os.environ['OPENBLAS_NUM_THREADS'], os.environ['OMP_NUM_THREADS'])"
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
     default = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
     assert default.stdout.split() == ["1", "1"]
-    chosen = subprocess.run([sys.executable, "-c", probe], env={**env, "OPENBLAS_NUM_THREADS": "2"},
-                            capture_output=True, text=True, check=True)
+    chosen = subprocess.run(
+        [sys.executable, "-c", probe], env={**env, "OPENBLAS_NUM_THREADS": "2"}, capture_output=True, text=True, check=True
+    )
     assert chosen.stdout.split() == ["2", "1"]
 
 

@@ -50,9 +50,14 @@ def _node_major() -> int:
 
 
 pytestmark = [
-    pytest.mark.skipif(not SUITE.exists(), reason="the MCP conformance suite is not installed: run bash scripts/setup (npm ci in tests/mcp-conformance)"),
-    pytest.mark.skipif(not NODE.exists() or _node_major() < 22,
-                       reason="the conformance suite needs Node 22 or later (fs.globSync); npm ci in tests/mcp-conformance brings one"),
+    pytest.mark.skipif(
+        not SUITE.exists(),
+        reason="the MCP conformance suite is not installed: run bash scripts/setup (npm ci in tests/mcp-conformance)",
+    ),
+    pytest.mark.skipif(
+        not NODE.exists() or _node_major() < 22,
+        reason="the conformance suite needs Node 22 or later (fs.globSync); npm ci in tests/mcp-conformance brings one",
+    ),
 ]
 
 
@@ -71,8 +76,18 @@ def test_conformance_server_scenarios(tmp_path: Path, monkeypatch: pytest.Monkey
             url = json.loads(target.read_text())["url"]
             async with bearer_proxy(url, discovery(root)["token"]) as proxied:
                 suite = await asyncio.create_subprocess_exec(
-                    str(NODE), str(SUITE), "server", "--url", proxied, "--expected-failures", str(BASELINE),
-                    "-o", str(results), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+                    str(NODE),
+                    str(SUITE),
+                    "server",
+                    "--url",
+                    proxied,
+                    "--expected-failures",
+                    str(BASELINE),
+                    "-o",
+                    str(results),
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.STDOUT,
+                )
                 out, _ = await asyncio.wait_for(suite.communicate(), 600)
                 return suite.returncode, out.decode(errors="replace")
 

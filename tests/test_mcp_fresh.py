@@ -47,8 +47,9 @@ def test_edits_between_calls_are_seen_by_the_next_call(tmp_path: Path) -> None:
             assert gone in [n["path"] for n in listed["notes"]]
 
             # the person edits a note, adds one and deletes one while the server runs
-            person.write_text(person.read_text(encoding="utf-8") + "\nTariq keeps the quokkafjord spreadsheet.\n",
-                              encoding="utf-8")
+            person.write_text(
+                person.read_text(encoding="utf-8") + "\nTariq keeps the quokkafjord spreadsheet.\n", encoding="utf-8"
+            )
             (root / "decisions/ferry-courier-for-kits.md").write_text(NEW_DECISION, encoding="utf-8")
             (root / gone).unlink()
             out["edited"] = await call(client, "palinode_search", {"query": "quokkafjord", "mode": "keyword"})
@@ -56,10 +57,17 @@ def test_edits_between_calls_are_seen_by_the_next_call(tmp_path: Path) -> None:
             out["list"] = await call(client, "palinode_list", {"category": "decision"})
             out["gone"] = await call(client, "palinode_search", {"query": "Stripe billing", "mode": "keyword"})
             # the next save compares with the note that appeared: a restatement, not a new file
-            out["save"] = await call(client, "palinode_save", {
-                "type": "Decision", "title": "Ship field kits to the islands by ferry courier",
-                "text": "Field kits for the island clinics travel by ferry courier on Tuesdays, because air "
-                        "freight refuses the lithium batteries.", "confidence": 0.9})
+            out["save"] = await call(
+                client,
+                "palinode_save",
+                {
+                    "type": "Decision",
+                    "title": "Ship field kits to the islands by ferry courier",
+                    "text": "Field kits for the island clinics travel by ferry courier on Tuesdays, because air "
+                    "freight refuses the lithium batteries.",
+                    "confidence": 0.9,
+                },
+            )
 
             # a same-size edit that leaves size and mtime as they were: seen when the file had been
             # stat'ed within the timestamp granularity of its last change (just saved, as here)

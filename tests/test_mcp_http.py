@@ -14,8 +14,12 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_helpers import call, copy_sample, refused
 from sidecar_helpers import SidecarClient, discovery, running_sidecar
 
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}},
+}
 
 
 async def _url(root: Path) -> str:
@@ -40,22 +44,37 @@ def test_streamable_http_on_the_sidecar(tmp_path: Path, monkeypatch: pytest.Monk
             async with httpx2.AsyncClient(timeout=30) as raw:
                 headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
                 out["no_token"] = (await raw.post(url, json=INIT, headers=headers)).status_code
-                out["wrong_token"] = (await raw.post(url, json=INIT, headers={**headers, "Authorization": "Bearer nope"})).status_code
+                out["wrong_token"] = (
+                    await raw.post(url, json=INIT, headers={**headers, "Authorization": "Bearer nope"})
+                ).status_code
                 bearer = {**headers, "Authorization": f"Bearer {token}"}
-                out["rebinding"] = (await raw.post(url, json=INIT, headers={**bearer, "Host": f"attacker.example:{port}"})).status_code
-                out["origin"] = (await raw.post(url, json=INIT, headers={**bearer, "Origin": "https://attacker.example"})).status_code
+                out["rebinding"] = (
+                    await raw.post(url, json=INIT, headers={**bearer, "Host": f"attacker.example:{port}"})
+                ).status_code
+                out["origin"] = (
+                    await raw.post(url, json=INIT, headers={**bearer, "Origin": "https://attacker.example"})
+                ).status_code
                 out["path"] = (await raw.post(url.replace("/mcp", "/other"), json=INIT, headers=bearer)).status_code
                 out["ok"] = (await raw.post(url, json=INIT, headers=bearer)).status_code
             client_http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=600))
-            async with await SidecarClient.open(root) as plugin, client_http, \
-                    Client(streamable_http_client(url, http_client=client_http)) as agent:
+            async with (
+                await SidecarClient.open(root) as plugin,
+                client_http,
+                Client(streamable_http_client(url, http_client=client_http)) as agent,
+            ):
                 tools = {t.name for t in (await agent.list_tools()).tools}
-                saved = await call(agent, "palinode_save", {
-                    # a fact no note is close to (by keywords or meaning), so it is an ADD whether or
-                    # not the sidecar's index has its vectors yet
-                    "type": "Insight", "title": "Field tablets need drop-rated cases",
-                    "text": "Field tablets for the pilot clinics need cases rated for two-metre drops.",
-                    "entities": ["project/pilot-launch"]})
+                saved = await call(
+                    agent,
+                    "palinode_save",
+                    {
+                        # a fact no note is close to (by keywords or meaning), so it is an ADD whether or
+                        # not the sidecar's index has its vectors yet
+                        "type": "Insight",
+                        "title": "Field tablets need drop-rated cases",
+                        "text": "Field tablets for the pilot clinics need cases rated for two-metre drops.",
+                        "entities": ["project/pilot-launch"],
+                    },
+                )
                 wrote = await plugin.wait_for("wrote", path=saved["path"], timeout=30)
                 listed = await call(agent, "palinode_list", {"category": "insight"})
                 message = await refused(agent, "palinode_read", {"path": "../outside.md"})

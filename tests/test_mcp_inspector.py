@@ -15,11 +15,19 @@ from mcp_helpers import copy_sample
 from sidecar_helpers import cli_env, palinode_vault_cmd
 from test_mcp_stdio import TOOLS
 
-BIN = Path(__file__).parent / "mcp-inspector" / "node_modules" / ".bin" / ("mcp-inspector.cmd" if os.name == "nt" else "mcp-inspector")
+BIN = (
+    Path(__file__).parent
+    / "mcp-inspector"
+    / "node_modules"
+    / ".bin"
+    / ("mcp-inspector.cmd" if os.name == "nt" else "mcp-inspector")
+)
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed (the MCP Inspector runs on Node.js)"),
-    pytest.mark.skipif(not BIN.exists(), reason="the MCP Inspector is not installed: run bash scripts/setup (npm ci in tests/mcp-inspector)"),
+    pytest.mark.skipif(
+        not BIN.exists(), reason="the MCP Inspector is not installed: run bash scripts/setup (npm ci in tests/mcp-inspector)"
+    ),
 ]
 
 
@@ -29,7 +37,7 @@ def inspector(root: Path, *args: str) -> dict:
     # the CLI prints the JSON answer first (an error line may follow it)
     text = done.stdout
     decoder = json.JSONDecoder()
-    answer, _ = decoder.raw_decode(text[text.index("{"):])
+    answer, _ = decoder.raw_decode(text[text.index("{") :])
     return answer
 
 
@@ -40,9 +48,13 @@ CALLS = {
     "palinode_list": ["category=person"],
     "palinode_dedup_suggest": ["text=Reminders go through an EU SMS provider"],
     "palinode_orphan_repair": ["link_text=Tariq"],
-    "palinode_save": ["type=Insight", "title=Clinics read reminders in the morning",
-                      "text=Clinics read reminder replies first thing in the morning.",
-                      'entities=["project/reminder-sms"]', "confidence=0.7"],
+    "palinode_save": [
+        "type=Insight",
+        "title=Clinics read reminders in the morning",
+        "text=Clinics read reminder replies first thing in the morning.",
+        'entities=["project/reminder-sms"]',
+        "confidence=0.7",
+    ],
     "palinode_session_end": ["summary=Checked when clinics read replies.", "project=project/reminder-sms"],
     "palinode_related": ["path=decisions/sms-provider-choice.md"],
     "palinode_lint": ["path=people/tariq-benali.md"],

@@ -36,25 +36,53 @@ def test_agent_session_end_to_end_then_undo(tmp_path: Path) -> None:
             out["search"] = await call(client, "palinode_search", {"query": "which SMS provider sends the reminders"})
             draft = "Reminder SMS moves to a Dutch SMS provider that keeps the clinic's name as sender ID."
             out["dedup"] = await call(client, "palinode_dedup_suggest", {"text": draft, "category": "decision"})
-            out["supersede"] = await call(client, "palinode_save", {
-                "type": "Decision", "title": "Send reminders through a Dutch SMS provider",
-                "text": draft + " Tariq Benali moves the sender IDs in January.",
-                "rationale": "The current provider stops supporting alphanumeric sender IDs in Portugal in January.",
-                "alternatives": "Staying with the current provider: texts would arrive from a number again.",
-                "entities": ["project/reminder-sms", "person/tariq-benali"],
-                "supersedes": ["decision/sms-provider-choice"], "confidence": 0.9})
-            out["noop"] = await call(client, "palinode_save", {
-                "type": "Decision", "title": "Release every second Wednesday",
-                "text": "From December, Harbor releases every second Wednesday.",
-                "entities": ["project/harbor-app"], "confidence": 0.9})
+            out["supersede"] = await call(
+                client,
+                "palinode_save",
+                {
+                    "type": "Decision",
+                    "title": "Send reminders through a Dutch SMS provider",
+                    "text": draft + " Tariq Benali moves the sender IDs in January.",
+                    "rationale": "The current provider stops supporting alphanumeric sender IDs in Portugal in January.",
+                    "alternatives": "Staying with the current provider: texts would arrive from a number again.",
+                    "entities": ["project/reminder-sms", "person/tariq-benali"],
+                    "supersedes": ["decision/sms-provider-choice"],
+                    "confidence": 0.9,
+                },
+            )
+            out["noop"] = await call(
+                client,
+                "palinode_save",
+                {
+                    "type": "Decision",
+                    "title": "Release every second Wednesday",
+                    "text": "From December, Harbor releases every second Wednesday.",
+                    "entities": ["project/harbor-app"],
+                    "confidence": 0.9,
+                },
+            )
             before_secret = tree_digest(root)
-            out["secret"] = await refused(client, "palinode_save", {
-                "type": "Decision", "title": "Billing key", "text": f"Billing uses the live key {SECRET}.",
-                "entities": ["project/billing-migration"], "confidence": 0.9})
+            out["secret"] = await refused(
+                client,
+                "palinode_save",
+                {
+                    "type": "Decision",
+                    "title": "Billing key",
+                    "text": f"Billing uses the live key {SECRET}.",
+                    "entities": ["project/billing-migration"],
+                    "confidence": 0.9,
+                },
+            )
             out["after_secret_same"] = tree_digest(root) == before_secret
-            out["end"] = await call(client, "palinode_session_end", {
-                "summary": "Moved reminder SMS to a Dutch provider; Tariq moves the sender IDs in January.",
-                "project": "project/reminder-sms", "transcript_path": str(transcript)})
+            out["end"] = await call(
+                client,
+                "palinode_session_end",
+                {
+                    "summary": "Moved reminder SMS to a Dutch provider; Tariq moves the sender IDs in January.",
+                    "project": "project/reminder-sms",
+                    "transcript_path": str(transcript),
+                },
+            )
             out["lint_new"] = await call(client, "palinode_lint", {"path": out["supersede"]["path"]})
             out["lint_old"] = await call(client, "palinode_lint", {"path": "decisions/sms-provider-choice.md"})
             return out

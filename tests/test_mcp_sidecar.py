@@ -16,18 +16,30 @@ def test_writes_go_through_the_running_sidecar(tmp_path: Path) -> None:
     original = tree_digest(root)
     proc, _ = spawn_serve(root, "--no-auto-fix")  # only the MCP writes change files
     try:
+
         async def go():
             async with await SidecarClient.open(root) as plugin, mcp_client(root) as agent:
                 await plugin.call("status")
-                saved = await call(agent, "palinode_save", {
-                    "type": "Insight", "title": "Clinics answer reminders within an hour",
-                    "text": "Most clinics that reply to a reminder text do so within an hour of it arriving.",
-                    "entities": ["project/reminder-sms"], "confidence": 0.8})
+                saved = await call(
+                    agent,
+                    "palinode_save",
+                    {
+                        "type": "Insight",
+                        "title": "Clinics answer reminders within an hour",
+                        "text": "Most clinics that reply to a reminder text do so within an hour of it arriving.",
+                        "entities": ["project/reminder-sms"],
+                        "confidence": 0.8,
+                    },
+                )
                 wrote = await plugin.wait_for("wrote", path=saved["path"], timeout=30)
-                message = await refused(agent, "palinode_save", {
-                    "type": "Insight", "title": "x", "text": "y z", "entities": ["person/nobody-here"]})
-                ended = await call(agent, "palinode_session_end", {
-                    "summary": "Looked at how fast clinics answer reminders.", "project": "project/reminder-sms"})
+                message = await refused(
+                    agent, "palinode_save", {"type": "Insight", "title": "x", "text": "y z", "entities": ["person/nobody-here"]}
+                )
+                ended = await call(
+                    agent,
+                    "palinode_session_end",
+                    {"summary": "Looked at how fast clinics answer reminders.", "project": "project/reminder-sms"},
+                )
                 undo1 = await plugin.call("undo")
                 undo2 = await plugin.call("undo")
                 return saved, wrote, message, ended, undo1, undo2

@@ -12,9 +12,19 @@ import pytest
 from conftest import tree_digest
 from mcp_helpers import call, copy_sample, mcp_client, refused
 
-TOOLS = {"palinode_session_start", "palinode_search", "palinode_read", "palinode_list", "palinode_dedup_suggest",
-         "palinode_orphan_repair", "palinode_save", "palinode_session_end", "palinode_related", "palinode_lint",
-         "palinode_consolidate"}
+TOOLS = {
+    "palinode_session_start",
+    "palinode_search",
+    "palinode_read",
+    "palinode_list",
+    "palinode_dedup_suggest",
+    "palinode_orphan_repair",
+    "palinode_save",
+    "palinode_session_end",
+    "palinode_related",
+    "palinode_lint",
+    "palinode_consolidate",
+}
 
 
 def test_tools_resource_and_prompt(tmp_path: Path) -> None:
@@ -66,23 +76,56 @@ def test_bad_input_is_a_tool_error_and_writes_nothing(tmp_path: Path) -> None:
                 out["absolute"] = await refused(client, "palinode_read", {"path": "/etc/passwd"})
                 out["dot"] = await refused(client, "palinode_read", {"path": ".palinode/sidecar.json"})
                 out["type"] = await refused(client, "palinode_save", {"type": "Meeting", "title": "Standup", "text": "We met."})
-                out["secret"] = await refused(client, "palinode_save", {
-                    "type": "Decision", "title": "Use the new S3 bucket",
-                    "text": f"We use the deploy key {SECRET} for the reminders bucket.", "confidence": 0.9})
-                out["entity"] = await refused(client, "palinode_save", {
-                    "type": "Decision", "title": "Hire a contractor", "text": "We hire a contractor for the Android app.",
-                    "entities": ["person/nobody-by-that-name"]})
-                out["kind"] = await refused(client, "palinode_save", {
-                    "type": "Insight", "title": "Tables", "text": "Tables help.", "entities": ["meeting/standup"]})
-                out["supersedes"] = await refused(client, "palinode_save", {
-                    "type": "Decision", "title": "Drop SMS", "text": "We drop SMS reminders.",
-                    "supersedes": ["decisions/no-such-decision.md"]})
-                out["size"] = await refused(client, "palinode_save", {
-                    "type": "Insight", "title": "A whole report", "text": "Clinics reply to texts. " * 500})
-                out["schema"] = await refused(client, "palinode_save", {"type": "Insight", "title": "x", "text": "y", "confidence": 7})
+                out["secret"] = await refused(
+                    client,
+                    "palinode_save",
+                    {
+                        "type": "Decision",
+                        "title": "Use the new S3 bucket",
+                        "text": f"We use the deploy key {SECRET} for the reminders bucket.",
+                        "confidence": 0.9,
+                    },
+                )
+                out["entity"] = await refused(
+                    client,
+                    "palinode_save",
+                    {
+                        "type": "Decision",
+                        "title": "Hire a contractor",
+                        "text": "We hire a contractor for the Android app.",
+                        "entities": ["person/nobody-by-that-name"],
+                    },
+                )
+                out["kind"] = await refused(
+                    client,
+                    "palinode_save",
+                    {"type": "Insight", "title": "Tables", "text": "Tables help.", "entities": ["meeting/standup"]},
+                )
+                out["supersedes"] = await refused(
+                    client,
+                    "palinode_save",
+                    {
+                        "type": "Decision",
+                        "title": "Drop SMS",
+                        "text": "We drop SMS reminders.",
+                        "supersedes": ["decisions/no-such-decision.md"],
+                    },
+                )
+                out["size"] = await refused(
+                    client,
+                    "palinode_save",
+                    {"type": "Insight", "title": "A whole report", "text": "Clinics reply to texts. " * 500},
+                )
+                out["schema"] = await refused(
+                    client, "palinode_save", {"type": "Insight", "title": "x", "text": "y", "confidence": 7}
+                )
                 out["session"] = await refused(client, "palinode_session_end", {"summary": f"token {SECRET}"})
-                out["transcript"] = await refused(client, "palinode_session_end", {"transcript_path": str(tmp_path / "missing.jsonl")})
-                out["not_transcript"] = await refused(client, "palinode_session_end", {"transcript_path": str(root / "attachments" / "harbor-booking-flow.svg")})
+                out["transcript"] = await refused(
+                    client, "palinode_session_end", {"transcript_path": str(tmp_path / "missing.jsonl")}
+                )
+                out["not_transcript"] = await refused(
+                    client, "palinode_session_end", {"transcript_path": str(root / "attachments" / "harbor-booking-flow.svg")}
+                )
                 return out
 
     out = asyncio.run(go())
@@ -136,10 +179,17 @@ def test_person_fact_replaced_moves_to_the_history_note(tmp_path: Path) -> None:
 
     async def go():
         async with mcp_client(root) as client:
-            return await call(client, "palinode_save", {
-                "type": "PersonMemory", "title": "Tariq Benali",
-                "text": "Prefers a short daily standup now that the sync engine work needs quick decisions.",
-                "replaces": "Prefers async updates over standups", "confidence": 0.9})
+            return await call(
+                client,
+                "palinode_save",
+                {
+                    "type": "PersonMemory",
+                    "title": "Tariq Benali",
+                    "text": "Prefers a short daily standup now that the sync engine work needs quick decisions.",
+                    "replaces": "Prefers async updates over standups",
+                    "confidence": 0.9,
+                },
+            )
 
     result = asyncio.run(go())
     assert result["op"] == "SUPERSEDE" and result["path"] == "people/tariq-benali.md"

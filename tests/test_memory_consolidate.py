@@ -35,8 +35,7 @@ def vault(root):
 
 
 def snapshot(root):
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
-            if p.is_file() and ".palinode" not in p.parts}
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file() and ".palinode" not in p.parts}
 
 
 def test_consolidation_follows_program(root):
@@ -82,7 +81,9 @@ def test_undo_reverts_a_consolidation(root):
 
 
 def test_cli_json_shapes(root):
-    out = CliRunner().invoke(main, ["consolidate", "--vault", str(root), "--now", "2026-12-01", "--dry-run", "--json", "--no-model"])
+    out = CliRunner().invoke(
+        main, ["consolidate", "--vault", str(root), "--now", "2026-12-01", "--dry-run", "--json", "--no-model"]
+    )
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
     assert data["written"] == [] and all({"op", "path", "reason"} <= set(o) for o in data["operations"])
@@ -110,9 +111,20 @@ def test_self_review_proposes_without_editing_program(root):
     program = root / "PROGRAM.md"
     program.write_text((SAMPLE.parent / "PROGRAM.md").read_text())
     before = program.read_bytes()
-    lines = [json.dumps({"time": f"2026-11-2{i + 5}T10:00:00Z", "op": "INBOX", "type": "Insight", "path": f"inbox/m{i}.md",
-                         "confidence": 0.5, "source": "s", "reason": "x; type unclear ('MeetingNote'), filed as Insight"})
-             for i in range(3)]
+    lines = [
+        json.dumps(
+            {
+                "time": f"2026-11-2{i + 5}T10:00:00Z",
+                "op": "INBOX",
+                "type": "Insight",
+                "path": f"inbox/m{i}.md",
+                "confidence": 0.5,
+                "source": "s",
+                "reason": "x; type unclear ('MeetingNote'), filed as Insight",
+            }
+        )
+        for i in range(3)
+    ]
     with open(root / "logs/operations.jsonl", "a") as handle:
         handle.write("\n".join(lines) + "\n")
     r = consolidate(vault(root), generator=False)
@@ -126,11 +138,13 @@ def test_hostile_entities_values_are_skipped_not_fatal(root):
     """Issue 17: consolidation's steps read `entities:` (supersession, entity maintenance,
     pruning, patterns); a mapping, a number, nulls or mixed items must not crash the pass, are
     never rewritten, and the notes that could not be linked are reported."""
-    odd = {"decisions/postgres-over-firebase.md": "7",
-           "decisions/managed-postgres-hosting.md": "[1, null, true, {x: 2}, project/harbor-app]",
-           "people/mira-okonkwo.md": "{a: 1}",
-           "projects/offline-mode.md": "[null, person/mira-okonkwo, 3]",
-           "insights/estimate-in-ranges.md": "[{nested: [1, 2]}]"}
+    odd = {
+        "decisions/postgres-over-firebase.md": "7",
+        "decisions/managed-postgres-hosting.md": "[1, null, true, {x: 2}, project/harbor-app]",
+        "people/mira-okonkwo.md": "{a: 1}",
+        "projects/offline-mode.md": "[null, person/mira-okonkwo, 3]",
+        "insights/estimate-in-ranges.md": "[{nested: [1, 2]}]",
+    }
     for rel, value in odd.items():
         path = root / rel
         text = path.read_text()

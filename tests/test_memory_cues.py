@@ -10,25 +10,28 @@ from palinode_vault.memory.cues import type_by_wording
 TYPES = ["PersonMemory", "ProjectSnapshot", "Decision", "Insight", "ResearchRef", "ActionItem"]
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("We settled on Hetzner for staging instead of running it on a laptop.", "Decision"),
-    ("From now on releases go out on Tuesdays.", "Decision"),
-    ("Amira will review the grant application before Thursday.", "ActionItem"),
-    ("The tax return is due on 31 January.", "ActionItem"),
-    ("Turns out the cache made the dashboard slower, not faster.", "Insight"),
-    ("The garden app went live on the Play Store this morning.", "ProjectSnapshot"),
-    ("The kiosk rollout slipped to March because the screens are late.", "ProjectSnapshot"),
-    ("Kofi Mensah joined as our bookkeeper.", "PersonMemory"),
-    ("I prefer voice notes to long emails.", "PersonMemory"),
-    ("I need to send Mira the conflict log format by Friday.", "ActionItem"),
-    ("Reminder SMS are now sent from a serverless function, not the queue worker.", "Decision"),
-    ("We no longer print invoices.", "Decision"),
-    ("The offline mode beta moved to January with five clinics.", "ProjectSnapshot"),
-    ("The launch got pushed back a week.", "ProjectSnapshot"),
-    ("The weather in Lisbon was lovely.", None),
-    ("Mira moved to Berlin last year.", None),
-    ("We looked at three libraries.", None),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("We settled on Hetzner for staging instead of running it on a laptop.", "Decision"),
+        ("From now on releases go out on Tuesdays.", "Decision"),
+        ("Amira will review the grant application before Thursday.", "ActionItem"),
+        ("The tax return is due on 31 January.", "ActionItem"),
+        ("Turns out the cache made the dashboard slower, not faster.", "Insight"),
+        ("The garden app went live on the Play Store this morning.", "ProjectSnapshot"),
+        ("The kiosk rollout slipped to March because the screens are late.", "ProjectSnapshot"),
+        ("Kofi Mensah joined as our bookkeeper.", "PersonMemory"),
+        ("I prefer voice notes to long emails.", "PersonMemory"),
+        ("I need to send Mira the conflict log format by Friday.", "ActionItem"),
+        ("Reminder SMS are now sent from a serverless function, not the queue worker.", "Decision"),
+        ("We no longer print invoices.", "Decision"),
+        ("The offline mode beta moved to January with five clinics.", "ProjectSnapshot"),
+        ("The launch got pushed back a week.", "ProjectSnapshot"),
+        ("The weather in Lisbon was lovely.", None),
+        ("Mira moved to Berlin last year.", None),
+        ("We looked at three libraries.", None),
+    ],
+)
 def test_wording_says_the_type(text, expected):
     assert type_by_wording(text, TYPES) == expected
 

@@ -47,8 +47,17 @@ def vault(root, today):
 
 
 def decision(title, text, confidence=0.9, type_name="Decision"):
-    return {"type": type_name, "title": title, "text": text, "rationale": "", "alternatives": "", "entities": [],
-            "due": "", "replaces": "", "confidence": confidence}
+    return {
+        "type": type_name,
+        "title": title,
+        "text": text,
+        "rationale": "",
+        "alternatives": "",
+        "entities": [],
+        "due": "",
+        "replaces": "",
+        "confidence": confidence,
+    }
 
 
 def extract(root, item):
@@ -87,8 +96,7 @@ def test_repeated_corrections_become_a_program_proposal(root):
     (root / "insights" / Path(w).name).write_text(approved)
 
     fixes = find(root, vault(root, today).state, today, 7, read_log(root))
-    assert sorted((c.kind, c.path) for c in fixes) == sorted(
-        [("edited", x), ("archived", y), ("reverted", z), ("reverted", z)])
+    assert sorted((c.kind, c.path) for c in fixes) == sorted([("edited", x), ("archived", y), ("reverted", z), ("reverted", z)])
     assert {c.type for c in fixes} == {"Decision"} and kept not in [c.path for c in fixes]
 
     r = consolidate(vault(root, today), generator=False, embedder=False)
@@ -96,7 +104,9 @@ def test_repeated_corrections_become_a_program_proposal(root):
     assert ("PROPOSE", path) in [(o["op"], o["path"]) for o in r.operations]
     text = (root / path).read_text()
     data = parse_note(path, text).frontmatter
-    assert data["status"] == "review" and data["type"] == "Insight" and data["id"] == f"insight-program-change-{today.isoformat()}"
+    assert (
+        data["status"] == "review" and data["type"] == "Insight" and data["id"] == f"insight-program-change-{today.isoformat()}"
+    )
     assert "the person corrected 4 Decision memories the manager wrote this week (1 archived, 1 edited, 2 reverted)" in text
     assert f"the person corrected the manager's writes to {z} 2 times this week" in text
     assert "+- **Decision**: the person keeps correcting these (4 this week)." in text
@@ -127,9 +137,20 @@ def test_core_drift_proposals_from_sessions_and_repeated_explanations(root):
     edit(root, "decisions/postgres-over-firebase.md", "status: active\n", "status: active\ncore: true\n")
     with open(root / "logs/operations.jsonl", "a") as handle:
         for n in (1, 2):  # the person explained the same fact again in two sessions; the vault had it
-            handle.write(json.dumps({"time": f"2026-11-2{6 + n}T10:00:00Z", "op": "NOOP", "type": "Insight",
-                                     "path": "insights/demo-with-real-data.md", "confidence": 0.8, "source": f"session-{n}",
-                                     "reason": "same fact already remembered (similarity 0.97)"}) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "time": f"2026-11-2{6 + n}T10:00:00Z",
+                        "op": "NOOP",
+                        "type": "Insight",
+                        "path": "insights/demo-with-real-data.md",
+                        "confidence": 0.8,
+                        "source": f"session-{n}",
+                        "reason": "same fact already remembered (similarity 0.97)",
+                    }
+                )
+                + "\n"
+            )
     for n in (1, 2):
         _session(root, dt.date(2026, 11, 26 + n), ["decisions/sms-provider-choice.md", "projects/harbor-app.md"])
     before = (root / "decisions/postgres-over-firebase.md").read_bytes()
@@ -143,10 +164,17 @@ def test_core_drift_proposals_from_sessions_and_repeated_explanations(root):
     propose = [o for o in r.operations if o["op"] == "PROPOSE" and o["path"] == path]
     assert propose and propose[0]["reason"] == (
         "3 core change(s): decisions/postgres-over-firebase.md core: false; decisions/sms-provider-choice.md core: true; "
-        "insights/demo-with-real-data.md core: true")
+        "insights/demo-with-real-data.md core: true"
+    )
     text = (root / path).read_text()
-    assert "- [[postgres-over-firebase]]: `core: true` → `core: false`: no search found it and nothing updated it in 3 sessions" in text
-    assert "- [[sms-provider-choice]]: `core: false` → `core: true`: it was in the search results of every session this week (3 of 3)" in text
+    assert (
+        "- [[postgres-over-firebase]]: `core: true` → `core: false`: no search found it and nothing updated it in 3 sessions"
+        in text
+    )
+    assert (
+        "- [[sms-provider-choice]]: `core: false` → `core: true`: it was in the search results of every session this week (3 of 3)"
+        in text
+    )
     assert "the person explained it again in 2 sessions" in text
     assert "--- a/decisions/postgres-over-firebase.md\n+++ b/decisions/postgres-over-firebase.md\n" in text
     assert "-core: true\n+core: false\n" in text
@@ -155,8 +183,10 @@ def test_core_drift_proposals_from_sessions_and_repeated_explanations(root):
     assert "decision/sms-provider-choice" in data["entities"]  # body links and entities agree
     # nothing flipped: the proposal waits for the person
     assert (root / "decisions/postgres-over-firebase.md").read_bytes() == before
-    assert "core: false" in (root / "decisions/sms-provider-choice.md").read_text() or \
-        "core:" not in (root / "decisions/sms-provider-choice.md").read_text()
+    assert (
+        "core: false" in (root / "decisions/sms-provider-choice.md").read_text()
+        or "core:" not in (root / "decisions/sms-provider-choice.md").read_text()
+    )
 
 
 def test_access_record_is_bounded_and_skips_bad_lines(root):
@@ -171,8 +201,10 @@ def test_access_record_is_bounded_and_skips_bad_lines(root):
 
 # --- facts explained again and never extracted ------------------------------------------------------
 
-MAC_MINI = ["The Harbor app builds run on the old Mac mini under Sam's desk.",
-            "Remember that Harbor app builds happen on the old Mac mini by Sam's desk."]
+MAC_MINI = [
+    "The Harbor app builds run on the old Mac mini under Sam's desk.",
+    "Remember that Harbor app builds happen on the old Mac mini by Sam's desk.",
+]
 
 
 @pytest.fixture(scope="module")
@@ -200,18 +232,25 @@ def test_improve_proposes_a_fact_explained_in_two_sessions_and_never_extracted(r
     session_end(root, "monday", MAC_MINI[0] + " Tariq prefers written specs.")
     session_end(root, "thursday", MAC_MINI[1])
     # a type's wording first, then a plain statement naming a known project
-    assert unfiled(root) == [("session-monday", "Tariq prefers written specs."), ("session-monday", MAC_MINI[0]),
-                             ("session-thursday", MAC_MINI[1])]
+    assert unfiled(root) == [
+        ("session-monday", "Tariq prefers written specs."),
+        ("session-monday", MAC_MINI[0]),
+        ("session-thursday", MAC_MINI[1]),
+    ]
     r = consolidate(vault(root, today), generator=False, embedder=embedder)
     path = f"inbox/program-change-{today.isoformat()}.md"
     propose = [o for o in r.operations if o["op"] == "PROPOSE" and o["path"] == path]
     assert propose and "Tariq" not in propose[0]["reason"]  # said once: not a repeat
     text = (root / path).read_text()
     day = today.isoformat()
-    assert (f'the person explained the same thing in 2 sessions this week and extraction filed nothing for it: '
-            f'"{MAC_MINI[0]}" (session-monday, {day}), "{MAC_MINI[1]}" (session-thursday, {day})') in text
-    assert ("\n+- **ProjectSnapshot: facts the person had to explain again.** Extract them even when they look minor, "
-            f'like "{MAC_MINI[0]}" (said in 2 sessions in the week to {day}, never extracted).\n') in text
+    assert (
+        f"the person explained the same thing in 2 sessions this week and extraction filed nothing for it: "
+        f'"{MAC_MINI[0]}" (session-monday, {day}), "{MAC_MINI[1]}" (session-thursday, {day})'
+    ) in text
+    assert (
+        "\n+- **ProjectSnapshot: facts the person had to explain again.** Extract them even when they look minor, "
+        f'like "{MAC_MINI[0]}" (said in 2 sessions in the week to {day}, never extracted).\n'
+    ) in text
     assert text.count("SKIP session-") == 2 and "### Sometimes extract" in text  # the edit lands in "Always extract"
     assert (root / "PROGRAM.md").read_bytes() == program  # proposed, never made
 
@@ -229,9 +268,17 @@ def test_improve_ignores_a_repeated_fact_a_memory_filed_this_week_says(root, min
     session_end(root, "monday", MAC_MINI[0])
     session_end(root, "thursday", MAC_MINI[1])
     # on Friday the model got it: the vault has it now
-    found = {"type": "Decision", "title": "Harbor builds on the Mac mini", "text": "Harbor app builds are run on the old "
-             "Mac mini under Sam's desk.", "rationale": "", "alternatives": "", "entities": [], "due": "", "replaces": "",
-             "confidence": 0.9}
+    found = {
+        "type": "Decision",
+        "title": "Harbor builds on the Mac mini",
+        "text": "Harbor app builds are run on the old Mac mini under Sam's desk.",
+        "rationale": "",
+        "alternatives": "",
+        "entities": [],
+        "due": "",
+        "replaces": "",
+        "confidence": 0.9,
+    }
     r = session_end(root, "friday", "We decided the Harbor app builds run on the old Mac mini under Sam's desk.", [found])
     assert [o.op for o in r.outcomes][:1] in (["ADD"], ["UPDATE"])
     assert [s for s, _ in unfiled(root)] == ["session-monday", "session-thursday"]

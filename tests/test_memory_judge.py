@@ -53,8 +53,13 @@ def test_the_judge_tells_statements_that_are_memories_from_chat():
     judge, _ = load_judge()
     embed_many, _ = judge_embedder(judge.model_id)
     assert type_by_wording(UNCUED, TYPES) is None
-    said = [UNCUED, "The warehouse app now runs on the new tablets in all three depots.",
-            "It's raining again here, typical December.", "Thanks, that helped a lot.", "lol same here, long week"]
+    said = [
+        UNCUED,
+        "The warehouse app now runs on the new tablets in all three depots.",
+        "It's raining again here, typical December.",
+        "Thanks, that helped a lot.",
+        "lol same here, long week",
+    ]
     ratings = judge.rate(said, embed_many, TYPES)
     assert [r.sentence for r in ratings] == said
     memories, chat = ratings[:2], ratings[2:]
@@ -78,8 +83,10 @@ def test_the_judge_follows_program_md(vault):
     program = (ROOT / "PROGRAM.md").read_text()
     line = "  review_judged: 0.3 "
     assert line in program
-    for off in (program.replace(line, "  review_judged: 0   ", 1),
-                "".join(x for x in program.splitlines(keepends=True) if not x.startswith(line))):
+    for off in (
+        program.replace(line, "  review_judged: 0   ", 1),
+        "".join(x for x in program.splitlines(keepends=True) if not x.startswith(line)),
+    ):
         (vault.root / "PROGRAM.md").write_text(off)  # off, or a PROGRAM.md from before the key
         r = run(vault, f"User: {UNCUED}\nAssistant: Noted.")
         assert r.outcomes == [] and r.judge.startswith("off (PROGRAM.md review_judged")
@@ -101,8 +108,13 @@ def test_weights_for_another_model_or_malformed_weights_turn_the_judge_off(tmp_p
 
 def test_the_training_script_writes_weights_the_judge_reads(tmp_path):
     out = tmp_path / "judge.json"
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "train_judge.py"), "--sets", "cases,heldout",
-                           "--out", str(out), "--json"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "train_judge.py"), "--sets", "cases,heldout", "--out", str(out), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(done.stdout)
     assert report["sentences"] > 20 and report["labels"]["none"] > 0
@@ -114,9 +126,26 @@ def test_the_training_script_writes_weights_the_judge_reads(tmp_path):
 
 def test_an_item_of_the_models_that_neither_wording_nor_the_judge_supports_is_dropped(vault):
     chat = "It's raining again here, typical December."
-    gen = ScriptedGenerator([{"items": [{"type": "Insight", "title": "Rain in December", "text": chat, "rationale": "",
-                                         "alternatives": "", "entities": [], "due": "", "replaces": "",
-                                         "confidence": 0.9}]}] * 2)
+    gen = ScriptedGenerator(
+        [
+            {
+                "items": [
+                    {
+                        "type": "Insight",
+                        "title": "Rain in December",
+                        "text": chat,
+                        "rationale": "",
+                        "alternatives": "",
+                        "entities": [],
+                        "due": "",
+                        "replaces": "",
+                        "confidence": 0.9,
+                    }
+                ]
+            }
+        ]
+        * 2
+    )
     register_generator("judgetest", lambda **options: gen)
     r = extract_text(vault, f"User: {chat}\nAssistant: Stay dry.", generator="judgetest", source="test", now=NOW)
     assert r.outcomes == []

@@ -37,9 +37,9 @@ def append(root: Path, path: str, text: str) -> None:
 
 LENA_DAILIES = {
     "daily/2026-11-28.md": "# Saturday 28 November 2026\n\n## 10:00 session — clinic chain\n"
-                           "Call with [[lena-fischer|Lena Fischer]] about the clinic chain pilot in Rotterdam.\n",
+    "Call with [[lena-fischer|Lena Fischer]] about the clinic chain pilot in Rotterdam.\n",
     "daily/2026-11-29.md": "# Sunday 29 November 2026\n\n## 11:00 session — contract\n"
-                           "[[lena-fischer|Lena]] sent the pilot contract; Lena Fischer wants an answer by Friday.\n",
+    "[[lena-fischer|Lena]] sent the pilot contract; Lena Fischer wants an answer by Friday.\n",
 }
 
 
@@ -47,11 +47,15 @@ def test_recurring_person_gets_a_file_and_earlier_mentions_are_linked(root, mini
     for path, text in LENA_DAILIES.items():
         write(root, path, text)
     # a memory that already lists her (so consolidation knows she is a person)
-    write(root, "decisions/clinic-chain-pilot.md", "---\nid: decision-clinic-chain-pilot\ncategory: decision\ntype: Decision\n"
-          "status: active\nentities: [project/harbor-app, person/lena-fischer]\nsupersedes: []\nsuperseded_by: \"\"\n"
-          "confidence: 0.8\ncreated: 2026-11-28T10:00:00Z\nlast_updated: 2026-11-28T10:00:00Z\n---\n"
-          "# Decision: Pilot with the clinic chain\n\n## Statement\n[[harbor-app|Harbor]] runs a pilot with "
-          "[[lena-fischer]]'s clinic chain.\n")
+    write(
+        root,
+        "decisions/clinic-chain-pilot.md",
+        "---\nid: decision-clinic-chain-pilot\ncategory: decision\ntype: Decision\n"
+        'status: active\nentities: [project/harbor-app, person/lena-fischer]\nsupersedes: []\nsuperseded_by: ""\n'
+        "confidence: 0.8\ncreated: 2026-11-28T10:00:00Z\nlast_updated: 2026-11-28T10:00:00Z\n---\n"
+        "# Decision: Pilot with the clinic chain\n\n## Statement\n[[harbor-app|Harbor]] runs a pilot with "
+        "[[lena-fischer]]'s clinic chain.\n",
+    )
     # an earlier note naming her in plain text, and one naming her only inside code
     append(root, "insights/agenda-in-the-invite.md", "\nLena Fischer's clinic chain sends agendas too.\n")
     append(root, "insights/estimate-in-ranges.md", "\nA log line: `owner=Lena Fischer`.\n")
@@ -73,10 +77,13 @@ def test_recurring_person_gets_a_file_and_earlier_mentions_are_linked(root, mini
     # the rest of the note is byte for byte as it was (minimal diff)
     old = before["insights/agenda-in-the-invite.md"].decode().splitlines()
     diff = [d for d in difflib.ndiff(old, agenda.splitlines()) if d[:1] in "+-"]
-    assert diff == ["- entities: []", "+ entities: [person/lena-fischer]",
-                    "+ cross_refs: [person/lena-fischer]",  # derived by the fix plan: the note now mentions her file
-                    "- Lena Fischer's clinic chain sends agendas too.",
-                    "+ [[lena-fischer|Lena Fischer]]'s clinic chain sends agendas too."]
+    assert diff == [
+        "- entities: []",
+        "+ entities: [person/lena-fischer]",
+        "+ cross_refs: [person/lena-fischer]",  # derived by the fix plan: the note now mentions her file
+        "- Lena Fischer's clinic chain sends agendas too.",
+        "+ [[lena-fischer|Lena Fischer]]'s clinic chain sends agendas too.",
+    ]
     # a mention in code is not a mention; the decision already had entity and link
     assert (root / "insights/estimate-in-ranges.md").read_bytes() == before["insights/estimate-in-ranges.md"]
     assert ("UPDATE", "decisions/clinic-chain-pilot.md") not in ops
@@ -94,6 +101,7 @@ def test_recurring_person_gets_a_file_and_earlier_mentions_are_linked(root, mini
 
 # --- cross-project patterns ----------------------------------------------------------------------
 
+
 def _daily(root: Path, date: str, sessions: list[tuple[str, str]]) -> None:
     text = f"# {date}\n\n" + "\n".join(f"## {h}\n{body}\n" for h, body in sessions)
     write(root, f"daily/{date}.md", text)
@@ -101,13 +109,34 @@ def _daily(root: Path, date: str, sessions: list[tuple[str, str]]) -> None:
 
 def test_a_theme_in_three_projects_becomes_an_insight_with_evidence(root, minilm):
     # said almost the same way three times, about three projects: filed in insights/
-    _daily(root, "2026-11-28", [("09:00 session — reminders", "For [[reminder-sms]]: time zone handling bit us again: "
-                                 "reminders went out an hour late after the clock change."),
-                                ("14:00 session — lunch", "We ordered two new laptops for the design team.")])
-    _daily(root, "2026-11-29", [("10:00 session — invoices", "In [[billing-migration]], time zone handling bit us again: "
-                                 "invoices carried the wrong date after the clock change.")])
-    append(root, "daily/2026-11-30.md", "\n## 16:00 session — diary\nOn [[offline-mode]], time zone handling bit us again: "
-           "evening bookings landed on the wrong day after the clock change.\n")
+    _daily(
+        root,
+        "2026-11-28",
+        [
+            (
+                "09:00 session — reminders",
+                "For [[reminder-sms]]: time zone handling bit us again: reminders went out an hour late after the clock change.",
+            ),
+            ("14:00 session — lunch", "We ordered two new laptops for the design team."),
+        ],
+    )
+    _daily(
+        root,
+        "2026-11-29",
+        [
+            (
+                "10:00 session — invoices",
+                "In [[billing-migration]], time zone handling bit us again: "
+                "invoices carried the wrong date after the clock change.",
+            )
+        ],
+    )
+    append(
+        root,
+        "daily/2026-11-30.md",
+        "\n## 16:00 session — diary\nOn [[offline-mode]], time zone handling bit us again: "
+        "evening bookings landed on the wrong day after the clock change.\n",
+    )
     before = snapshot(root)
     r = consolidate(vault(root), generator=False, embedder=minilm)
     added = [o for o in r.operations if o["op"] in ("ADD", "INBOX") and o["path"].startswith(("insights/", "inbox/"))]
@@ -127,12 +156,33 @@ def test_a_theme_in_three_projects_becomes_an_insight_with_evidence(root, minilm
 
 def test_a_loose_theme_waits_in_the_inbox(root, minilm):
     # the same kind of problem in plain, different words: alike, but not alike enough to file
-    _daily(root, "2026-11-28", [("09:00 session — reminders", "Worked on [[reminder-sms]]. Reminder times were an hour "
-                                 "off again because of the daylight saving change.")])
-    _daily(root, "2026-11-29", [("10:00 session — invoices", "Worked on [[billing-migration]]. Invoices were dated a day "
-                                 "early because the server used UTC instead of the clinic's time zone.")])
-    append(root, "daily/2026-11-30.md", "\n## 16:00 session — diary\nWorked on [[offline-mode]]. Bookings made late in "
-           "the evening showed up on the wrong day because of the time zone.\n")
+    _daily(
+        root,
+        "2026-11-28",
+        [
+            (
+                "09:00 session — reminders",
+                "Worked on [[reminder-sms]]. Reminder times were an hour off again because of the daylight saving change.",
+            )
+        ],
+    )
+    _daily(
+        root,
+        "2026-11-29",
+        [
+            (
+                "10:00 session — invoices",
+                "Worked on [[billing-migration]]. Invoices were dated a day "
+                "early because the server used UTC instead of the clinic's time zone.",
+            )
+        ],
+    )
+    append(
+        root,
+        "daily/2026-11-30.md",
+        "\n## 16:00 session — diary\nWorked on [[offline-mode]]. Bookings made late in "
+        "the evening showed up on the wrong day because of the time zone.\n",
+    )
     r = consolidate(vault(root), generator=False, embedder=minilm)
     added = [o for o in r.operations if o["op"] in ("ADD", "INBOX") and o["path"].startswith(("insights/", "inbox/"))]
     assert [o["op"] for o in added] == ["INBOX"], r.operations
@@ -142,10 +192,27 @@ def test_a_loose_theme_waits_in_the_inbox(root, minilm):
 
 
 def test_two_contexts_are_not_a_pattern_and_known_patterns_get_evidence(root, minilm):
-    _daily(root, "2026-11-28", [("09:00 session — reminders", "For [[reminder-sms]]: time zone handling bit us again: "
-                                 "reminders went out an hour late after the clock change.")])
-    _daily(root, "2026-11-29", [("10:00 session — invoices", "In [[billing-migration]], time zone handling bit us again: "
-                                 "invoices carried the wrong date after the clock change.")])
+    _daily(
+        root,
+        "2026-11-28",
+        [
+            (
+                "09:00 session — reminders",
+                "For [[reminder-sms]]: time zone handling bit us again: reminders went out an hour late after the clock change.",
+            )
+        ],
+    )
+    _daily(
+        root,
+        "2026-11-29",
+        [
+            (
+                "10:00 session — invoices",
+                "In [[billing-migration]], time zone handling bit us again: "
+                "invoices carried the wrong date after the clock change.",
+            )
+        ],
+    )
     r = consolidate(vault(root), generator=False, embedder=minilm)
     assert not [o for o in r.operations if o["op"] in ("ADD", "INBOX") and o["path"].startswith(("insights/", "inbox/"))]
     # the sample week repeats the offline-conflicts pattern: new evidence, no second copy
@@ -166,12 +233,18 @@ def test_grouping_needs_distinct_contexts_and_is_deterministic():
     three = group(v, ["a", "b", "c", "d"], 0.5, 3)
     assert len(three) == 1 and three[0].members == [0, 1, 2] and three[0].contexts == ["a", "b", "c"]
     assert three[0].confidence == 1.0 and group(v, ["a", "b", "c", "d"], 0.5, 3) == three
-    one_thread = [frozenset({"lena-fischer"}), frozenset({"lena-fischer", "harbor-app"}), frozenset({"lena-fischer"}), frozenset()]
+    one_thread = [
+        frozenset({"lena-fischer"}),
+        frozenset({"lena-fischer", "harbor-app"}),
+        frozenset({"lena-fischer"}),
+        frozenset(),
+    ]
     assert group(v, ["a", "b", "c", "d"], 0.5, 3, one_thread) == []
 
 
 def test_without_an_embedding_model_the_pattern_pass_says_so(root):
     r = consolidate(vault(root), generator=False, embedder=False, dry_run=True)
     assert [o["reason"] for o in r.operations if o["op"] == "SKIP"] == [
-        "cross-project patterns: no embedding model (turned off for this run)"]
+        "cross-project patterns: no embedding model (turned off for this run)"
+    ]
     assert not any(o["path"] == "insights/offline-conflicts-are-a-pattern.md" for o in r.operations)

@@ -94,11 +94,14 @@ def test_reject_archives_and_never_deletes(root):
     assert (root / "inbox/group-bookings-request.md").read_bytes() == before
 
 
-@pytest.mark.parametrize("path, why", [
-    ("decisions/postgres-over-firebase.md", "is not a note in inbox/"),
-    ("inbox/../PROGRAM.md", "is not a note in inbox/"),
-    ("inbox/nothing-here.md", "does not exist"),
-])
+@pytest.mark.parametrize(
+    "path, why",
+    [
+        ("decisions/postgres-over-firebase.md", "is not a note in inbox/"),
+        ("inbox/../PROGRAM.md", "is not a note in inbox/"),
+        ("inbox/nothing-here.md", "does not exist"),
+    ],
+)
 def test_only_an_inbox_note_waiting_for_review_can_be_reviewed(root, path, why):
     def files():  # the vault's notes and logs (the cache under .palinode/ is not the vault's content)
         return {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and ".palinode" not in p.parts}
@@ -121,7 +124,10 @@ def test_the_cli_lists_approves_and_rejects(root):
     runner = CliRunner()
     listed = runner.invoke(main, ["inbox", "list", "--vault", str(root), "--json"])
     assert listed.exit_code == 0, listed.output
-    assert [x["path"] for x in json.loads(listed.output)["items"]] == ["inbox/async-standups.md", "inbox/group-bookings-request.md"]
+    assert [x["path"] for x in json.loads(listed.output)["items"]] == [
+        "inbox/async-standups.md",
+        "inbox/group-bookings-request.md",
+    ]
     ok = runner.invoke(main, ["inbox", "approve", "--vault", str(root), str(root / "inbox/async-standups.md"), "--json"])
     assert ok.exit_code == 0, ok.output
     assert json.loads(ok.output)["path"] == "insights/async-standups.md"
@@ -169,8 +175,10 @@ def test_the_weekly_review_counts_a_rejection_as_a_correction_and_an_approval_no
 def test_an_approved_note_whose_name_is_taken_gets_the_next_name_and_a_matching_id(root):
     path = said(root, "We decided to drop the fax integration, because no clinic has sent a fax since March.")
     taken = root / "decisions/drop-the-fax-integration.md"
-    taken.write_text("---\nid: decision-drop-the-fax-integration\ncategory: decision\ntype: Decision\nstatus: active\n---\n"
-                     "# Decision: Drop the fax integration\n\nAn older note by the person.\n")
+    taken.write_text(
+        "---\nid: decision-drop-the-fax-integration\ncategory: decision\ntype: Decision\nstatus: active\n---\n"
+        "# Decision: Drop the fax integration\n\nAn older note by the person.\n"
+    )
     before = taken.read_bytes()
     r = review.approve(vault(root), path, NOW)
     assert r.path == "decisions/drop-the-fax-integration-2.md" and taken.read_bytes() == before
@@ -182,7 +190,8 @@ def test_an_inbox_note_without_type_is_filed_by_its_category(root):
     (root / "inbox/no-fax.md").write_text(
         "---\nid: decision-no-fax\ncategory: decision\nstatus: review\nconfidence: 0.6\n"
         "last_updated: 2026-11-20T09:00:00Z\n---\n# No fax\n\n"
-        "## Decision\nWe stop the fax integration.\n\n## Rationale\nNo clinic has sent a fax since March.\n")
+        "## Decision\nWe stop the fax integration.\n\n## Rationale\nNo clinic has sent a fax since March.\n"
+    )
     assert {w["path"]: w["type"] for w in review.waiting(vault(root))}["inbox/no-fax.md"] == "Decision"
     r = review.approve(vault(root), "inbox/no-fax.md", NOW)
     assert r.path.startswith("decisions/"), r.path

@@ -16,8 +16,32 @@ from palinode_vault.memory.secrets import find_secrets, redact
 
 ALNUM = string.ascii_letters + string.digits
 UPPER_DIGITS = string.ascii_uppercase + string.digits
-_WORDS = ("the", "team", "moved", "release", "notes", "to", "friday", "clinic", "reminders", "went", "out", "late",
-          "we", "shipped", "beta", "after", "review", "Mira", "said", "it", "was", "fine", "deploy", "today")
+_WORDS = (
+    "the",
+    "team",
+    "moved",
+    "release",
+    "notes",
+    "to",
+    "friday",
+    "clinic",
+    "reminders",
+    "went",
+    "out",
+    "late",
+    "we",
+    "shipped",
+    "beta",
+    "after",
+    "review",
+    "Mira",
+    "said",
+    "it",
+    "was",
+    "fine",
+    "deploy",
+    "today",
+)
 prose = st.lists(st.sampled_from(_WORDS), min_size=0, max_size=8).map(" ".join)
 
 
@@ -31,18 +55,22 @@ def _b64(data: dict) -> str:
 
 aws_key = st.sampled_from(["AKIA", "ASIA"]).flatmap(lambda p: _text(16, UPPER_DIGITS).map(lambda s: p + s))
 github_token = st.sampled_from(["ghp_", "gho_", "ghu_", "ghs_", "ghr_"]).flatmap(lambda p: _text(36).map(lambda s: p + s))
-slack_token = st.tuples(st.sampled_from("bpa"), _text(12, string.digits), _text(13, string.digits),
-                        _text(24, string.ascii_lowercase + string.digits)).map(lambda t: f"xox{t[0]}-{t[1]}-{t[2]}-{t[3]}")
+slack_token = st.tuples(
+    st.sampled_from("bpa"), _text(12, string.digits), _text(13, string.digits), _text(24, string.ascii_lowercase + string.digits)
+).map(lambda t: f"xox{t[0]}-{t[1]}-{t[2]}-{t[3]}")
 stripe_key = st.sampled_from(["sk_live_", "rk_live_"]).flatmap(lambda p: _text(24).map(lambda s: p + s))
 jwt = st.tuples(st.sampled_from(["HS256", "RS256"]), _text(10, string.digits), _text(43, ALNUM + "-_")).map(
-    lambda t: f"{_b64({'alg': t[0], 'typ': 'JWT'})}.{_b64({'sub': t[1]})}.{t[2]}")
+    lambda t: f"{_b64({'alg': t[0], 'typ': 'JWT'})}.{_b64({'sub': t[1]})}.{t[2]}"
+)
 password = st.tuples(_text(6, string.ascii_letters), _text(3, string.digits), st.sampled_from("!#%&*+-")).map(
-    lambda t: t[0] + t[2] + t[1])
-connection = st.tuples(st.sampled_from(["postgres", "mysql", "redis", "mongodb", "amqp"]),
-                       _text(6, string.ascii_lowercase), password).map(
-    lambda t: (f"{t[0]}://{t[1]}:{t[2]}@db.internal:5432/app", t[2]))
+    lambda t: t[0] + t[2] + t[1]
+)
+connection = st.tuples(
+    st.sampled_from(["postgres", "mysql", "redis", "mongodb", "amqp"]), _text(6, string.ascii_lowercase), password
+).map(lambda t: (f"{t[0]}://{t[1]}:{t[2]}@db.internal:5432/app", t[2]))
 private_key = st.lists(_text(64, ALNUM + "+/"), min_size=1, max_size=4).map(
-    lambda lines: "-----BEGIN PRIVATE KEY-----\n" + "\n".join(lines) + "\n-----END PRIVATE KEY-----")
+    lambda lines: "-----BEGIN PRIVATE KEY-----\n" + "\n".join(lines) + "\n-----END PRIVATE KEY-----"
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -64,8 +92,11 @@ def test_credentials_in_a_connection_string_are_withheld(pair, before):
 
 
 @settings(max_examples=60, deadline=None)
-@given(value=password, before=prose, lead=st.sampled_from(["the password is", "password:", "the wifi password is",
-                                                           "my passphrase =", "pin code is"]))
+@given(
+    value=password,
+    before=prose,
+    lead=st.sampled_from(["the password is", "password:", "the wifi password is", "my passphrase =", "pin code is"]),
+)
 def test_a_password_said_is_withheld(value, before, lead):
     clean, kinds = redact(f"{before} {lead} {value}")
     assert kinds and value not in clean
@@ -76,7 +107,8 @@ git_sha = _text(40, "0123456789abcdef")
 version = st.tuples(st.integers(0, 30), st.integers(0, 30), st.integers(0, 99)).map(lambda t: f"v{t[0]}.{t[1]}.{t[2]}")
 date = st.dates().map(lambda d: d.isoformat())
 link = st.tuples(_text(8, string.ascii_lowercase), _text(6, string.ascii_lowercase)).map(
-    lambda t: f"https://{t[0]}.example.org/docs/{t[1]}")
+    lambda t: f"https://{t[0]}.example.org/docs/{t[1]}"
+)
 short_number = st.integers(1, 9_999_999).map(str)
 word = st.sampled_from(["AKIA", "github", "slack", "xoxb", "token-bucket", "sk-learn", "eyJ", "key-value"])
 

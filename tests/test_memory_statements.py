@@ -63,21 +63,35 @@ def test_a_restated_insight_is_a_noop_though_whole_note_similarity_is_low(flow):
 
 
 def test_a_new_fact_about_the_same_decision_is_an_update(flow):
-    out = flow(Item("Decision", "Release freeze in late December",
-                    "No release goes out between 20 December and 6 January; the two-week train starts again after.", 0.9))
+    out = flow(
+        Item(
+            "Decision",
+            "Release freeze in late December",
+            "No release goes out between 20 December and 6 January; the two-week train starts again after.",
+            0.9,
+        )
+    )
     assert (out.op, out.path) == ("UPDATE", "decisions/biweekly-release-train.md")
     assert "coverage" in out.reason
 
 
 def test_one_new_name_in_a_restated_sentence_is_new_information(flow):
     # the words are all the note's but one, and MiniLM barely moves for it: the name decides
-    out = flow(Item("Decision", "SMS sender ID in Spain", "Our SMS provider can now show the clinic's name as sender in Spain too.", 0.9))
+    out = flow(
+        Item("Decision", "SMS sender ID in Spain", "Our SMS provider can now show the clinic's name as sender in Spain too.", 0.9)
+    )
     assert (out.op, out.path) == ("UPDATE", "decisions/sms-provider-choice.md")
 
 
 def test_an_unrelated_decision_is_an_add(flow):
-    out = flow(Item("Decision", "Crash reports in Sentry",
-                    "The clinic app sends its crash reports to a Sentry server we host ourselves.", 0.9))
+    out = flow(
+        Item(
+            "Decision",
+            "Crash reports in Sentry",
+            "The clinic app sends its crash reports to a Sentry server we host ourselves.",
+            0.9,
+        )
+    )
     assert out.op == "ADD" and out.path == "decisions/crash-reports-in-sentry.md"
 
 
@@ -91,8 +105,15 @@ def test_a_person_fact_spread_over_two_lines_is_a_noop(flow):
 
 
 def test_a_new_person_fact_is_an_update(flow):
-    out = flow(Item("PersonMemory", "Tariq Benali", "Tariq will give a talk about idempotent SMS sending in February.",
-                    0.9, [("person/tariq-benali", "Tariq")]))
+    out = flow(
+        Item(
+            "PersonMemory",
+            "Tariq Benali",
+            "Tariq will give a talk about idempotent SMS sending in February.",
+            0.9,
+            [("person/tariq-benali", "Tariq")],
+        )
+    )
     assert (out.op, out.path) == ("UPDATE", "people/tariq-benali.md")
 
 
@@ -102,12 +123,34 @@ def test_extraction_files_no_second_copy_of_a_remembered_decision(indexed_sample
     vault = Vault(Settings(vault=root, now=NOW.date()))
     vault.load()
     text = "Harbor stores bookings and patients in Postgres instead of Firebase."
-    gen = ScriptedGenerator([{"items": [{"type": "Decision", "title": "Postgres not Firebase", "text": text,
-                                         "rationale": "", "alternatives": "", "entities": [], "due": "",
-                                         "replaces": "", "confidence": 0.9}]}])
+    gen = ScriptedGenerator(
+        [
+            {
+                "items": [
+                    {
+                        "type": "Decision",
+                        "title": "Postgres not Firebase",
+                        "text": text,
+                        "rationale": "",
+                        "alternatives": "",
+                        "entities": [],
+                        "due": "",
+                        "replaces": "",
+                        "confidence": 0.9,
+                    }
+                ]
+            }
+        ]
+    )
     register_generator("statements-test", lambda **options: gen)
-    r = extract_text(vault, f"User: As I said before: {text}\nAssistant: Right.", generator="statements-test",
-                     source="test", now=NOW, dry_run=True)
+    r = extract_text(
+        vault,
+        f"User: As I said before: {text}\nAssistant: Right.",
+        generator="statements-test",
+        source="test",
+        now=NOW,
+        dry_run=True,
+    )
     assert r.similarity == "index dedup + statements"
     assert [o.op for o in r.outcomes] == ["NOOP"]
 
@@ -116,7 +159,10 @@ def test_statements_are_sentences_and_list_items_without_frontmatter_footer_or_c
     text = (SAMPLE / "decisions" / "sms-provider-choice.md").read_text(encoding="utf-8")
     got = statements(text)
     assert got[0] == "Send reminders through an EU SMS provider with a Portuguese sender ID"
-    assert "In the pilot, patients ignored texts from an unknown number and replied to the ones that showed the clinic's name." in got
+    assert (
+        "In the pilot, patients ignored texts from an unknown number and replied to the ones that showed the clinic's name."
+        in got
+    )
     assert "The cheapest global provider: no alphanumeric sender ID in Portugal at the time." in got
     assert not any("tariq-benali" in s or "id:" in s or "See also" in s for s in got)  # footer and frontmatter
     research = statements((SAMPLE / "research" / "2026-11-16-sqlite-sync-options.md").read_text(encoding="utf-8"))

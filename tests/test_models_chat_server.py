@@ -34,8 +34,10 @@ pytestmark = pytest.mark.requires_models  # llama-cpp-python's own server serves
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample-vault"
 SECRET = "sk_live_Zx9Yw8Vu7Ts6Rq5Po4Nm"
-TALK = ("User: We decided to send reminder SMS from a queue worker instead of the web request, because the "
-        f"provider times out under load. The API key is {SECRET}.\nAssistant: Noted.\n")
+TALK = (
+    "User: We decided to send reminder SMS from a queue worker instead of the web request, because the "
+    f"provider times out under load. The API key is {SECRET}.\nAssistant: Noted.\n"
+)
 
 
 def _free_port() -> int:
@@ -53,10 +55,29 @@ def server(tmp_path_factory):
     port = _free_port()
     log = tmp_path_factory.mktemp("server") / "server.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model),
-                                 "--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port),
-                                 "--n_ctx", "8192", "--n_threads", "2", "--verbose", "False"],
-                                stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                str(model),
+                "--model_alias",
+                "smollm2",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--n_ctx",
+                "8192",
+                "--n_threads",
+                "2",
+                "--verbose",
+                "False",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + 180
@@ -93,8 +114,9 @@ def _vault(tmp_path: Path, program_extra: str = "") -> Path:
 
 
 def _written_text(root: Path) -> str:
-    return "\n".join(p.read_text(errors="replace") for p in root.rglob("*")
-                     if p.is_file() and p.suffix in (".md", ".jsonl", ".json", ".log"))
+    return "\n".join(
+        p.read_text(errors="replace") for p in root.rglob("*") if p.is_file() and p.suffix in (".md", ".jsonl", ".json", ".log")
+    )
 
 
 def test_base_url_names_the_api_root():
@@ -118,16 +140,23 @@ def test_constrained_answer_from_the_server_validates(tmp_path, server):
 
 def test_extract_end_to_end_through_the_server(tmp_path, server):
     root = _vault(tmp_path)
-    result = CliRunner().invoke(main, ["extract", "--vault", str(root), "--model-server", server,
-                                       "--model", "smollm2", "--json", "-"], input=TALK)
+    result = CliRunner().invoke(
+        main, ["extract", "--vault", str(root), "--model-server", server, "--model", "smollm2", "--json", "-"], input=TALK
+    )
     assert result.exit_code == 0, result.output
-    answer = json.loads(result.output[result.output.index("{"):])
+    answer = json.loads(result.output[result.output.index("{") :])
     assert answer["withheld_secrets"] >= 1
     assert len(answer["items"]) <= 5
     assert SECRET not in _written_text(root) and SECRET not in result.output
     for item in answer["items"]:
         assert item["path"] is None or item["path"].split("/")[0] in {
-            "people", "projects", "decisions", "insights", "research", "inbox"}
+            "people",
+            "projects",
+            "decisions",
+            "insights",
+            "research",
+            "inbox",
+        }
 
 
 def test_program_md_names_the_server(tmp_path, server):

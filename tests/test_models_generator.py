@@ -31,8 +31,10 @@ class Fact(pydantic.BaseModel):
 
 SCHEMA = Fact.model_json_schema()
 SYSTEM = "You turn a note into one JSON object describing the fact it records."
-USER = ("Decision: the team chose SQLite-vec instead of Qdrant for the checkout "
-        "redesign because it is embedded and needs no server. Alice agreed.")
+USER = (
+    "Decision: the team chose SQLite-vec instead of Qdrant for the checkout "
+    "redesign because it is embedded and needs no server. Alice agreed."
+)
 
 
 @pytest.fixture(scope="session")
@@ -76,8 +78,7 @@ def test_running_out_of_tokens_is_a_failure(smollm2):
 
 
 def test_unbounded_schema_is_refused_before_generating(smollm2):
-    loose = {"type": "object", "properties": {"tags": {"type": "array",
-                                                       "items": {"type": "string"}}}}
+    loose = {"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string"}}}}
     with pytest.raises(ValueError, match="/properties/tags.*/properties/tags/items"):
         smollm2.generate_json(SYSTEM, USER, loose, max_tokens=64)
 
@@ -101,20 +102,16 @@ def test_unbounded_parts_are_named():
         kind: Literal["a", "b"]
         type: Short  # a property literally named "type" is not a JSON-schema type
 
-    assert unbounded_parts(Loose.model_json_schema()) == [
-        "/properties/name", "/properties/tags/items"
-    ]
+    assert unbounded_parts(Loose.model_json_schema()) == ["/properties/name", "/properties/tags/items"]
 
 
 # -- scripted generator and registry ----------------------------------------------------------
 
 
 def test_scripted_generator_plays_its_script_and_records_calls():
-    gen = get_generator("scripted", outputs=[{"kind": "person", "title": "Alice",
-                                              "entities": []}])
+    gen = get_generator("scripted", outputs=[{"kind": "person", "title": "Alice", "entities": []}])
     gen.push(None, ({"x": 1}, "stop"), '{"y": 2}', "not json")
-    assert gen.generate_json("s", "u1", SCHEMA, 100) == (
-        {"kind": "person", "title": "Alice", "entities": []}, "stop")
+    assert gen.generate_json("s", "u1", SCHEMA, 100) == ({"kind": "person", "title": "Alice", "entities": []}, "stop")
     assert gen.generate_json("s", "u2", SCHEMA) == (None, "length")
     assert gen.generate_json("s", "u3", SCHEMA) == ({"x": 1}, "stop")
     assert gen.generate_json("s", "u4", SCHEMA) == ({"y": 2}, "stop")

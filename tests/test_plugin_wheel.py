@@ -23,8 +23,12 @@ def wheel(tmp_path_factory) -> Path:
         pytest.skip("the plugin is not built and its node modules are not installed (scripts/setup without PALINODE_SKIP_PLUGIN)")
     out = tmp_path_factory.mktemp("wheel")
     build = tmp_path_factory.mktemp("build")
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(out), str(REPO)],
-                          capture_output=True, text=True, env={**os.environ, "TMPDIR": str(build)})
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(out), str(REPO)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TMPDIR": str(build)},
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     wheels = list(out.glob("palinode_vault-*.whl"))
     assert len(wheels) == 1
@@ -45,18 +49,26 @@ def test_the_wheel_carries_the_built_plugin_and_the_license(wheel: Path):
 
 def test_plugin_install_works_from_the_installed_wheel(wheel: Path, tmp_path: Path):
     target = tmp_path / "site"
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--target", str(target), str(wheel)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--target", str(target), str(wheel)], capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     vault = tmp_path / "vault"
     vault.mkdir()
     # The wheel's package first on the path (its dependencies come from this environment), run
     # from a folder with no checkout around it.
-    code = ("import sys; sys.path.insert(0, sys.argv.pop(1)); import palinode_vault; "
-            "print('PKG', palinode_vault.__file__, file=sys.stderr); "
-            "from palinode_vault.cli import main; main()")
-    run = subprocess.run([sys.executable, "-c", code, str(target), "plugin", "install", "--vault", str(vault), "--enable"],
-                         capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": ""})
+    code = (
+        "import sys; sys.path.insert(0, sys.argv.pop(1)); import palinode_vault; "
+        "print('PKG', palinode_vault.__file__, file=sys.stderr); "
+        "from palinode_vault.cli import main; main()"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(target), "plugin", "install", "--vault", str(vault), "--enable"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": ""},
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert f"PKG {target}" in run.stderr
     installed = vault / ".obsidian" / "plugins" / "palinode-vault"

@@ -50,8 +50,7 @@ def person_text(i: int, rev: int, rng: random.Random) -> str:
     ents = ", ".join(f"person/p{j:02d}" for j in entities)
     return (
         f"---\nid: person-p{i:02d}\ncategory: person\ntype: PersonMemory\nname: Person {i:02d}\n"
-        f"entities: [{ents}]\nlast_updated: 2026-11-20T10:00:00Z\n---\n# Person {i:02d}\n\n## Context\n"
-        + "\n".join(body) + "\n"
+        f"entities: [{ents}]\nlast_updated: 2026-11-20T10:00:00Z\n---\n# Person {i:02d}\n\n## Context\n" + "\n".join(body) + "\n"
     )
 
 
@@ -103,8 +102,13 @@ def test_autosave_writer_and_sidecar_lose_nothing(tmp_path):
     proc = start_serve(root, "--quiet-seconds", "0.25", stderr_path=tmp_path / "serve.err")
     try:
         # The sidecar fixes the starting notes; then the person starts typing.
-        wait_until(lambda: all("palinode:see-also" in (root / r).read_text() or "[[p" in person_part((root / r).read_text())
-                               for r in last), 60, "the first automatic fixes")
+        wait_until(
+            lambda: all(
+                "palinode:see-also" in (root / r).read_text() or "[[p" in person_part((root / r).read_text()) for r in last
+            ),
+            60,
+            "the first automatic fixes",
+        )
         rev, current = 0, 0
         end = time.monotonic() + seconds
         while time.monotonic() < end:
@@ -117,9 +121,11 @@ def test_autosave_writer_and_sidecar_lose_nothing(tmp_path):
             save_in_place(root / rel, last[rel])
             time.sleep(TICK)
         expected = expected_final(root, tmp_path / "expected", last)
+
         # Wait on the condition itself: the sidecar catches up after its quiet period.
         def caught_up() -> bool:
             return diff_states(expected, snapshot(root)) == []
+
         try:
             wait_until(caught_up, 60, "the sidecar to bring every note to the person's text plus machine surfaces")
         except AssertionError:

@@ -84,8 +84,16 @@ def test_kill9_cli_fix_leaves_before_or_after_and_undo_restores(tmp_path, bench_
     cli("lint", "--vault", work, "--now", NOW, "--json")  # warm the parse cache like a used vault
     totals = {"landed": 0, "kept": 0, "temps": 0, "cut_lines": 0}
     for round_no in range(rounds):
-        proc = popen_cli("fix", "--vault", work, "--now", NOW, "--json", stdout=open(tmp_path / "fix.out", "wb"),
-                         stderr=open(tmp_path / "fix.err", "wb"))
+        proc = popen_cli(
+            "fix",
+            "--vault",
+            work,
+            "--now",
+            NOW,
+            "--json",
+            stdout=open(tmp_path / "fix.out", "wb"),
+            stderr=open(tmp_path / "fix.err", "wb"),
+        )
         if round_no % 2 == 0:
             # kill anywhere in the run, loading included
             time.sleep(rng.uniform(0, duration))
@@ -135,8 +143,11 @@ def test_kill9_sidecar_while_it_writes(tmp_path, bench_cache):
         proc = spawn_serve_nowait(work, "--quiet-seconds", "0", stderr_path=tmp_path / "serve.err")
         runs_before = len(_journal_files(work))
         # Wait until the sidecar has started a write run, then kill it at a random moment.
-        wait_until(lambda runs_before=runs_before, proc=proc: len(_journal_files(work)) > runs_before or proc.poll() is not None, 180,
-                   "the sidecar to start writing")
+        wait_until(
+            lambda runs_before=runs_before, proc=proc: len(_journal_files(work)) > runs_before or proc.poll() is not None,
+            180,
+            "the sidecar to start writing",
+        )
         time.sleep(rng.uniform(0, scale(1.0, 3.0)))
         kill9(proc)
         now = snapshot(work)

@@ -77,9 +77,13 @@ def test_health_and_small_requests_answer_while_a_huge_note_is_served(make_vault
                 pinger = asyncio.create_task(small_requests())
                 started = time.monotonic()
                 answers = []
-                for method, params in [("note.findings", {"path": "notes/links.md"}), ("lint", {}),
-                                       ("status", {}), ("note.info", {"path": "notes/links.md"}),
-                                       ("graph.neighbourhood", {"path": "notes/links.md"})]:
+                for method, params in [
+                    ("note.findings", {"path": "notes/links.md"}),
+                    ("lint", {}),
+                    ("status", {}),
+                    ("note.info", {"path": "notes/links.md"}),
+                    ("graph.neighbourhood", {"path": "notes/links.md"}),
+                ]:
                     try:
                         answers.append((method, await heavy.call(method, params, timeout=120)))
                     except Exception as exc:  # noqa: BLE001 - "ask for less" is a fine answer too

@@ -111,8 +111,13 @@ def _journal(root: Path, entries: list[dict], vault: str | None = None, run: str
 
 
 def _entry(path: str, before: bytes | None, after: bytes) -> dict:
-    return {"path": path, "before": None if before is None else base64.b64encode(before).decode(),
-            "before_hash": None if before is None else _sha(before), "after_hash": _sha(after), "reason": "x"}
+    return {
+        "path": path,
+        "before": None if before is None else base64.b64encode(before).decode(),
+        "before_hash": None if before is None else _sha(before),
+        "after_hash": _sha(after),
+        "reason": "x",
+    }
 
 
 @pytest.mark.parametrize("kind", ["absolute", "dotdot", "symlinked-folder"])
@@ -133,8 +138,7 @@ def test_crafted_journal_cannot_write_outside_the_vault(tmp_path, kind):
         target = "linked/victim.txt"
     created = outside / "created.txt"
     created_rel = target.replace("victim.txt", "created.txt")
-    _journal(root, [_entry(target, b"owned", b"precious"), _entry(created_rel, None, b"")],
-             vault=os.path.realpath(root))
+    _journal(root, [_entry(target, b"owned", b"precious"), _entry(created_rel, None, b"")], vault=os.path.realpath(root))
     created.write_bytes(b"")  # "created by the run": undo would move it aside (out of its folder)
     done = cli("undo", "--vault", root)
     assert "Traceback" not in done.stderr
@@ -158,8 +162,12 @@ def test_damaged_journal_entries_do_not_crash_undo(tmp_path):
     folder = root / ".palinode" / "journal"
     folder.mkdir(parents=True)
     (folder / "20990101T000000000000Z-abcdef.jsonl").write_text(
-        json.dumps({"run": "x", "vault": os.path.realpath(root)}) + "\n" + "[1, 2]\n" + '{"path": 5}\n'
-        + '{"path": "people/ana.md", "before": "!!!", "before_hash": 1}\n')
+        json.dumps({"run": "x", "vault": os.path.realpath(root)})
+        + "\n"
+        + "[1, 2]\n"
+        + '{"path": 5}\n'
+        + '{"path": "people/ana.md", "before": "!!!", "before_hash": 1}\n'
+    )
     (folder / "20990101T000000000001Z-abcdef.jsonl").write_text('{"path": "people/ana.md"}\n')  # no header
     before = (root / "people" / "ana.md").read_bytes()
     for _ in range(3):
@@ -265,8 +273,9 @@ def test_serve_status_and_lock_without_fcntl(tmp_path):
     """issue 19 item 4: `serve` and `status` crashed where `fcntl` does not exist (Windows)."""
     root = _vault(tmp_path)
     env = {**cli_env(), "PALINODE_NO_INDEX": "1"}
-    child = subprocess.Popen(_no_fcntl_cli("serve", "--vault", root), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, env=env)
+    child = subprocess.Popen(
+        _no_fcntl_cli("serve", "--vault", root), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     try:
         deadline = time.monotonic() + 60
         while not (root / ".palinode" / "sidecar.json").exists():
@@ -313,14 +322,17 @@ def test_fifo_device_bad_name_and_unreadable_folder_are_findings(tmp_path):
     unreadable = {f["path"] for f in findings if f["check"] == "unreadable"}
     assert {"people/fifo.md", "people/fifo-link.md"} <= unreadable
     assert "people/zero.md" not in {f["path"] for f in findings if f["check"] != "unreadable"}  # never read
-    assert any(p.startswith("people/caf") and "UTF-8" in f["message"] for f in findings
-               for p in [f["path"]] if f["check"] == "unreadable")
+    assert any(
+        p.startswith("people/caf") and "UTF-8" in f["message"]
+        for f in findings
+        for p in [f["path"]]
+        if f["check"] == "unreadable"
+    )
     if not as_root:
         assert "locked" in unreadable
 
 
 # --- one note that cannot be written does not fail the others ---------------------------------------
-
 
 
 def test_unwritable_notes_are_skipped_with_a_reason(tmp_path):

@@ -26,11 +26,23 @@ BOMB = "".join(
 BAD_FRONTMATTER = [
     ("people/tabs.md", TOP.format(slug="tabs", name="Tabs") + "\tnick: t\n---\n# Tabs\n", "invalid_frontmatter", 7, "tab"),
     ("people/at.md", TOP.format(slug="at", name="At") + "nick: @alice\n---\n# At\n", "invalid_frontmatter", 7, "does not parse"),
-    ("people/dup.md", TOP.format(slug="dup", name="Dup") + "name: Again\n---\n# Dup\n", "invalid_frontmatter", 7, "duplicate key 'name'"),
+    (
+        "people/dup.md",
+        TOP.format(slug="dup", name="Dup") + "name: Again\n---\n# Dup\n",
+        "invalid_frontmatter",
+        7,
+        "duplicate key 'name'",
+    ),
     ("people/bomb.md", "---\n" + BOMB + "---\n# Bomb\n", "invalid_frontmatter", 2, "alias"),
     ("people/list.md", "---\n- a\n- b\n---\n# List\n", "invalid_frontmatter", 2, "not a mapping"),
     ("people/scalar.md", "---\njust a sentence\n---\n# Scalar\n", "invalid_frontmatter", 2, "not a mapping"),
-    ("people/unclosed.md", TOP.format(slug="unclosed", name="Unclosed") + "tags: [a, b\n---\n# U\n", "invalid_frontmatter", 7, ""),
+    (
+        "people/unclosed.md",
+        TOP.format(slug="unclosed", name="Unclosed") + "tags: [a, b\n---\n# U\n",
+        "invalid_frontmatter",
+        7,
+        "",
+    ),
 ]
 
 
@@ -93,21 +105,28 @@ def test_alias_bomb_is_refused_quickly(make_vault, load_vault):
 def test_bom_crlf_mixed_endings_keep_every_byte_outside_the_edit(shape, make_vault, load_vault):
     from palinode_vault.maintenance import fix
 
-    text = ("---\nid: person-eve\ncategory: person\ntype: PersonMemory\nname: Eve\nentities: [person/ana]\n"
-            "last_updated: 2026-11-20T10:00:00Z\n---\n# Eve\n\nLine one.\nLine two.\n")
+    text = (
+        "---\nid: person-eve\ncategory: person\ntype: PersonMemory\nname: Eve\nentities: [person/ana]\n"
+        "last_updated: 2026-11-20T10:00:00Z\n---\n# Eve\n\nLine one.\nLine two.\n"
+    )
     if "crlf" in shape:
         text = text.replace("\n", "\r\n")
     if shape == "mixed":
         lines = text.split("\n")
         text = "".join(line + ("\r\n" if i % 2 else "\n") for i, line in enumerate(lines[:-1]))
     raw = (b"\xef\xbb\xbf" if "bom" in shape else b"") + text.encode()
-    root = make_vault({"people/eve.md": raw, "people/ana.md": "---\nid: person-ana\ncategory: person\ntype: PersonMemory\nname: Ana\n---\n# Ana\n"})
+    root = make_vault(
+        {
+            "people/eve.md": raw,
+            "people/ana.md": "---\nid: person-ana\ncategory: person\ntype: PersonMemory\nname: Ana\n---\n# Ana\n",
+        }
+    )
     vault = load_vault(root)
     result = fix(vault, ["people/eve.md"])
     assert result.written == ["people/eve.md"]
     after = (root / "people" / "eve.md").read_bytes()
     assert after.startswith(raw), "bytes before the appended footer changed"
-    added = after[len(raw):]
+    added = after[len(raw) :]
     assert b"palinode:see-also" in added
     if "crlf" in shape:
         assert b"\n" not in added.replace(b"\r\n", b""), "a CRLF file got LF line endings"
@@ -183,10 +202,12 @@ def test_symlinks_that_loop_or_leave_the_vault(make_vault, load_vault, tmp_path)
     outside.mkdir()
     secret = outside / "secret.md"
     secret.write_text("---\nid: person-x\ncategory: person\ntype: PersonMemory\nname: X\nentities: [person/ana]\n---\n# X\n")
-    root = make_vault({
-        "people/ana.md": "---\nid: person-ana\ncategory: person\ntype: PersonMemory\nname: Ana\nentities: [person/bob]\n---\n# Ana\n",
-        "people/bob.md": "---\nid: person-bob\ncategory: person\ntype: PersonMemory\nname: Bob\nentities: [person/ana]\n---\n# Bob\n",
-    })
+    root = make_vault(
+        {
+            "people/ana.md": "---\nid: person-ana\ncategory: person\ntype: PersonMemory\nname: Ana\nentities: [person/bob]\n---\n# Ana\n",
+            "people/bob.md": "---\nid: person-bob\ncategory: person\ntype: PersonMemory\nname: Bob\nentities: [person/ana]\n---\n# Bob\n",
+        }
+    )
     os.symlink(secret, root / "people" / "outside.md")
     os.symlink(outside, root / "people" / "outdir")
     os.symlink(".", root / "people" / "loop")
@@ -233,10 +254,12 @@ def test_case_only_rename_in_the_sidecar(make_vault, load_vault):
     from palinode_vault.settings import Settings
     from palinode_vault.sidecar.app import Sidecar
 
-    root = make_vault({
-        "people/Ana.md": "---\nid: person-ana\ncategory: person\ntype: PersonMemory\nname: Ana\n---\n# Ana\n\nSee [[bob]].\n",
-        "people/bob.md": "---\nid: person-bob\ncategory: person\ntype: PersonMemory\nname: Bob\nentities: [person/ana]\n---\n# Bob\n\nWith [[Ana]].\n",
-    })
+    root = make_vault(
+        {
+            "people/Ana.md": "---\nid: person-ana\ncategory: person\ntype: PersonMemory\nname: Ana\n---\n# Ana\n\nSee [[bob]].\n",
+            "people/bob.md": "---\nid: person-bob\ncategory: person\ntype: PersonMemory\nname: Bob\nentities: [person/ana]\n---\n# Bob\n\nWith [[Ana]].\n",
+        }
+    )
 
     async def body():
         sidecar = Sidecar(Settings(vault=root, quiet_seconds=3600, workers=1))

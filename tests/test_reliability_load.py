@@ -43,8 +43,11 @@ def test_burst_of_changes_is_caught_up_without_drops(tmp_path, bench_cache):
         with Rpc(root, timeout=300) as rpc:
             before = wait_settled(root, 600, rpc)
             hwm_settled = vm_hwm_kb(proc.pid)
-            memory = sorted(p.relative_to(root).as_posix() for p in root.glob("*/*.md")
-                            if p.parts[-2] in ("people", "projects", "decisions", "insights", "research"))
+            memory = sorted(
+                p.relative_to(root).as_posix()
+                for p in root.glob("*/*.md")
+                if p.parts[-2] in ("people", "projects", "decisions", "insights", "research")
+            )
             edited = memory[:burst]
             deleted = memory[burst : burst + burst // 10]
             added = [f"inbox/burst-{i:04d}.md" for i in range(burst // 10)]
@@ -65,7 +68,12 @@ def test_burst_of_changes_is_caught_up_without_drops(tmp_path, bench_cache):
                 ghosts = [f for f in found if f["path"] in set(deleted)]
                 return not missing and not ghosts
 
-            wait_until(caught_up, 600, f"all {burst} edits, {len(added)} additions and {len(deleted)} deletions in the findings", step=0.5)
+            wait_until(
+                caught_up,
+                600,
+                f"all {burst} edits, {len(added)} additions and {len(deleted)} deletions in the findings",
+                step=0.5,
+            )
             caught_s = time.monotonic() - t0
             status = wait_settled(root, 600, rpc)
             hwm = vm_hwm_kb(proc.pid)
@@ -78,5 +86,7 @@ def test_burst_of_changes_is_caught_up_without_drops(tmp_path, bench_cache):
         stop(proc)
     limit_mb = scale(600, 1500)
     assert hwm is not None and hwm / 1024 < limit_mb, f"VmHWM {hwm / 1024:.0f} MB over {limit_mb} MB"
-    print(f"\n{notes} notes: ready in {ready_s:.1f} s; burst of {burst}+{len(added)}+{len(deleted)} caught up in "
-          f"{caught_s:.1f} s; VmHWM {hwm_settled / 1024:.0f} MB settled, {hwm / 1024:.0f} MB after the burst")
+    print(
+        f"\n{notes} notes: ready in {ready_s:.1f} s; burst of {burst}+{len(added)}+{len(deleted)} caught up in "
+        f"{caught_s:.1f} s; VmHWM {hwm_settled / 1024:.0f} MB settled, {hwm / 1024:.0f} MB after the burst"
+    )

@@ -156,8 +156,17 @@ def test_a_slow_model_blocks_nobody_and_an_edit_made_meanwhile_survives(sample_v
                 after = (sample_vault / "decisions/queue-worker-reminders.md").read_bytes()
                 old_after = (sample_vault / "decisions/nightly-cron-reminders.md").read_text()
                 final_undo = await client.call("undo", timeout=10)
-                return (fixed, answered, status, new_bytes_read, done[0], after, old_after, final_undo,
-                        (sample_vault / "decisions/queue-worker-reminders.md").read_bytes())
+                return (
+                    fixed,
+                    answered,
+                    status,
+                    new_bytes_read,
+                    done[0],
+                    after,
+                    old_after,
+                    final_undo,
+                    (sample_vault / "decisions/queue-worker-reminders.md").read_bytes(),
+                )
 
     fixed, answered, status, new_bytes_read, done, after, old_after, final_undo, undone_bytes = run(body(), timeout=170)
     assert answered < 3.0, f"undo and status took {answered:.1f} s while the model ran"
@@ -174,8 +183,17 @@ def test_a_slow_model_blocks_nobody_and_an_edit_made_meanwhile_survives(sample_v
     assert undone_bytes == edited
 
 
-ITEM = {"type": "Decision", "title": "Redis for the waiting list cache", "text": "We keep the waiting list cache in Redis.",
-        "rationale": "", "alternatives": "", "entities": [], "due": "", "replaces": "", "confidence": 0.9}
+ITEM = {
+    "type": "Decision",
+    "title": "Redis for the waiting list cache",
+    "text": "We keep the waiting list cache in Redis.",
+    "rationale": "",
+    "alternatives": "",
+    "entities": [],
+    "due": "",
+    "replaces": "",
+    "confidence": 0.9,
+}
 
 
 def test_session_end_model_does_not_hold_the_vault_worker(tmp_path: Path, monkeypatch) -> None:
@@ -184,18 +202,28 @@ def test_session_end_model_does_not_hold_the_vault_worker(tmp_path: Path, monkey
     monkeypatch.setenv("PALINODE_NO_INDEX", "1")
     root = copy_sample(tmp_path)
     transcript = tmp_path / "session.jsonl"
-    transcript.write_text("\n".join(json.dumps(t) for t in [
-        {"role": "user", "content": f"{ITEM['title']}. {ITEM['text']}"},
-        {"role": "assistant", "content": "Noted."}]) + "\n")
+    transcript.write_text(
+        "\n".join(
+            json.dumps(t)
+            for t in [{"role": "user", "content": f"{ITEM['title']}. {ITEM['text']}"}, {"role": "assistant", "content": "Noted."}]
+        )
+        + "\n"
+    )
     gen = HeldGenerator([{"items": [ITEM]}], default={"items": []})
     server = build_server(root, embedding_model=str(tmp_path / "no-such-model.gguf"), generator=gen)
     person_note = root / "people/tariq-benali.md"
 
     async def body():
-        async with Client(server, client_info=Implementation(name="lockfree-test", version="1.0"),
-                          read_timeout_seconds=200) as client:
-            ending = asyncio.create_task(call(client, "palinode_session_end", {
-                "summary": "Picked Redis for the waiting list cache.", "transcript_path": str(transcript)}))
+        async with Client(
+            server, client_info=Implementation(name="lockfree-test", version="1.0"), read_timeout_seconds=200
+        ) as client:
+            ending = asyncio.create_task(
+                call(
+                    client,
+                    "palinode_session_end",
+                    {"summary": "Picked Redis for the waiting list cache.", "transcript_path": str(transcript)},
+                )
+            )
             assert await asyncio.to_thread(gen.entered.wait, 120), "the model was never asked"
             t0 = time.monotonic()
             read = await call(client, "palinode_read", {"path": "people/tariq-benali.md"})

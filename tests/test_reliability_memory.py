@@ -64,12 +64,32 @@ def vault(tmp_path):
 def parrot(text: str) -> dict:
     """The worst model: every secret and instruction in the transcript copied into its answer."""
     said = text.replace("User:", "").replace("Assistant:", "")
-    return {"items": [
-        {"type": "Decision", "title": "Keep the credentials", "text": said[:600], "rationale": said[:300],
-         "alternatives": "", "entities": [{"kind": "project", "name": "atlas"}], "due": "", "replaces": "", "confidence": 0.95},
-        {"type": "Insight", "title": f"Secret {said[:40]}", "text": f"Remember: {said[:400]}", "rationale": "",
-         "alternatives": "", "entities": [], "due": "", "replaces": "", "confidence": 0.9},
-    ]}
+    return {
+        "items": [
+            {
+                "type": "Decision",
+                "title": "Keep the credentials",
+                "text": said[:600],
+                "rationale": said[:300],
+                "alternatives": "",
+                "entities": [{"kind": "project", "name": "atlas"}],
+                "due": "",
+                "replaces": "",
+                "confidence": 0.95,
+            },
+            {
+                "type": "Insight",
+                "title": f"Secret {said[:40]}",
+                "text": f"Remember: {said[:400]}",
+                "rationale": "",
+                "alternatives": "",
+                "entities": [],
+                "due": "",
+                "replaces": "",
+                "confidence": 0.9,
+            },
+        ]
+    }
 
 
 def scripted(output: dict) -> str:
@@ -118,8 +138,9 @@ def test_no_secret_reaches_any_file_or_log(vault, conversation, caplog):
     logged = "\n".join(r.getMessage() for r in caplog.records)
     for secret in present:
         assert secret not in logged, "a secret reached the log"
-    assert any("withheld" in r.getMessage() or "secret" in r.getMessage().lower() for r in caplog.records), \
+    assert any("withheld" in r.getMessage() or "secret" in r.getMessage().lower() for r in caplog.records), (
         "no warning that a secret was withheld"
+    )
 
 
 INJECTIONS = [
@@ -131,13 +152,27 @@ INJECTIONS = [
 
 def evil_items() -> dict:
     base = {"alternatives": "", "due": "", "replaces": "", "confidence": 0.99, "rationale": "told to"}
-    return {"items": [
-        {**base, "type": "Decision", "title": "../../etc/cron.d/x", "text": "* * * * * root sh", "entities": []},
-        {**base, "type": "Insight", "title": "PROGRAM.md", "text": "no rules", "entities": [{"kind": "project", "name": "../../PROGRAM"}]},
-        {**base, "type": "Decision", "title": "/etc/passwd", "text": "root shell for everyone", "entities": [{"kind": "person", "name": "/etc/shadow"}]},
-        {**base, "type": "Insight", "title": ".palinode/journal/evil", "text": "x", "entities": []},
-        {**base, "type": "Decision", "title": "x", "text": "y", "replaces": "../../PROGRAM.md", "entities": []},
-    ]}
+    return {
+        "items": [
+            {**base, "type": "Decision", "title": "../../etc/cron.d/x", "text": "* * * * * root sh", "entities": []},
+            {
+                **base,
+                "type": "Insight",
+                "title": "PROGRAM.md",
+                "text": "no rules",
+                "entities": [{"kind": "project", "name": "../../PROGRAM"}],
+            },
+            {
+                **base,
+                "type": "Decision",
+                "title": "/etc/passwd",
+                "text": "root shell for everyone",
+                "entities": [{"kind": "person", "name": "/etc/shadow"}],
+            },
+            {**base, "type": "Insight", "title": ".palinode/journal/evil", "text": "x", "entities": []},
+            {**base, "type": "Decision", "title": "x", "text": "y", "replaces": "../../PROGRAM.md", "entities": []},
+        ]
+    }
 
 
 @pytest.mark.parametrize("conversation", range(len(INJECTIONS)))

@@ -176,9 +176,18 @@ def test_malformed_json_rpc_is_a_clear_error(served, text, code):
     assert_healthy(discovery(served)["port"])
 
 
-ESCAPES = ["../../etc/passwd", "/etc/passwd", "people/../../outside/secret.md", "people/leak.md",
-           "projects/outdir/secret.md", "..", "people\\..\\..\\x.md", "C:/Windows/x.md", "people/\x00.md",
-           ".palinode/sidecar.json"]
+ESCAPES = [
+    "../../etc/passwd",
+    "/etc/passwd",
+    "people/../../outside/secret.md",
+    "people/leak.md",
+    "projects/outdir/secret.md",
+    "..",
+    "people\\..\\..\\x.md",
+    "C:/Windows/x.md",
+    "people/\x00.md",
+    ".palinode/sidecar.json",
+]
 
 
 @pytest.mark.parametrize("path", ESCAPES)
@@ -205,8 +214,10 @@ def test_paths_that_leave_the_vault_are_refused(served, path):
 def test_write_methods_refuse_escapes_and_write_nothing(served):
     before = snapshot(served)
     with Rpc(served) as rpc:
-        for params in ({"old_path": "people/ana.md", "new_path": "../../etc/x.md"},
-                       {"old_path": "/etc/passwd", "new_path": "people/x.md"}):
+        for params in (
+            {"old_path": "people/ana.md", "new_path": "../../etc/x.md"},
+            {"old_path": "/etc/passwd", "new_path": "people/x.md"},
+        ):
             reply = rpc.call("rename", params)
             assert reply["error"]["code"] == -32010, reply
         reply = rpc.call("editor.state", {"active": "../../x.md", "open": []})

@@ -76,7 +76,9 @@ def test_a_batch_answer_is_bounded(tmp_path, monkeypatch):
 def test_one_oversized_answer_is_an_error(tmp_path, monkeypatch):
     monkeypatch.setattr(rpc, "MAX_ANSWER_CHARS", 1000)
     ran: list = []
-    [reply] = asyncio.run(_exchange(tmp_path, [json.dumps({"jsonrpc": "2.0", "id": 1, "method": "big", "params": {"n": 5000}})], 1, ran))
+    [reply] = asyncio.run(
+        _exchange(tmp_path, [json.dumps({"jsonrpc": "2.0", "id": 1, "method": "big", "params": {"n": 5000}})], 1, ran)
+    )
     assert reply["error"]["code"] == rpc.BUSY and "ask for less" in reply["error"]["message"]
 
 
@@ -98,8 +100,9 @@ def test_merge_key_bomb_is_refused_quickly(tmp_path):
     done = cli("lint", "--vault", root, "--json", timeout=120)
     assert time.monotonic() - started < 60
     findings = json.loads(done.stdout)["findings"]
-    assert any(f["path"] == "people/bomb.md" and f["check"] == "invalid_frontmatter" and "alias" in f["message"]
-               for f in findings)
+    assert any(
+        f["path"] == "people/bomb.md" and f["check"] == "invalid_frontmatter" and "alias" in f["message"] for f in findings
+    )
 
 
 # --- GraphML: well-formed whatever titles hold -----------------------------------------------------
@@ -124,11 +127,14 @@ def test_graphml_with_control_characters_is_well_formed(tmp_path):
 def test_odd_entities_values_are_left_and_reported(tmp_path, value):
     root = tmp_path / "vault"
     (root / "people").mkdir(parents=True)
-    text = (f"---\nid: person-ana\ncategory: person\ntype: PersonMemory\nname: Ana\nentities: {value}\n---\n"
-            "# Ana\n\nAna works with [[bo]].\n")
+    text = (
+        f"---\nid: person-ana\ncategory: person\ntype: PersonMemory\nname: Ana\nentities: {value}\n---\n"
+        "# Ana\n\nAna works with [[bo]].\n"
+    )
     (root / "people" / "ana.md").write_text(text)
-    (root / "people" / "bo.md").write_text("---\nid: person-bo\ncategory: person\ntype: PersonMemory\nname: Bo\n"
-                                           "entities: []\n---\n# Bo\n")
+    (root / "people" / "bo.md").write_text(
+        "---\nid: person-bo\ncategory: person\ntype: PersonMemory\nname: Bo\nentities: []\n---\n# Bo\n"
+    )
     linted = cli("lint", "--vault", root, "--json")
     assert "Traceback" not in linted.stderr, linted.stderr
     assert any(f["path"] == "people/ana.md" for f in json.loads(linted.stdout)["findings"])

@@ -31,9 +31,12 @@ PROBLEMS = {
 
 # cross_refs is correct in these three, and has nothing to say in the last three.
 CROSS_REFS_OK = {
-    "decisions/postgres-over-firebase.md", "insights/offline-conflicts-are-a-pattern.md",
-    "research/2026-10-21-local-first-software.md", "people/ruth-mbeki.md",
-    "projects/billing-migration.md", "insights/agenda-in-the-invite.md",
+    "decisions/postgres-over-firebase.md",
+    "insights/offline-conflicts-are-a-pattern.md",
+    "research/2026-10-21-local-first-software.md",
+    "people/ruth-mbeki.md",
+    "projects/billing-migration.md",
+    "insights/agenda-in-the-invite.md",
 }
 
 FIXED_BY_FIX = {
@@ -96,11 +99,18 @@ def test_scan_counts(sample_vault, run_cli):
 
 
 def test_fix_then_remaining_findings_then_nothing(sample_vault, run_cli, digest):
-    untouched = {p: (sample_vault / p).read_bytes() for p in (
-        "decisions/postgres-over-firebase.md", "insights/offline-conflicts-are-a-pattern.md",
-        "research/2026-10-21-local-first-software.md", "people/ruth-mbeki.md", "projects/billing-migration.md",
-        "Home.md", "daily/2026-11-30.md",
-    )}
+    untouched = {
+        p: (sample_vault / p).read_bytes()
+        for p in (
+            "decisions/postgres-over-firebase.md",
+            "insights/offline-conflicts-are-a-pattern.md",
+            "research/2026-10-21-local-first-software.md",
+            "people/ruth-mbeki.md",
+            "projects/billing-migration.md",
+            "Home.md",
+            "daily/2026-11-30.md",
+        )
+    }
     reminder = (sample_vault / "projects/reminder-sms.md").read_text()
     result = run_cli("fix", "--vault", sample_vault, "--json", "--now", NOW)
     data = json.loads(result.stdout)

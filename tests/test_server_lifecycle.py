@@ -116,7 +116,9 @@ def test_lock_held_by_another_process_then_freed_by_sigkill(tmp_path: Path):
         child.wait(5)
     with VaultLock(tmp_path) as lock:  # the stale file does not block
         assert lock.held
-        assert (tmp_path / ".palinode" / "sidecar.pid").read_text().strip() == str(os.getpid())  # the lock file holds no pid: filelock truncates it
+        assert (tmp_path / ".palinode" / "sidecar.pid").read_text().strip() == str(
+            os.getpid()
+        )  # the lock file holds no pid: filelock truncates it
     assert holder(tmp_path) is None
 
 

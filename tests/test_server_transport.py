@@ -121,9 +121,7 @@ def test_handshake_refusals(tmp_path: Path, headers, path, status, reason):
     async def body():
         async with open_server(tmp_path, make_dispatcher()) as server:
             fill = {"token": server.token, "port": server.port}
-            got_status, text = await http(
-                server.port, path.format(**fill), {k: v.format(**fill) for k, v in headers.items()}
-            )
+            got_status, text = await http(server.port, path.format(**fill), {k: v.format(**fill) for k, v in headers.items()})
             assert got_status == status
             assert reason in text
             assert text.count("\n") == 1  # one line of plain text
@@ -160,7 +158,9 @@ def test_token_as_bearer_header_and_query(tmp_path: Path):
     async def body():
         async with open_server(tmp_path, make_dispatcher()) as server:
             info = read_discovery(tmp_path)
-            async with connect(f"ws://127.0.0.1:{server.port}/rpc", additional_headers={"Authorization": f"Bearer {server.token}"}) as ws:
+            async with connect(
+                f"ws://127.0.0.1:{server.port}/rpc", additional_headers={"Authorization": f"Bearer {server.token}"}
+            ) as ws:
                 assert (await call(ws, "echo", {"x": 1}))["result"] == {"x": 1}
             async with connect(info.url, origin="app://obsidian.md") as ws:
                 assert (await call(ws, "echo", {"x": 2}))["result"] == {"x": 2}
@@ -341,7 +341,9 @@ def test_server_request_timeout_client_error_and_gone(tmp_path: Path):
 
                 asking = asyncio.create_task(server.request(conn, "apply_edit", {"path": "b.md"}, timeout=2))
                 request = json.loads(await ws.recv())
-                await ws.send(json.dumps({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32000, "message": "not open"}}))
+                await ws.send(
+                    json.dumps({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32000, "message": "not open"}})
+                )
                 with pytest.raises(ClientError) as refused:
                     await asking
                 assert refused.value.code == -32000 and refused.value.message == "not open"

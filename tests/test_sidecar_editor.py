@@ -27,7 +27,9 @@ pytestmark = pytest.mark.timeout(60)
 
 QUIET = 0.3
 REL = "people/ana.md"
-EDITED = ANA.replace("She pairs with [[bruno-costa|Bruno]] most mornings.", "She pairs with Bruno most mornings.\n\nThe Atlas app ships in May.")
+EDITED = ANA.replace(
+    "She pairs with [[bruno-costa|Bruno]] most mornings.", "She pairs with Bruno most mornings.\n\nThe Atlas app ships in May."
+)
 
 
 def machine_fixed(text: str) -> str:
@@ -51,9 +53,13 @@ def now_ms() -> float:
 def test_open_file_is_edited_through_the_plugin(vault: Path):
     async def body():
         async with running_sidecar(vault, quiet=QUIET):
-            async with await SidecarClient.open(vault, apply_edit=plugin_apply_edit(vault)) as plugin, \
-                    await SidecarClient.open(vault, apply_edit=plugin_apply_edit(vault)) as other:
-                assert await plugin.call("editor.state", {"active": REL, "open": [REL], "last_keystroke": now_ms()}) == {"ok": True}
+            async with (
+                await SidecarClient.open(vault, apply_edit=plugin_apply_edit(vault)) as plugin,
+                await SidecarClient.open(vault, apply_edit=plugin_apply_edit(vault)) as other,
+            ):
+                assert await plugin.call("editor.state", {"active": REL, "open": [REL], "last_keystroke": now_ms()}) == {
+                    "ok": True
+                }
                 saved = time.monotonic()
                 write(vault, REL, EDITED)
                 wrote = await plugin.wait_for("wrote", REL, since=saved, timeout=5)
@@ -87,7 +93,11 @@ def test_stale_hash_is_not_written_and_retried_then_written_after_close(vault: P
         if not answers:
             write(vault, REL, newer)  # a keystroke landed before the edit could be applied
         current = (vault / REL).read_text()
-        answer = {"applied": False, "reason": "hash mismatch"} if text_hash(current) != params["old_hash"] else {"applied": False, "reason": "busy"}
+        answer = (
+            {"applied": False, "reason": "hash mismatch"}
+            if text_hash(current) != params["old_hash"]
+            else {"applied": False, "reason": "busy"}
+        )
         answers.append(answer)
         return answer
 

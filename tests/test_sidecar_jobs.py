@@ -20,8 +20,17 @@ from palinode_vault.sidecar.jobs import Cancelled, Jobs
 
 pytestmark = pytest.mark.timeout(120)
 
-ITEM = {"type": "Decision", "title": "Redis for the waiting list cache", "text": "We keep the waiting list cache in Redis.",
-        "rationale": "", "alternatives": "", "entities": [], "due": "", "replaces": "", "confidence": 0.9}
+ITEM = {
+    "type": "Decision",
+    "title": "Redis for the waiting list cache",
+    "text": "We keep the waiting list cache in Redis.",
+    "rationale": "",
+    "alternatives": "",
+    "entities": [],
+    "due": "",
+    "replaces": "",
+    "confidence": 0.9,
+}
 TALK = f"User: {ITEM['title']}. {ITEM['text']}\nAssistant: Noted."
 
 

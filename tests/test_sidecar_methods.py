@@ -15,9 +15,21 @@ pytestmark = pytest.mark.timeout(60)
 
 # docs/SAMPLE_VAULT.md: what lint reports on a fresh copy
 SAMPLE_COUNTS = {
-    "broken_anchor": 1, "broken_link": 1, "core_review": 2, "cross_refs_stale": 28, "duplicate_id": 2,
-    "footer_stale": 2, "inbox_stale": 1, "invalid_frontmatter": 1, "missing_frontmatter": 1, "orphan": 1,
-    "schema": 1, "stale": 1, "superseded_not_archived": 1, "unresolvable_label": 1, "wiki_drift": 2,
+    "broken_anchor": 1,
+    "broken_link": 1,
+    "core_review": 2,
+    "cross_refs_stale": 28,
+    "duplicate_id": 2,
+    "footer_stale": 2,
+    "inbox_stale": 1,
+    "invalid_frontmatter": 1,
+    "missing_frontmatter": 1,
+    "orphan": 1,
+    "schema": 1,
+    "stale": 1,
+    "superseded_not_archived": 1,
+    "unresolvable_label": 1,
+    "wiki_drift": 2,
 }
 STATUS_KEYS = {"version", "pid", "port", "vault", "counts", "findings", "last_write", "last_error", "index", "busy"}
 
@@ -77,13 +89,23 @@ def test_lint_and_note_methods(vault: Path):
                 assert len(lint["findings"]) == sum(SAMPLE_COUNTS.values())
                 one = await client.call("lint", {"path": "people/tariq-benali.md", "checks": ["broken_link"]})
                 [finding] = one["findings"]
-                assert finding == {"check": "broken_link", "severity": "warning", "path": "people/tariq-benali.md", "line": 32,
-                                   "column": 28, "message": finding["message"], "target": "mira-okonkow", "fixable": False}
+                assert finding == {
+                    "check": "broken_link",
+                    "severity": "warning",
+                    "path": "people/tariq-benali.md",
+                    "line": 32,
+                    "column": 28,
+                    "message": finding["message"],
+                    "target": "mira-okonkow",
+                    "fixable": False,
+                }
                 assert await code_of(client, "lint", {"checks": ["no_such_check"]}) == -32602
 
                 found = await client.call("note.findings", {"path": "people/tariq-benali.md"})
                 assert {f["check"] for f in found["findings"]} == {"broken_link", "cross_refs_stale"}
-                assert (await client.call("note.findings", {"path": "insights/agenda-in-the-invite.md"}))["findings"][0]["check"] == "orphan"
+                assert (await client.call("note.findings", {"path": "insights/agenda-in-the-invite.md"}))["findings"][0][
+                    "check"
+                ] == "orphan"
 
                 info = await client.call("note.info", {"path": "people/mira-okonkwo.md"})
                 assert info["title"] == "Mira Okonkwo" and info["category"] == "person"
@@ -107,7 +129,8 @@ def test_lint_and_note_methods(vault: Path):
                     assert all(e["source"] in ids and e["target"] in ids for e in graph["edges"])
                 # depth 1: every node is one edge from the centre
                 near = {e["target"] for e in one["edges"] if e["source"] == "people/dev-raman.md"} | {
-                    e["source"] for e in one["edges"] if e["target"] == "people/dev-raman.md"}
+                    e["source"] for e in one["edges"] if e["target"] == "people/dev-raman.md"
+                }
                 assert ids1 - {"people/dev-raman.md"} <= near
                 assert await code_of(client, "graph.neighbourhood", {"path": "people/dev-raman.md", "depth": 3}) == -32602
 
@@ -125,18 +148,32 @@ def test_paths_outside_the_vault_are_refused(vault: Path, tmp_path: Path):
     async def body():
         async with sidecar(vault):
             async with await SidecarClient.open(vault) as client:
-                for path in ("../outside.md", "people/../../outside.md", str(tmp_path / "outside.md"), "/etc/passwd",
-                             ".palinode/sidecar.json", "people/link.md"):
+                for path in (
+                    "../outside.md",
+                    "people/../../outside.md",
+                    str(tmp_path / "outside.md"),
+                    "/etc/passwd",
+                    ".palinode/sidecar.json",
+                    "people/link.md",
+                ):
                     for method in ("note.findings", "note.info", "note.backlinks", "lint"):
                         assert await code_of(client, method, {"path": path}) == -32010, (method, path)
                 assert await code_of(client, "rename", {"old_path": "../x.md", "new_path": "people/x.md"}) == -32010
                 assert await code_of(client, "editor.state", {"active": "/etc/passwd", "open": []}) == -32010
                 # dot-folders hold our state and Obsidian's, never notes
-                assert await code_of(client, "rename", {"old_path": "people/noor-haddad.md",
-                                                        "new_path": ".palinode/sidecar.json"}) == -32010
+                assert (
+                    await code_of(client, "rename", {"old_path": "people/noor-haddad.md", "new_path": ".palinode/sidecar.json"})
+                    == -32010
+                )
                 assert await code_of(client, "editor.state", {"active": None, "open": [".obsidian/app.json"]}) == -32010
-                assert await code_of(client, "link.repair", {"path": "people/tariq-benali.md", "target": "mira-okonkow",
-                                                             "new_target": "../outside.md"}) == -32010
+                assert (
+                    await code_of(
+                        client,
+                        "link.repair",
+                        {"path": "people/tariq-benali.md", "target": "mira-okonkow", "new_target": "../outside.md"},
+                    )
+                    == -32010
+                )
 
     run(body())
 
@@ -219,8 +256,11 @@ def test_settings_get_and_set(vault: Path):
         async with sidecar(vault) as sc:
             async with await SidecarClient.open(vault) as client:
                 got = await client.call("settings.get")
-                assert got == {"quiet_seconds": 0.3, "auto_fixes": {"footer": False, "cross_refs": False},
-                               "models": {"embedding": None, "generation": None}}
+                assert got == {
+                    "quiet_seconds": 0.3,
+                    "auto_fixes": {"footer": False, "cross_refs": False},
+                    "models": {"embedding": None, "generation": None},
+                }
                 changed = await client.call("settings.set", {"quiet_seconds": 1.5, "auto_fixes": {"footer": True}})
                 assert changed["quiet_seconds"] == 1.5 and changed["auto_fixes"] == {"footer": True, "cross_refs": False}
                 assert await client.call("settings.get") == changed

@@ -151,8 +151,13 @@ def test_kill_9_mid_batch_then_restart_loses_nothing(make_vault, tmp_path: Path)
     from palinode_vault.vault import Vault
 
     files = {f"people/p{i:03d}.md": person(i) for i in range(PEOPLE)}
-    files["projects/atlas-app.md"] = CONSISTENT["projects/atlas-app.md"].replace("entities: [person/ana, person/bruno-costa]", "entities: []").split(
-        "\n<!-- palinode:see-also -->")[0].replace("[[ana|Ana]]", "Ana") + "\n"
+    files["projects/atlas-app.md"] = (
+        CONSISTENT["projects/atlas-app.md"]
+        .replace("entities: [person/ana, person/bruno-costa]", "entities: []")
+        .split("\n<!-- palinode:see-also -->")[0]
+        .replace("[[ana|Ana]]", "Ana")
+        + "\n"
+    )
     root = make_vault(files)
     age_files(root)
     # The known states of every note: as written, and as the sidecar will fix it.
@@ -184,8 +189,16 @@ def test_kill_9_mid_batch_then_restart_loses_nothing(make_vault, tmp_path: Path)
     assert 20 <= landed < PEOPLE, f"the batch was not interrupted ({landed} writes journaled)"
 
     # Right after the kill: every note is whole, either before or after its fix.
-    states = {rel: ("before" if (root / rel).read_bytes() == before[rel] else "after" if (root / rel).read_bytes() == after[rel]
-                    else "PARTIAL") for rel in files}
+    states = {
+        rel: (
+            "before"
+            if (root / rel).read_bytes() == before[rel]
+            else "after"
+            if (root / rel).read_bytes() == after[rel]
+            else "PARTIAL"
+        )
+        for rel in files
+    }
     assert "PARTIAL" not in states.values(), [r for r, s in states.items() if s == "PARTIAL"]
     assert "before" in states.values() and "after" in states.values()
     first_run = journal_entries(root)
@@ -240,6 +253,7 @@ def test_status_command_skips_notifications_that_arrive_first(vault: Path):
 
     async def body():
         async with running_sidecar(vault) as sc:
+
             async def chatter():
                 while True:
                     sc.sidecar.notify("progress", {"phase": "index", "done": 1, "total": 2})

@@ -59,7 +59,10 @@ def test_plain_rename_updates_refs_id_and_footers(vault: Path):
                     await client.wait_for("wrote", rel, since=moved, timeout=5)
                 await asyncio.sleep(1.0)  # and nothing more happens
                 assert sorted(p for n in client.seen("wrote") for p in n.params["paths"]) == [
-                    "people/ana-lima.md", "people/bruno-costa.md", "projects/atlas-app.md"]
+                    "people/ana-lima.md",
+                    "people/bruno-costa.md",
+                    "projects/atlas-app.md",
+                ]
                 info = await client.call("note.info", {"path": "people/ana-lima.md"})
                 assert info["entities"] == ["project/atlas-app", "person/bruno-costa"]
 
@@ -76,7 +79,10 @@ def test_plain_rename_updates_refs_id_and_footers(vault: Path):
     # the daily note (structural tier) is never written
     assert (vault / "daily/2026-11-20.md").read_text() == CONSISTENT["daily/2026-11-20.md"]
     assert sorted(e["path"] for e in journal_entries(vault)) == [
-        "people/ana-lima.md", "people/bruno-costa.md", "projects/atlas-app.md"]
+        "people/ana-lima.md",
+        "people/bruno-costa.md",
+        "projects/atlas-app.md",
+    ]
 
 
 def test_rename_method_from_the_plugin(vault: Path):
@@ -106,8 +112,9 @@ def test_rename_method_from_the_plugin(vault: Path):
     assert (vault / "people/ana-lima.md").read_text() == ANA_LIMA + "\nSee [[ana-lima#Context]].\n"
     assert (vault / "people/bruno-costa.md").read_text() == BRUNO_AFTER
     # the new name is now mentioned in the body (the link Obsidian rewrote), so cross_refs gains it
-    assert (vault / "projects/atlas-app.md").read_text() == atlas.replace("entities: [person/ana,", "entities: [person/ana-lima,").replace(
-        "last_updated: 2026-11-20T10:00:00Z\n", "last_updated: 2026-11-20T10:00:00Z\ncross_refs: [person/ana-lima]\n")
+    assert (vault / "projects/atlas-app.md").read_text() == atlas.replace(
+        "entities: [person/ana,", "entities: [person/ana-lima,"
+    ).replace("last_updated: 2026-11-20T10:00:00Z\n", "last_updated: 2026-11-20T10:00:00Z\ncross_refs: [person/ana-lima]\n")
 
 
 def test_delete_gives_findings_and_writes_nothing(vault: Path):

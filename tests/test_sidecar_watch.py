@@ -157,8 +157,10 @@ def test_burst_of_autosaves_loses_nothing_and_is_not_raced(vault: Path):
     texts = run(body(), timeout=45)
     final = (vault / rel).read_text()
     # The final file is the last text saved, plus only the machine-owned surfaces.
-    expected = texts[-1].replace("cross_refs: [person/bruno-costa]", "cross_refs: [project/atlas-app]").replace(
-        "## See also\n- [[atlas-app]]\n", "## See also\n- [[atlas-app]]\n- [[bruno-costa]]\n"
+    expected = (
+        texts[-1]
+        .replace("cross_refs: [person/bruno-costa]", "cross_refs: [project/atlas-app]")
+        .replace("## See also\n- [[atlas-app]]\n", "## See also\n- [[atlas-app]]\n- [[bruno-costa]]\n")
     )
     assert final == expected
     entries = [e for e in journal_entries(vault) if e["path"] == rel]
@@ -175,8 +177,7 @@ def test_undo_from_the_cli_sticks_while_the_sidecar_runs(vault: Path):
     async def body():
         async with running_sidecar(vault, quiet=QUIET):
             async with await SidecarClient.open(vault) as client:
-                edited = ANA.replace("She pairs with [[bruno-costa|Bruno]] most mornings.",
-                                     "She pairs with Bruno most mornings.")
+                edited = ANA.replace("She pairs with [[bruno-costa|Bruno]] most mornings.", "She pairs with Bruno most mornings.")
                 saved = time.monotonic()
                 write(vault, "people/ana.md", edited)
                 await client.wait_for("wrote", "people/ana.md", since=saved, timeout=5)
@@ -213,7 +214,9 @@ def test_a_folder_moved_in_or_out_and_a_note_in_a_brand_new_folder_are_noticed(v
                 (vault / "inbox" / "new-one.md").write_text("---\nstatus: review\n---\n# New one\n\nWritten at once.\n")
                 outside.rename(vault / "research")
                 deadline = time.monotonic() + 10
-                while time.monotonic() < deadline and not {"inbox/new-one.md", "research/moved-in.md"} <= set(sc.sidecar.vault.state.notes):
+                while time.monotonic() < deadline and not {"inbox/new-one.md", "research/moved-in.md"} <= set(
+                    sc.sidecar.vault.state.notes
+                ):
                     await asyncio.sleep(0.1)
                 assert {"inbox/new-one.md", "research/moved-in.md"} <= set(sc.sidecar.vault.state.notes)
                 assert (await client.call("status"))["counts"]["markdown_files"] == before + 2

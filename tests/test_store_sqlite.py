@@ -56,8 +56,7 @@ def test_knn_returns_the_true_nearest_neighbours(vec_conn):
     )
     query = vectors[56] + 0.05 * rng.normal(size=384).astype(np.float32)
     rows = vec_conn.fetchall(
-        "select rowid, distance from chunk_vec where embedding match ? and k = 5 "
-        "order by distance",
+        "select rowid, distance from chunk_vec where embedding match ? and k = 5 order by distance",
         (serialize_vector(query),),
     )
     expected = np.argsort(np.linalg.norm(vectors - query, axis=1))[:5] + 1
@@ -68,37 +67,35 @@ def test_knn_returns_the_true_nearest_neighbours(vec_conn):
 
 def test_fts5_match_ranks_by_bm25(conn):
     conn.execute("create virtual table notes_fts using fts5(path, body)")
-    conn.executemany("insert into notes_fts(path, body) values (?, ?)", [
-        ("decisions/sqlite.md", "We chose sqlite-vec instead of Qdrant: embedded, no server"),
-        ("people/alice.md", "Alice designs the checkout redesign"),
-        ("daily/2024-05-01.md", "Talked about Qdrant, Qdrant and more Qdrant with Bob"),
-    ])
+    conn.executemany(
+        "insert into notes_fts(path, body) values (?, ?)",
+        [
+            ("decisions/sqlite.md", "We chose sqlite-vec instead of Qdrant: embedded, no server"),
+            ("people/alice.md", "Alice designs the checkout redesign"),
+            ("daily/2024-05-01.md", "Talked about Qdrant, Qdrant and more Qdrant with Bob"),
+        ],
+    )
     rows = conn.fetchall(
         "select path from notes_fts where notes_fts match ? order by bm25(notes_fts)",
         ("qdrant",),
     )
     assert [r[0] for r in rows] == ["daily/2024-05-01.md", "decisions/sqlite.md"]
-    assert conn.fetchall("select path from notes_fts where notes_fts match 'checkout'") == [
-        ("people/alice.md",)
-    ]
+    assert conn.fetchall("select path from notes_fts where notes_fts match 'checkout'") == [("people/alice.md",)]
 
 
 def test_uniform_api(conn):
     conn.executescript(
-        "create table notes(id integer primary key, path text unique, title text);"
-        "create index notes_title on notes(title);"
+        "create table notes(id integer primary key, path text unique, title text);create index notes_title on notes(title);"
     )
     assert conn.execute("insert into notes(path, title) values (?, ?)", ("a.md", "A")) == 1
     assert conn.last_insert_rowid() == 1
-    conn.executemany("insert into notes(path, title) values (:path, :title)",
-                     [{"path": "b.md", "title": "B"}, {"path": "c.md", "title": "C"}])
+    conn.executemany(
+        "insert into notes(path, title) values (:path, :title)", [{"path": "b.md", "title": "B"}, {"path": "c.md", "title": "C"}]
+    )
     assert conn.fetchvalue("select count(*) from notes") == 3
-    assert conn.fetchvalue("select title from notes where path = ?", ("zz.md",),
-                           default="none") == "none"
+    assert conn.fetchvalue("select title from notes where path = ?", ("zz.md",), default="none") == "none"
     assert conn.fetchone("select path, title from notes where id = ?", (2,)) == ("b.md", "B")
-    assert conn.fetchdicts("select path, title from notes order by id limit 1") == [
-        {"path": "a.md", "title": "A"}
-    ]
+    assert conn.fetchdicts("select path, title from notes order by id limit 1") == [{"path": "a.md", "title": "A"}]
     assert conn.fetchdicts("select path from notes where 0") == []
     assert list(conn.iterate("select id from notes order by id")) == [(1,), (2,), (3,)]
     assert conn.execute("update notes set title = 'x' where id > 1") == 2
@@ -214,8 +211,7 @@ def test_processes_opening_a_fresh_database_together_wait_for_each_other(tmp_pat
     for round_ in range(rounds):
         path = str(tmp_path / f"race-{round_}.db")
         start = ctx.Event()
-        procs = [ctx.Process(target=_open_and_write, args=(path, driver, start, errors))
-                 for _ in range(processes_per_round)]
+        procs = [ctx.Process(target=_open_and_write, args=(path, driver, start, errors)) for _ in range(processes_per_round)]
         for p in procs:
             p.start()
         start.set()

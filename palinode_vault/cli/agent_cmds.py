@@ -18,8 +18,12 @@ from palinode_vault.cli.options import resolve_vault, vault_option
 
 @main.command("mcp")
 @vault_option
-@click.option("--embedding-model", envvar="PALINODE_EMBEDDING_MODEL", metavar="PATH",
-              help="A GGUF embedding model instead of the default all-MiniLM-L6-v2.")
+@click.option(
+    "--embedding-model",
+    envvar="PALINODE_EMBEDDING_MODEL",
+    metavar="PATH",
+    help="A GGUF embedding model instead of the default all-MiniLM-L6-v2.",
+)
 def mcp_command(vault: Path, embedding_model: str | None) -> None:
     """Serve the vault to an AI agent over MCP (stdio): PROGRAM.md's palinode_* tools."""
     from palinode_vault.mcp.server import run_stdio
@@ -32,10 +36,18 @@ def agent() -> None:
     """Connect AI agents (Claude Code, Cursor, Codex, Claude Desktop) to the vault over MCP."""
 
 
-_CLIENT = click.option("--client", required=True, type=click.Choice(["claude-code", "cursor", "codex", "claude-desktop"]),
-                       help="The agent to configure.")
-_PROJECT = click.option("--project", type=click.Path(file_okay=False, path_type=Path), default=None,
-                        help="Configure this project folder only (default: the client's user-wide config).")
+_CLIENT = click.option(
+    "--client",
+    required=True,
+    type=click.Choice(["claude-code", "cursor", "codex", "claude-desktop"]),
+    help="The agent to configure.",
+)
+_PROJECT = click.option(
+    "--project",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Configure this project folder only (default: the client's user-wide config).",
+)
 
 
 def _diff(change) -> str:
@@ -91,8 +103,7 @@ def agent_install(vault: Path, client: str, project: Path | None, dry_run: bool,
     for change in todo:
         _write(change.path, change.new)
         click.echo(f"wrote {change.path}" + (" (previous version kept as .bak)" if change.old is not None else ""))
-    click.echo(f"check it with: palinode-vault agent doctor --client {client}"
-               + (f" --project {project}" if project else ""))
+    click.echo(f"check it with: palinode-vault agent doctor --client {client}" + (f" --project {project}" if project else ""))
 
 
 @agent.command("doctor")

@@ -24,8 +24,7 @@ SEARCH_EMBED_SECONDS = 5.0
 
 
 def _model_option(func):
-    return click.option("--embedding-model", envvar="PALINODE_EMBEDDING_MODEL", metavar="PATH",
-                        help=_MODEL_HELP)(func)
+    return click.option("--embedding-model", envvar="PALINODE_EMBEDDING_MODEL", metavar="PATH", help=_MODEL_HELP)(func)
 
 
 def _json_option(func):
@@ -33,8 +32,7 @@ def _json_option(func):
 
 
 def _no_update_option(func):
-    return click.option("--no-update", is_flag=True,
-                        help="Use the index as it is; do not bring it up to date first.")(func)
+    return click.option("--no-update", is_flag=True, help="Use the index as it is; do not bring it up to date first.")(func)
 
 
 class ProgressBar:
@@ -54,13 +52,17 @@ class ProgressBar:
         rate = done / (now - start) if now > start else 0.0
         left = f" {int((total - done) / rate) // 60}m{int((total - done) / rate) % 60:02d}s left" if rate and done < total else ""
         label = {"scan": "reading notes", "index": "indexing", "embed": "embedding"}.get(phase, phase)
-        click.echo(f"\r{label:<13} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}"
-                   f"{f' {rate:.0f}/s' if phase == 'embed' and rate else ''}{left}   ",
-                   err=True, nl=done >= total)
+        click.echo(
+            f"\r{label:<13} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}"
+            f"{f' {rate:.0f}/s' if phase == 'embed' and rate else ''}{left}   ",
+            err=True,
+            nl=done >= total,
+        )
 
 
-def open_vault_index(vault: Path, embedding_model: str | None, *, update: bool = True, quiet: bool = False,
-                     embed_seconds: float | None = None):
+def open_vault_index(
+    vault: Path, embedding_model: str | None, *, update: bool = True, quiet: bool = False, embed_seconds: float | None = None
+):
     """(Vault, Index) for a one-shot command, the index brought up to date unless `update` is False
     (keywords fully; embedding for at most `embed_seconds`, None: all of it)."""
     from palinode_vault.index import open_index, refresh
@@ -83,8 +85,11 @@ def open_vault_index(vault: Path, embedding_model: str | None, *, update: bool =
     except KeyboardInterrupt:
         counts = index.counts()
         index.close()
-        click.echo(f"\ninterrupted: {counts['vectors']} chunk texts embedded, {counts['pending']} to go; "
-                   "run the command again to resume", err=True)
+        click.echo(
+            f"\ninterrupted: {counts['vectors']} chunk texts embedded, {counts['pending']} to go; "
+            "run the command again to resume",
+            err=True,
+        )
         sys.exit(130)
     return v, index
 
@@ -108,8 +113,12 @@ def _note_or_fail(v, path: str) -> str:
 @click.argument("query")
 @_json_option
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 200))
-@click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), default=None,
-              help="Default: hybrid when an embedding model is available, else keyword.")
+@click.option(
+    "--mode",
+    type=click.Choice(["hybrid", "keyword", "vector"]),
+    default=None,
+    help="Default: hybrid when an embedding model is available, else keyword.",
+)
 @click.option("--category", help="Only notes of this category (person, project, decision, ...).")
 @click.option("--status", help="Only notes with this status.")
 @click.option("--folder", help="Only notes under this vault folder.")
@@ -117,14 +126,32 @@ def _note_or_fail(v, path: str) -> str:
 @click.option("--until", metavar="YYYY-MM-DD", help="Only notes dated on or before this day.")
 @click.option("--include-daily", is_flag=True, help="Rank daily logs as high as memories.")
 @click.option("--include-archived", is_flag=True, help="Include notes whose status is archived.")
-@click.option("--embed-seconds", type=click.FloatRange(0), default=SEARCH_EMBED_SECONDS, show_default=True,
-              help="Embed new text for at most this long before answering (the rest: reindex or the sidecar).")
+@click.option(
+    "--embed-seconds",
+    type=click.FloatRange(0),
+    default=SEARCH_EMBED_SECONDS,
+    show_default=True,
+    help="Embed new text for at most this long before answering (the rest: reindex or the sidecar).",
+)
 @_no_update_option
 @_model_option
-def search_command(vault: Path, query: str, as_json: bool, limit: int, mode: str | None, category: str | None,
-                   status: str | None, folder: str | None, since: str | None, until: str | None,
-                   include_daily: bool, include_archived: bool, embed_seconds: float, no_update: bool,
-                   embedding_model: str | None) -> None:
+def search_command(
+    vault: Path,
+    query: str,
+    as_json: bool,
+    limit: int,
+    mode: str | None,
+    category: str | None,
+    status: str | None,
+    folder: str | None,
+    since: str | None,
+    until: str | None,
+    include_daily: bool,
+    include_archived: bool,
+    embed_seconds: float,
+    no_update: bool,
+    embedding_model: str | None,
+) -> None:
     """Hybrid search: keywords (BM25) and meaning (vectors), blended as PROGRAM.md search.fusion says.
 
     Never waits for a whole vault to be embedded: keywords are brought up to date, new text is
@@ -132,12 +159,23 @@ def search_command(vault: Path, query: str, as_json: bool, limit: int, mode: str
     from palinode_vault.index import search
     from palinode_vault.memory import access
 
-    v, index = open_vault_index(vault, embedding_model, update=not no_update, quiet=as_json,
-                                embed_seconds=0 if mode == "keyword" else embed_seconds)
+    v, index = open_vault_index(
+        vault, embedding_model, update=not no_update, quiet=as_json, embed_seconds=0 if mode == "keyword" else embed_seconds
+    )
     with index:
-        result = search(index, query, limit=limit, mode=mode, category=category, status=status,
-                        folder=folder, since=since, until=until, include_daily=include_daily,
-                        include_archived=include_archived)
+        result = search(
+            index,
+            query,
+            limit=limit,
+            mode=mode,
+            category=category,
+            status=status,
+            folder=folder,
+            since=since,
+            until=until,
+            include_daily=include_daily,
+            include_archived=include_archived,
+        )
     # what sessions find, for the weekly core-drift check (memory/access.py)
     access.record(v.root, "search", access.cli_session(v.root), [r.get("path") for r in result["results"]])
     if as_json:
@@ -164,8 +202,16 @@ def search_command(vault: Path, query: str, as_json: bool, limit: int, mode: str
 @_json_option
 @_no_update_option
 @_model_option
-def dedup_command(vault: Path, file: Path | None, text: str | None, category: str | None, limit: int,
-                  as_json: bool, no_update: bool, embedding_model: str | None) -> None:
+def dedup_command(
+    vault: Path,
+    file: Path | None,
+    text: str | None,
+    category: str | None,
+    limit: int,
+    as_json: bool,
+    no_update: bool,
+    embedding_model: str | None,
+) -> None:
     """Existing notes close in meaning to a draft, ranked; 'strong' at PROGRAM.md's
     update.strong_duplicate (usually an UPDATE, not an ADD)."""
     from palinode_vault.index import NoVectors, dedup
@@ -205,8 +251,16 @@ def dedup_command(vault: Path, file: Path | None, text: str | None, category: st
 @_json_option
 @_no_update_option
 @_model_option
-def repair_command(vault: Path, link_text: str, source: str | None, apply_to: str | None, limit: int,
-                   as_json: bool, no_update: bool, embedding_model: str | None) -> None:
+def repair_command(
+    vault: Path,
+    link_text: str,
+    source: str | None,
+    apply_to: str | None,
+    limit: int,
+    as_json: bool,
+    no_update: bool,
+    embedding_model: str | None,
+) -> None:
     """Candidates for a broken link (name similarity blended with meaning); --apply rewrites it."""
     from palinode_vault.index import repair_candidates, text_reader
 
@@ -253,8 +307,7 @@ def apply_repair(v, link_text: str, new_path: str, source: str | None) -> dict:
 @_json_option
 @_no_update_option
 @_model_option
-def related_command(vault: Path, note: str, limit: int, as_json: bool, no_update: bool,
-                    embedding_model: str | None) -> None:
+def related_command(vault: Path, note: str, limit: int, as_json: bool, no_update: bool, embedding_model: str | None) -> None:
     """Notes close in meaning to NOTE that are not linked with it either way (link proposals)."""
     from palinode_vault.index import NoVectors, related
 
@@ -301,15 +354,20 @@ def reindex_command(vault: Path, keep: bool, as_json: bool, embedding_model: str
     except KeyboardInterrupt:
         counts = index.counts()
         index.close()
-        click.echo(f"\ninterrupted: {counts['vectors']} chunk texts embedded, {counts['pending']} to go; "
-                   "run palinode-vault reindex --keep to resume", err=True)
+        click.echo(
+            f"\ninterrupted: {counts['vectors']} chunk texts embedded, {counts['pending']} to go; "
+            "run palinode-vault reindex --keep to resume",
+            err=True,
+        )
         sys.exit(130)
     data = {**report.to_json(), **index.describe()}
     index.close()
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
-    click.echo(f"indexed {report.indexed} notes ({data['chunks']} chunks), embedded {report.embedded} texts "
-               f"in {report.seconds:.1f} s; mode {data['mode']}")
+    click.echo(
+        f"indexed {report.indexed} notes ({data['chunks']} chunks), embedded {report.embedded} texts "
+        f"in {report.seconds:.1f} s; mode {data['mode']}"
+    )
     if data["reason"]:
         click.echo(f"keyword-only: {data['reason']}", err=True)

@@ -30,14 +30,22 @@ def _program_or_fail(root: Path):
 @click.argument("transcript", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--dry-run", is_flag=True, help="Show what would be filed, and the diffs; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--model", "model", default=None,
-              help="Generation model: a registered name (smollm2, the default) or a GGUF path; "
-                   "with --model-server, the server's name for the model.")
-@click.option("--model-server", "model_server", default=None, metavar="URL",
-              help="An OpenAI-compatible chat server to extract with (Ollama: http://127.0.0.1:11434/v1); "
-                   "overrides PROGRAM.md's generation.model_server.")
-def extract(vault: Path, transcript: str, dry_run: bool, as_json: bool, model: str | None,
-            model_server: str | None) -> None:
+@click.option(
+    "--model",
+    "model",
+    default=None,
+    help="Generation model: a registered name (smollm2, the default) or a GGUF path; "
+    "with --model-server, the server's name for the model.",
+)
+@click.option(
+    "--model-server",
+    "model_server",
+    default=None,
+    metavar="URL",
+    help="An OpenAI-compatible chat server to extract with (Ollama: http://127.0.0.1:11434/v1); "
+    "overrides PROGRAM.md's generation.model_server.",
+)
+def extract(vault: Path, transcript: str, dry_run: bool, as_json: bool, model: str | None, model_server: str | None) -> None:
     """Turn a conversation into memories (markdown speaker turns, JSONL of {role, content}, Claude
     Code's transcript JSONL, or text)."""
     from palinode_vault.memory.extract import extract_text, load_generator, server_settings
@@ -52,8 +60,7 @@ def extract(vault: Path, transcript: str, dry_run: bool, as_json: bool, model: s
 
         configured = server_settings(program) or {}
         try:
-            generator = ChatServerGenerator(model_server, model=model,
-                                            timeout=configured.get("timeout_seconds", 120.0))
+            generator = ChatServerGenerator(model_server, model=model, timeout=configured.get("timeout_seconds", 120.0))
         except ModelUnavailable as exc:
             raise click.ClickException(str(exc)) from exc
     if transcript == "-":
@@ -70,8 +77,9 @@ def extract(vault: Path, transcript: str, dry_run: bool, as_json: bool, model: s
     # planned on a snapshot, written only if no note it read changed while the model ran
     memo = MemoGenerator(lambda: load_generator(generator, program))
     try:
-        result = plan_then_write(v, lambda snap, write: extract_text(
-            snap, text, generator=memo, source=source, dry_run=dry_run, write=write))
+        result = plan_then_write(
+            v, lambda snap, write: extract_text(snap, text, generator=memo, source=source, dry_run=dry_run, write=write)
+        )
     except (ModelUnavailable, StalePlan) as exc:
         raise click.ClickException(str(exc)) from exc
     if as_json:
@@ -115,8 +123,9 @@ def consolidate(vault: Path, dry_run: bool, now, as_json: bool, model: str | Non
     _program_or_fail(v.root)
     generator = False if no_model else MemoGenerator(lambda: load_generator(model))
     try:
-        result = plan_then_write(v, lambda snap, write: run_consolidation(
-            snap, dry_run=dry_run, generator=generator, write=write))
+        result = plan_then_write(
+            v, lambda snap, write: run_consolidation(snap, dry_run=dry_run, generator=generator, write=write)
+        )
     except (ModelUnavailable, StalePlan) as exc:
         raise click.ClickException(str(exc)) from exc
     if as_json:
@@ -200,8 +209,7 @@ def _review(vault: Path, note: str, as_json: bool, action: str) -> None:
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
         return
-    click.echo(f"{'approved' if action == 'approve' else 'rejected'}: {note} -> {result.path}; "
-               "palinode-vault undo reverts it")
+    click.echo(f"{'approved' if action == 'approve' else 'rejected'}: {note} -> {result.path}; palinode-vault undo reverts it")
     if result.conflicts:
         click.echo(f"not written (changed on disk meanwhile): {', '.join(result.conflicts)}", err=True)
 

@@ -13,10 +13,10 @@ _GENERATION_HELP = "A GGUF chat model (or a registered name) instead of the defa
 
 
 def _model_options(func):
-    func = click.option("--generation-model", envvar="PALINODE_GENERATION_MODEL",
-                        metavar="PATH|NAME", help=_GENERATION_HELP)(func)
-    func = click.option("--embedding-model", envvar="PALINODE_EMBEDDING_MODEL",
-                        metavar="PATH", help=_EMBEDDING_HELP)(func)
+    func = click.option("--generation-model", envvar="PALINODE_GENERATION_MODEL", metavar="PATH|NAME", help=_GENERATION_HELP)(
+        func
+    )
+    func = click.option("--embedding-model", envvar="PALINODE_EMBEDDING_MODEL", metavar="PATH", help=_EMBEDDING_HELP)(func)
     return func
 
 
@@ -49,15 +49,13 @@ def prepare_command(embedding_model: str | None, generation_model: str | None) -
 @models_group.command("list")
 @_model_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-def list_command(embedding_model: str | None, generation_model: str | None,
-                 as_json: bool) -> None:
+def list_command(embedding_model: str | None, generation_model: str | None, as_json: bool) -> None:
     """List the models in use: role, path, present, size, dimensions."""
     from palinode_vault.models import cache_dir, list_models
 
     infos = list_models(embedding_model, generation_model)
     if as_json:
-        click.echo(json.dumps({"cache": str(cache_dir()),
-                               "models": [i.to_dict() for i in infos]}, indent=2))
+        click.echo(json.dumps({"cache": str(cache_dir()), "models": [i.to_dict() for i in infos]}, indent=2))
         return
     for info in infos:
         click.echo(_line(info))

@@ -15,9 +15,16 @@ from palinode_vault.cli.options import resolve_vault, vault_option
 
 @main.command()
 @vault_option
-@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="Port on 127.0.0.1 (0 picks a free one).")
-@click.option("--quiet-seconds", type=click.FloatRange(0, 3600), default=3.0, show_default=True,
-              help="Leave a file alone this long after it changed before fixing it.")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="Port on 127.0.0.1 (0 picks a free one)."
+)
+@click.option(
+    "--quiet-seconds",
+    type=click.FloatRange(0, 3600),
+    default=3.0,
+    show_default=True,
+    help="Leave a file alone this long after it changed before fixing it.",
+)
 @click.option("--no-auto-fix", is_flag=True, help="Report findings only; never write on its own.")
 @click.option("--verbose", "-v", is_flag=True, help="Log every batch of changes.")
 def serve(vault: Path, port: int, quiet_seconds: float, no_auto_fix: bool, verbose: bool) -> None:
@@ -30,19 +37,24 @@ def serve(vault: Path, port: int, quiet_seconds: float, no_auto_fix: bool, verbo
 
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     root = resolve_vault(vault)
-    settings = Settings(vault=root, quiet_seconds=quiet_seconds,
-                        auto_fix_footer=not no_auto_fix, auto_fix_cross_refs=not no_auto_fix)
+    settings = Settings(
+        vault=root, quiet_seconds=quiet_seconds, auto_fix_footer=not no_auto_fix, auto_fix_cross_refs=not no_auto_fix
+    )
 
     def ready(server, sidecar) -> None:
         status = sidecar.status(server.port)
         counts = status["counts"]
         click.echo(f"palinode-vault sidecar for {root}")
         click.echo(f"  listening on ws://127.0.0.1:{server.port}/rpc (token in .palinode/sidecar.json; GET /health)")
-        click.echo(f"  {counts['markdown_files']} notes ({counts['memory_files']} memory), {counts['links']} links, "
-                   f"{counts['unresolved']} unresolved, {counts['orphans']} orphans")
+        click.echo(
+            f"  {counts['markdown_files']} notes ({counts['memory_files']} memory), {counts['links']} links, "
+            f"{counts['unresolved']} unresolved, {counts['orphans']} orphans"
+        )
         findings = ", ".join(f"{k} {v}" for k, v in status["findings"].items()) or "none"
         click.echo(f"  findings: {findings}")
-        click.echo(f"  automatic fixes: {'off' if no_auto_fix else 'See also footers and cross_refs, after ' + str(quiet_seconds) + ' s of quiet'}")
+        click.echo(
+            f"  automatic fixes: {'off' if no_auto_fix else 'See also footers and cross_refs, after ' + str(quiet_seconds) + ' s of quiet'}"
+        )
         click.echo("  stop with Ctrl-C")
         sys.stdout.flush()
 
@@ -67,8 +79,11 @@ def status(vault: Path, as_json: bool) -> None:
     info = read_discovery(root)
     pid = holder(root)
     if info is None:
-        data = {"running": False, "pid": pid or None,
-                "message": f"not running; start it with: palinode-vault serve --vault {root}"}
+        data = {
+            "running": False,
+            "pid": pid or None,
+            "message": f"not running; start it with: palinode-vault serve --vault {root}",
+        }
         click.echo(json.dumps(data, indent=2) if as_json else data["message"])
         sys.exit(1)
     try:
@@ -78,12 +93,18 @@ def status(vault: Path, as_json: bool) -> None:
             while reply.get("id") != 1:  # notifications (progress, findings.changed) may come first
                 reply = json.loads(ws.recv(timeout=10))
     except Exception as exc:  # noqa: BLE001
-        data = {"running": False, "pid": info.pid, "message": f"sidecar.json names pid {info.pid} on port {info.port}, but it does not answer ({exc})"}
+        data = {
+            "running": False,
+            "pid": info.pid,
+            "message": f"sidecar.json names pid {info.pid} on port {info.port}, but it does not answer ({exc})",
+        }
         click.echo(json.dumps(data, indent=2) if as_json else data["message"])
         sys.exit(1)
     if "error" in reply:
         message = reply["error"].get("message", "unknown error")
-        click.echo(json.dumps({"running": True, "error": message}, indent=2) if as_json else f"running, but status failed: {message}")
+        click.echo(
+            json.dumps({"running": True, "error": message}, indent=2) if as_json else f"running, but status failed: {message}"
+        )
         sys.exit(1)
     result = reply.get("result") or {}
     result["running"] = True

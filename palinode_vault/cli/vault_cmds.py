@@ -88,7 +88,9 @@ def note_paths(v, paths: tuple[str, ...], command: str) -> list[str]:
         elif rel in known:
             out.append(rel)
         else:
-            why = "not a Markdown note" if not rel.lower().endswith(".md") else "excluded or hidden (see PROGRAM.md ignore_folders)"
+            why = (
+                "not a Markdown note" if not rel.lower().endswith(".md") else "excluded or hidden (see PROGRAM.md ignore_folders)"
+            )
             raise click.ClickException(f"{command}: {raw} is not a note palinode-vault reads ({why})")
     return list(dict.fromkeys(out))
 
@@ -233,8 +235,17 @@ def undo(vault: Path, as_json: bool) -> None:
     if result.refused:
         raise click.ClickException(f"not undone: {result.refused}")
     if as_json:
-        click.echo(json.dumps({"run": result.run, "label": result.label, "restored": result.restored,
-                               "skipped": [{"path": p, "reason": r} for p, r in result.skipped]}, indent=2))
+        click.echo(
+            json.dumps(
+                {
+                    "run": result.run,
+                    "label": result.label,
+                    "restored": result.restored,
+                    "skipped": [{"path": p, "reason": r} for p, r in result.skipped],
+                },
+                indent=2,
+            )
+        )
         return
     if result.run is None:
         click.echo("nothing to undo")

@@ -49,8 +49,10 @@ class Finding:
     def __reduce__(self):
         # A whole vault's report is cached pickled; a tuple of fields unpickles far faster than
         # the generated state of a slots dataclass.
-        return (Finding, (self.check, self.path, self.line, self.message, self.severity, self.column,
-                          self.target, self.fixable, self.extra))
+        return (
+            Finding,
+            (self.check, self.path, self.line, self.message, self.severity, self.column, self.target, self.fixable, self.extra),
+        )
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

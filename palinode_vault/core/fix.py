@@ -75,8 +75,11 @@ def plan_fix(state: VaultState, note: Note, text: str, analysis: Analysis) -> Fi
     # an `entities:` value a person wrote that is no ref list is left as written (lint reports it)
     if wiki.entities_fixed != wiki.entities_now and odd_entities_value(data) is None:
         added = [r for r in wiki.entities_fixed if r not in wiki.entities_now]
-        plan.add(fm.set_key(text, block, "entities", wiki.entities_fixed), ENTITIES,
-                 "entities: " + (f"added {', '.join(added)}" if added else "canonical form"))
+        plan.add(
+            fm.set_key(text, block, "entities", wiki.entities_fixed),
+            ENTITIES,
+            "entities: " + (f"added {', '.join(added)}" if added else "canonical form"),
+        )
 
     targets = state.resolved.get(note.path) or []
     for link, target in zip(note.links, targets):
@@ -88,9 +91,12 @@ def plan_fix(state: VaultState, note: Note, text: str, analysis: Analysis) -> Fi
         if label is None or not label.lower().endswith(".md"):
             continue
         line_start = text.rfind("\n", 0, link.start) + 1
-        table = text[line_start:link.start].lstrip().startswith("|") or "\\|" in text[link.start : link.end]
-        plan.add(Span(link.start, link.end, _link_text(state, link, label, note.path, table)), LABELS,
-                 f"[[{link.target}]] -> resolvable link to {label}")
+        table = text[line_start : link.start].lstrip().startswith("|") or "\\|" in text[link.start : link.end]
+        plan.add(
+            Span(link.start, link.end, _link_text(state, link, label, note.path, table)),
+            LABELS,
+            f"[[{link.target}]] -> resolvable link to {label}",
+        )
 
     # cross_refs follow the body as it will read after the label rewrites: `[[Ali]]` becoming
     # `[[alice-smith|Ali]]` puts the slug's words in the text (else a second fix changes them).

@@ -87,9 +87,7 @@ def parse(text: str, block: Block) -> tuple[dict[str, Any] | None, FrontmatterEr
         data = load_flat(content)
         if data is None:
             if "*" in content and _alias_bomb(content):
-                return None, FrontmatterError(
-                    "YAML anchors/aliases expand to too many values (an alias bomb?)", first_line, 1
-                )
+                return None, FrontmatterError("YAML anchors/aliases expand to too many values (an alias bomb?)", first_line, 1)
             data = _HANDLER.load(content)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -118,9 +116,7 @@ def parse(text: str, block: Block) -> tuple[dict[str, Any] | None, FrontmatterEr
         key, offset = duplicate
         return None, FrontmatterError(f"duplicate key '{key}' in frontmatter", first_line + offset, 1)
     if ("*" in content or "&" in content) and _too_many_nodes(data):
-        return None, FrontmatterError(
-            "YAML anchors/aliases expand to too many values (an alias bomb?)", first_line, 1
-        )
+        return None, FrontmatterError("YAML anchors/aliases expand to too many values (an alias bomb?)", first_line, 1)
     return {str(k): v for k, v in data.items()}, None
 
 

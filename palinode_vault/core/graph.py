@@ -76,8 +76,7 @@ def build_graph(state: VaultState) -> nx.MultiDiGraph:
 def dead_ends(graph: nx.MultiDiGraph) -> list[str]:
     """Notes with links in but none out."""
     return sorted(
-        n for n, d in graph.nodes(data=True)
-        if d["type"] == "note" and graph.out_degree(n) == 0 and graph.in_degree(n) > 0
+        n for n, d in graph.nodes(data=True) if d["type"] == "note" and graph.out_degree(n) == 0 and graph.in_degree(n) > 0
     )
 
 
@@ -134,8 +133,7 @@ def neighbourhood(graph: nx.MultiDiGraph, path: str, depth: int = 1, max_nodes: 
         for n in sorted(seen)
     ]
     edges = [
-        {"source": u, "target": v, "kind": d["kind"], "count": d["count"]}
-        for u, v, d in graph.subgraph(seen).edges(data=True)
+        {"source": u, "target": v, "kind": d["kind"], "count": d["count"]} for u, v, d in graph.subgraph(seen).edges(data=True)
     ]
     out: dict[str, Any] = {"center": path, "nodes": nodes, "edges": edges}
     if left_out:

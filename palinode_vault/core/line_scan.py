@@ -95,7 +95,8 @@ _LIST_ITEM = re.compile(r" {0,3}([-*+]|\d{1,9}[.)])( *)")
 # `[text](dest)`, `[text](dest "title")`; dest may hold one level of balanced parentheses.
 # No escapes, HTML or code in it: those go to markdown-it.
 _SIMPLE_MD_LINK = re.compile(
-    r"\[([^\[\]`<\\\n]*)\]\( *(?:<([^<>\n\\]*)>|((?:[^()\s<>\\]|\([^()\s<>\\]*\))*))(?: +\"[^\"\\\n]*\")? *\)")
+    r"\[([^\[\]`<\\\n]*)\]\( *(?:<([^<>\n\\]*)>|((?:[^()\s<>\\]|\([^()\s<>\\]*\))*))(?: +\"[^\"\\\n]*\")? *\)"
+)
 _AUTOLINK_SCHEME_UNSAFE = re.compile(r"(?:javascript|vbscript|file|data):", re.IGNORECASE)
 
 
@@ -144,8 +145,12 @@ def _scan_line(line: str, base: int, links: list, code: list) -> None:
                 continue
             shut = line.find(">", i + 1)
             url = line[i + 1 : shut] if shut != -1 else ""
-            if shut != -1 and "<" not in url and (AUTOLINK_RE.search(url) or EMAIL_RE.search(url)) \
-                    and not _AUTOLINK_SCHEME_UNSAFE.match(url):
+            if (
+                shut != -1
+                and "<" not in url
+                and (AUTOLINK_RE.search(url) or EMAIL_RE.search(url))
+                and not _AUTOLINK_SCHEME_UNSAFE.match(url)
+            ):
                 pos = consumed = shut + 1  # an autolink: a web link, never a vault link
                 continue
             tag = HTML_TAG_RE.match(line, i)
@@ -200,8 +205,7 @@ def _scan_line(line: str, base: int, links: list, code: list) -> None:
             # box "[ ]": markdown-it reads the text inside as text, so carry on after them.
             # (An escape, code or HTML inside could move the closing bracket: not plain text.)
             shut = line.find("]", i + 1)
-            if (shut != -1 and line[shut + 1 : shut + 2] not in ("(", "[")
-                    and not any(ch in "[`<\\" for ch in line[i + 1 : shut])):
+            if shut != -1 and line[shut + 1 : shut + 2] not in ("(", "[") and not any(ch in "[`<\\" for ch in line[i + 1 : shut]):
                 pos = shut + 1
                 continue
         if last_md_close >= i:
@@ -301,8 +305,14 @@ def _may_open_block(line: str, stripped: str) -> bool:
     if first == "[":
         return not stripped.startswith("[^") and _LINK_DEF.match(stripped) is not None
     if first in "-*+" or first.isdigit():
-        return bool(_CONTAINER_BLOCK.match(stripped) or _THEMATIC_BREAK.fullmatch(stripped) or _DELIMITER_ROW.fullmatch(stripped)
-                    or _SETEXT.fullmatch(stripped) or _CONTAINER_START.match(stripped) and _content_indent(stripped) is None)
+        return bool(
+            _CONTAINER_BLOCK.match(stripped)
+            or _THEMATIC_BREAK.fullmatch(stripped)
+            or _DELIMITER_ROW.fullmatch(stripped)
+            or _SETEXT.fullmatch(stripped)
+            or _CONTAINER_START.match(stripped)
+            and _content_indent(stripped) is None
+        )
     return False
 
 
@@ -423,8 +433,13 @@ def scan(body: str):
                 if _line_needs_markdown_it(line, indent, previous):
                     raise _NotSure
                 opened = _FENCE_OPEN.match(line) if stripped[0] in "`~" else None
-                if in_container and (opened or _THEMATIC_BREAK.fullmatch(line) or stripped.startswith("<!--")
-                                     or stripped[0] == "#" and _ATX.match(line)):
+                if in_container and (
+                    opened
+                    or _THEMATIC_BREAK.fullmatch(line)
+                    or stripped.startswith("<!--")
+                    or stripped[0] == "#"
+                    and _ATX.match(line)
+                ):
                     if indent:
                         raise _NotSure  # a block inside a list item, or closing it: markdown-it decides
                     in_container = False  # unindented, it closes every open list and quote

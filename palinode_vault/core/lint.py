@@ -129,9 +129,7 @@ def wiki_plan(state: VaultState, path: str) -> WikiPlan:
         ekind, eslug = split_ref(ent)
         for _link, ref in missing:
             rkind, rslug = split_ref(ref)
-            if rkind == ekind and state.entity_path(ent) is None and (
-                rslug.startswith(eslug) or eslug.startswith(rslug)
-            ):
+            if rkind == ekind and state.entity_path(ent) is None and (rslug.startswith(eslug) or eslug.startswith(rslug)):
                 mismatched.append((ent, ref))
                 break
     replaced = {old: new for old, new in mismatched}
@@ -188,9 +186,21 @@ def lint_note(state: VaultState, path: str, ctx: LintContext, analysis: Analysis
     memory = is_memory_path(path)
     if note.fm_error is not None:
         err = note.fm_error
-        out.append(Finding("invalid_frontmatter", path, err.line, f"{err.message}; fix the YAML by hand (palinode-vault never rewrites this file until it parses)", column=err.column))
+        out.append(
+            Finding(
+                "invalid_frontmatter",
+                path,
+                err.line,
+                f"{err.message}; fix the YAML by hand (palinode-vault never rewrites this file until it parses)",
+                column=err.column,
+            )
+        )
     elif memory and note.frontmatter is None:
-        out.append(Finding("missing_frontmatter", path, 1, "memory file has no frontmatter; add id and category (see PROGRAM.md schemas)"))
+        out.append(
+            Finding(
+                "missing_frontmatter", path, 1, "memory file has no frontmatter; add id and category (see PROGRAM.md schemas)"
+            )
+        )
     elif memory:
         out.extend(_schema_findings(note, analysis))
         out.extend(_wiki_findings(state, note))
@@ -198,11 +208,22 @@ def lint_note(state: VaultState, path: str, ctx: LintContext, analysis: Analysis
         expected = compute_cross_refs(note, analysis.mentions)
         current = (note.frontmatter or {}).get("cross_refs")
         if (current or expected) and current != expected:
-            out.append(Finding("cross_refs_stale", path, _key_line(note, "cross_refs") if current is not None else 1,
-                               f"cross_refs should be {expected} (machine-generated; run palinode-vault fix)", fixable=True))
+            out.append(
+                Finding(
+                    "cross_refs_stale",
+                    path,
+                    _key_line(note, "cross_refs") if current is not None else 1,
+                    f"cross_refs should be {expected} (machine-generated; run palinode-vault fix)",
+                    fixable=True,
+                )
+            )
     out.extend(_link_findings(state, note, fixable=memory and note.fm_error is None))
     if is_orphan(state, path):
-        out.append(Finding("orphan", path, 1, "no links in or out; link it from a related note or let palinode-vault related suggest some"))
+        out.append(
+            Finding(
+                "orphan", path, 1, "no links in or out; link it from a related note or let palinode-vault related suggest some"
+            )
+        )
     return out
 
 
@@ -212,7 +233,9 @@ def _schema_findings(note: Note, analysis: Analysis) -> list[Finding]:
     out = []
     missing = [k for k in REQUIRED_MEMORY_KEYS if k not in data]
     if missing:
-        out.append(Finding("schema", path, 1, f"missing required key(s) {', '.join(missing)}; every memory file carries id and category"))
+        out.append(
+            Finding("schema", path, 1, f"missing required key(s) {', '.join(missing)}; every memory file carries id and category")
+        )
         return out
     kind = kind_of_path(path)
     category = data.get("category")
@@ -222,23 +245,53 @@ def _schema_findings(note: Note, analysis: Analysis) -> list[Finding]:
         out.append(Finding("schema", path, _key_line(note, "category"), f"category '{category}' is not one of {names}"))
         return out
     if top_folder(path) != INBOX_FOLDER and kind is not None and kind.name != category:
-        out.append(Finding("schema", path, _key_line(note, "category"), f"category is '{category}' but files in {kind.folder}/ are {kind.name}"))
+        out.append(
+            Finding(
+                "schema",
+                path,
+                _key_line(note, "category"),
+                f"category is '{category}' but files in {kind.folder}/ are {kind.name}",
+            )
+        )
         return out
     # `type:` is optional (Palinode's files have none); where present it names the same schema
     written_type = data.get("type")
     if written_type is not None and written_type != schema:
-        out.append(Finding("schema", path, _key_line(note, "type"),
-                           f"type is '{written_type}' but category '{category}' means {schema}; category decides (fix or drop type)",
-                           severity="warning"))
+        out.append(
+            Finding(
+                "schema",
+                path,
+                _key_line(note, "type"),
+                f"type is '{written_type}' but category '{category}' means {schema}; category decides (fix or drop type)",
+                severity="warning",
+            )
+        )
     for problem in validate_memory(data, schema):
-        out.append(Finding("schema", path, _key_line(note, problem.split("'")[1] if "'" in problem else "id"), f"{schema}: {problem}"))
+        out.append(
+            Finding("schema", path, _key_line(note, problem.split("'")[1] if "'" in problem else "id"), f"{schema}: {problem}")
+        )
     want_id = expected_id(path)
     if want_id and data.get("id") != want_id and top_folder(path) != INBOX_FOLDER:
-        out.append(Finding("schema", path, _key_line(note, "id"), f"id is '{data.get('id')}' but this file's id should be '{want_id}' ({{kind}}-{{slug}})", severity="warning"))
+        out.append(
+            Finding(
+                "schema",
+                path,
+                _key_line(note, "id"),
+                f"id is '{data.get('id')}' but this file's id should be '{want_id}' ({{kind}}-{{slug}})",
+                severity="warning",
+            )
+        )
     others = analysis.duplicate_ids.get(str(data.get("id")))
     if others:
         rest = [p for p in others if p != path]
-        out.append(Finding("duplicate_id", path, _key_line(note, "id"), f"id '{data.get('id')}' is also used by {', '.join(rest)}; give each memory its own id"))
+        out.append(
+            Finding(
+                "duplicate_id",
+                path,
+                _key_line(note, "id"),
+                f"id '{data.get('id')}' is also used by {', '.join(rest)}; give each memory its own id",
+            )
+        )
     return out
 
 
@@ -249,22 +302,79 @@ def _wiki_findings(state: VaultState, note: Note) -> list[Finding]:
     line = _entities_line(note)
     for entry, fixed in plan.uncanonical:
         if fixed:
-            out.append(Finding("wiki_drift", path, line, f"entity '{entry}' is not canonical; write it as '{fixed}'", target=entry, fixable=True))
+            out.append(
+                Finding(
+                    "wiki_drift",
+                    path,
+                    line,
+                    f"entity '{entry}' is not canonical; write it as '{fixed}'",
+                    target=entry,
+                    fixable=True,
+                )
+            )
         else:
-            out.append(Finding("wiki_drift", path, line, f"entity '{entry}' has no known kind; use kind/slug with a kind from PROGRAM.md (person, project, decision, insight, research)", target=entry))
+            out.append(
+                Finding(
+                    "wiki_drift",
+                    path,
+                    line,
+                    f"entity '{entry}' has no known kind; use kind/slug with a kind from PROGRAM.md (person, project, decision, insight, research)",
+                    target=entry,
+                )
+            )
     for old, new in plan.mismatched:
-        out.append(Finding("wiki_drift", path, line, f"entities says '{old}' but the body links '{new}'; the body wins: fix replaces the entity", target=old, fixable=True))
+        out.append(
+            Finding(
+                "wiki_drift",
+                path,
+                line,
+                f"entities says '{old}' but the body links '{new}'; the body wins: fix replaces the entity",
+                target=old,
+                fixable=True,
+            )
+        )
     for link, ref in plan.missing:
         if any(new == ref for _, new in plan.mismatched):
             continue
-        out.append(Finding("wiki_drift", path, link.line, f"body links {ref} but entities: does not list it; fix adds it", column=link.column, target=link.target, fixable=True))
+        out.append(
+            Finding(
+                "wiki_drift",
+                path,
+                link.line,
+                f"body links {ref} but entities: does not list it; fix adds it",
+                column=link.column,
+                target=link.target,
+                fixable=True,
+            )
+        )
     has_footer = note.footer is not None
     if plan.footer_links and not has_footer:
         for ref in plan.uncovered:
-            out.append(Finding("wiki_drift", path, line, f"entity {ref} has no body link; link it inline where it matters, or fix adds it to the See also footer", target=ref, fixable=True))
+            out.append(
+                Finding(
+                    "wiki_drift",
+                    path,
+                    line,
+                    f"entity {ref} has no body link; link it inline where it matters, or fix adds it to the See also footer",
+                    target=ref,
+                    fixable=True,
+                )
+            )
     elif not footer_mod.is_current(note, plan.footer_links) and (has_footer or plan.footer_links):
-        why = "uses Palinode's old marker" if note.footer and note.footer.legacy else f"should list {plan.footer_links or 'nothing (remove it)'}"
-        out.append(Finding("footer_stale", path, note.footer.line if note.footer else 1, f"the See also footer {why}; it is machine-owned: fix rewrites it", fixable=True))
+        why = (
+            "uses Palinode's old marker"
+            if note.footer and note.footer.legacy
+            else f"should list {plan.footer_links or 'nothing (remove it)'}"
+        )
+        out.append(
+            Finding(
+                "footer_stale",
+                path,
+                note.footer.line if note.footer else 1,
+                f"the See also footer {why}; it is machine-owned: fix rewrites it",
+                fixable=True,
+            )
+        )
     return out
 
 
@@ -274,18 +384,40 @@ def _lifecycle_findings(state: VaultState, note: Note, ctx: LintContext) -> list
     out = []
     status = str(data.get("status") or "")
     if data.get("superseded_by") and status != "archived":
-        out.append(Finding("superseded_not_archived", path, _key_line(note, "status" if "status" in data else "superseded_by"),
-                           f"superseded_by is '{data['superseded_by']}' but status is '{status or 'unset'}'; set status: archived (only archived leaves recall)"))
+        out.append(
+            Finding(
+                "superseded_not_archived",
+                path,
+                _key_line(note, "status" if "status" in data else "superseded_by"),
+                f"superseded_by is '{data['superseded_by']}' but status is '{status or 'unset'}'; set status: archived (only archived leaves recall)",
+            )
+        )
     updated = _as_date(data.get("last_updated")) or _as_date(data.get("created")) or _as_date(data.get("date"))
     pruning = ctx.program.pruning
     if top_folder(path) == INBOX_FOLDER:
         if status == "review" and updated and (ctx.now - updated).days > pruning.inbox_days:
-            out.append(Finding("inbox_stale", path, _key_line(note, "status"),
-                               f"waiting for review for {(ctx.now - updated).days} days (> {pruning.inbox_days}); file it or let consolidation archive it as stale"))
-    elif (status != "archived" and updated and (ctx.now - updated).days > pruning.stale_days
-          and not _recently_referenced(state, path, ctx.now, pruning.stale_days)):
-        out.append(Finding("stale", path, _key_line(note, "last_updated"),
-                           f"not updated for {(ctx.now - updated).days} days (> {pruning.stale_days}); review it (never auto-archived)"))
+            out.append(
+                Finding(
+                    "inbox_stale",
+                    path,
+                    _key_line(note, "status"),
+                    f"waiting for review for {(ctx.now - updated).days} days (> {pruning.inbox_days}); file it or let consolidation archive it as stale",
+                )
+            )
+    elif (
+        status != "archived"
+        and updated
+        and (ctx.now - updated).days > pruning.stale_days
+        and not _recently_referenced(state, path, ctx.now, pruning.stale_days)
+    ):
+        out.append(
+            Finding(
+                "stale",
+                path,
+                _key_line(note, "last_updated"),
+                f"not updated for {(ctx.now - updated).days} days (> {pruning.stale_days}); review it (never auto-archived)",
+            )
+        )
     if data.get("core") is True:
         reason = None
         kind = kind_of_path(path)
@@ -327,18 +459,44 @@ def _link_findings(state: VaultState, note: Note, fixable: bool) -> list[Finding
             label = state.label_target(link) if link.kind in ("wiki", "embed", "property") else None
             if label is not None:
                 stem = label.rsplit("/", 1)[-1][:-3]
-                out.append(Finding("unresolvable_label", path, link.line,
-                                   f"[[{written}]] does not resolve in Obsidian (aliases and titles are not link targets); write [[{stem}|{link.display or link.target}]]",
-                                   column=link.column, target=written, fixable=fixable and link.kind != "property", extra={"suggestion": label}))
+                out.append(
+                    Finding(
+                        "unresolvable_label",
+                        path,
+                        link.line,
+                        f"[[{written}]] does not resolve in Obsidian (aliases and titles are not link targets); write [[{stem}|{link.display or link.target}]]",
+                        column=link.column,
+                        target=written,
+                        fixable=fixable and link.kind != "property",
+                        extra={"suggestion": label},
+                    )
+                )
             else:
-                out.append(Finding("broken_link", path, link.line, f"link target '{link.target}' does not exist; create it, or run palinode-vault repair to pick an existing note",
-                                   column=link.column, target=written))
+                out.append(
+                    Finding(
+                        "broken_link",
+                        path,
+                        link.line,
+                        f"link target '{link.target}' does not exist; create it, or run palinode-vault repair to pick an existing note",
+                        column=link.column,
+                        target=written,
+                    )
+                )
             continue
         if link.subpath and target in state.notes:
             t = state.notes[target]
             if not anchor_exists(link.subpath, t.headings, t.block_ids):
                 what = "block" if link.subpath.startswith("^") else "heading"
-                out.append(Finding("broken_anchor", path, link.line, f"{target} has no {what} '{link.subpath}'", column=link.column, target=written))
+                out.append(
+                    Finding(
+                        "broken_anchor",
+                        path,
+                        link.line,
+                        f"{target} has no {what} '{link.subpath}'",
+                        column=link.column,
+                        target=written,
+                    )
+                )
     return out
 
 
@@ -358,7 +516,9 @@ def orphans(state: VaultState) -> list[str]:
     return sorted(p for p in state.notes if is_orphan(state, p))
 
 
-def lint_vault(state: VaultState, ctx: LintContext, analysis: Analysis | None = None, paths: Iterable[str] | None = None) -> list[Finding]:
+def lint_vault(
+    state: VaultState, ctx: LintContext, analysis: Analysis | None = None, paths: Iterable[str] | None = None
+) -> list[Finding]:
     """All findings, or those of some notes; sorted by path and line."""
     analysis = analysis_for(state, analysis)
     wanted = set(paths) if paths is not None else None

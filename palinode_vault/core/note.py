@@ -225,8 +225,9 @@ def _property_links(text: str, block: fm.Block, data: dict[str, Any], starts) ->
                 cursor = end
                 line, col = line_col(starts, block.content_start + at)
                 target, sub, shown = split_inner(m.group(1))
-                links.append(Link("property", target, sub, shown, block.content_start + at,
-                                  block.content_start + end, line, col, prop=key))
+                links.append(
+                    Link("property", target, sub, shown, block.content_start + at, block.content_start + end, line, col, prop=key)
+                )
     return links
 
 

@@ -48,8 +48,13 @@ class Update(_Strict):
     @property
     def by_statement(self) -> bool:
         """Whether the settings block has every number the statement comparison needs."""
-        return None not in (self.statement_notes, self.statement_window, self.statement_related,
-                            self.statement_same, self.statement_novelty)
+        return None not in (
+            self.statement_notes,
+            self.statement_window,
+            self.statement_related,
+            self.statement_same,
+            self.statement_novelty,
+        )
 
 
 class Pruning(_Strict):
@@ -112,9 +117,7 @@ def parse_program(text: str, source: str = "PROGRAM.md") -> ProgramSettings:
     """The settings block of a PROGRAM.md text."""
     blocks = _BLOCK.findall(text)
     if len(blocks) != 1:
-        raise ProgramError(
-            f"{source}: expected exactly one ```yaml palinode-settings block, found {len(blocks)}"
-        )
+        raise ProgramError(f"{source}: expected exactly one ```yaml palinode-settings block, found {len(blocks)}")
     line = text[: text.find(blocks[0])].count("\n") + 1
     try:
         data = yaml.safe_load(blocks[0])

@@ -11,10 +11,12 @@ from __future__ import annotations
 import re
 
 _WORD = re.compile(r"[a-z0-9]+")
-STOP = frozenset("""a an the and or but if of to in on at for with by from as is are was were be been being it its
+STOP = frozenset(
+    """a an the and or but if of to in on at for with by from as is are was were be been being it its
 this that these those we i you he she they them our my your his her their me us not no so than then there here
 will would should could can may might must do does did done have has had just also into over about after before
-up out very more most some any all each other such only own same too s t don now new one""".split())
+up out very more most some any all each other such only own same too s t don now new one""".split()
+)
 
 
 def words(text: str) -> set[str]:
@@ -31,14 +33,16 @@ def stems(text: str) -> set[str]:
 
 # Words that carry no topic; dropped from keyword queries so that "how do I ..." does not
 # rank every note that says "how".
-QUERY_STOP = frozenset("""
+QUERY_STOP = frozenset(
+    """
 a about above after again all am an and any are as at be because been before being below between
 both but by can could did do does doing down during each few for from further had has have having
 he her here hers him his how i if in into is it its itself just me more most my no nor not now of
 off on once only or other our ours out over own same she should so some such than that the their
 theirs them then there these they this those through to too under until up very was we were what
 when where which while who whom why will with would you your yours yourself
-""".split())
+""".split()
+)
 
 
 #: A wikilink or embed in plain text: group 1 the target (no heading), group 2 the label.

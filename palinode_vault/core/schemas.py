@@ -97,9 +97,7 @@ class ResearchRef(Memory):
     tags: list[str] = Field(default_factory=list)
 
 
-SCHEMAS: dict[str, type[Memory]] = {
-    m.__name__: m for m in (PersonMemory, ProjectSnapshot, Decision, Insight, ResearchRef)
-}
+SCHEMAS: dict[str, type[Memory]] = {m.__name__: m for m in (PersonMemory, ProjectSnapshot, Decision, Insight, ResearchRef)}
 
 
 def schema_of_category(category: object) -> str | None:

@@ -291,4 +291,3 @@ def _aliases(note: Note) -> list[str]:
     if isinstance(aliases, str):
         aliases = [aliases]
     return [str(a) for a in aliases if a is not None and str(a).strip()]
-

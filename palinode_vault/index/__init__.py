@@ -34,14 +34,31 @@ if TYPE_CHECKING:
     from palinode_vault.vault import Vault
 
 __all__ = [
-    "MODES", "Filters", "Index", "ModelSlot", "NoVectors", "Suggestion", "UpdateReport", "dedup",
-    "add_lint_candidates", "fuse", "index_path", "is_daily", "lint_candidates", "linked_paths", "open_index", "refresh",
-    "related", "repair_candidates", "search", "text_reader", "topic_coverage",
+    "MODES",
+    "Filters",
+    "Index",
+    "ModelSlot",
+    "NoVectors",
+    "Suggestion",
+    "UpdateReport",
+    "dedup",
+    "add_lint_candidates",
+    "fuse",
+    "index_path",
+    "is_daily",
+    "lint_candidates",
+    "linked_paths",
+    "open_index",
+    "refresh",
+    "related",
+    "repair_candidates",
+    "search",
+    "text_reader",
+    "topic_coverage",
 ]
 
 
-def open_index(root: str | Path, *, model_path: str | Path | None = None, model: ModelSlot | None = None,
-               embedder=None) -> Index:
+def open_index(root: str | Path, *, model_path: str | Path | None = None, model: ModelSlot | None = None, embedder=None) -> Index:
     """Open (or create) the index of the vault at `root`."""
     return Index(root, model=model, model_path=model_path, embedder=embedder)
 
@@ -57,8 +74,7 @@ def text_reader(vault: Vault):
     return read
 
 
-def refresh(index: Index, vault: Vault, progress=None, embed: bool = True,
-            embed_seconds: float | None = None) -> UpdateReport:
+def refresh(index: Index, vault: Vault, progress=None, embed: bool = True, embed_seconds: float | None = None) -> UpdateReport:
     """Bring the index in line with the vault's files (loading the vault if needed).
 
     Keywords are always brought up to date; embedding stops after about `embed_seconds`
@@ -68,8 +84,7 @@ def refresh(index: Index, vault: Vault, progress=None, embed: bool = True,
     if not vault.loaded:
         vault.load(progress)
     deadline = None if embed_seconds is None else time.monotonic() + embed_seconds
-    return index.sync(vault.state.notes, text_reader(vault), progress,
-                      embed=embed and embed_seconds != 0, deadline=deadline)
+    return index.sync(vault.state.notes, text_reader(vault), progress, embed=embed and embed_seconds != 0, deadline=deadline)
 
 
 def add_lint_candidates(vault: Vault, report: dict) -> None:

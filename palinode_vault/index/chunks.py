@@ -300,8 +300,9 @@ def chunk_note(note: Note, text: str, max_chars: int = MAX_CHARS, title: str | N
 def _lead(note: Note) -> str:
     """The note's own `summary` and `canonical_question` (plain strings only), one per line."""
     data = note.frontmatter or {}
-    said = [" ".join(value.split())[:LEAD_MAX_CHARS] for key in LEAD_KEYS
-            if isinstance(value := data.get(key), str) and value.strip()]
+    said = [
+        " ".join(value.split())[:LEAD_MAX_CHARS] for key in LEAD_KEYS if isinstance(value := data.get(key), str) and value.strip()
+    ]
     return "\n".join(said)
 
 

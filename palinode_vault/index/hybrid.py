@@ -119,8 +119,7 @@ def fts_query(text: str) -> str | None:
     return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
 
 
-def keyword_hits(index: Index, query: str, filters: Filters, exclude_status: list[str],
-                 depth: int = DEPTH) -> list[Hit]:
+def keyword_hits(index: Index, query: str, filters: Filters, exclude_status: list[str], depth: int = DEPTH) -> list[Hit]:
     """Notes by BM25 over their whole text (title and alias words weigh most, then headings,
     then text).
 
@@ -155,8 +154,8 @@ def _nearest_vector_ids(index: Index, vector: Any, k: int, total: int) -> list[t
 
     if total < MATRIX_MIN:
         return index.conn.fetchall(
-            "select rowid, distance from vec_chunks where embedding match ? and k = ?",
-            (serialize_vector(vector), min(k, total)))
+            "select rowid, distance from vec_chunks where embedding match ? and k = ?", (serialize_vector(vector), min(k, total))
+        )
     ids, matrix = index.vector_matrix()
     sims = matrix @ np.asarray(vector, dtype=np.float32)
     k = min(k, len(ids))
@@ -186,8 +185,7 @@ def nearest_chunks(index: Index, vector: Any, k: int) -> list[tuple[str, int, fl
     return out
 
 
-def vector_hits(index: Index, vector: Any, filters: Filters, exclude_status: list[str],
-                depth: int = DEPTH) -> list[Hit]:
+def vector_hits(index: Index, vector: Any, filters: Filters, exclude_status: list[str], depth: int = DEPTH) -> list[Hit]:
     """Notes by the cosine similarity of their best chunk to `vector`."""
     k = depth * 3
     while True:
@@ -217,15 +215,18 @@ def fuse(rankings: list[list[Hit]], k: int) -> dict[str, float]:
     return scores
 
 
-def blend(keyword: list[Hit], vector: list[Hit], vector_weight: float,
-          unembedded: set[str] | frozenset[str] = frozenset()) -> dict[str, float]:
+def blend(
+    keyword: list[Hit], vector: list[Hit], vector_weight: float, unembedded: set[str] | frozenset[str] = frozenset()
+) -> dict[str, float]:
     """Weighted fusion: min-max scaled BM25 and cosine, `vector_weight` on meaning.
 
     A note in `unembedded` (its vectors not computed yet) is scored by its keywords at full
     weight: while the index fills, a note is not ranked down for lacking what it will have."""
     scores: dict[str, float] = {}
-    for hits, weight, value in ((keyword, 1.0 - vector_weight, lambda h: h.bm25),
-                                (vector, vector_weight, lambda h: h.similarity)):
+    for hits, weight, value in (
+        (keyword, 1.0 - vector_weight, lambda h: h.bm25),
+        (vector, vector_weight, lambda h: h.similarity),
+    ):
         if not hits:
             continue
         values = [float(value(h) or 0.0) for h in hits]
@@ -243,15 +244,29 @@ def unembedded_paths(index: Index, paths: Iterable[str]) -> set[str]:
     if not paths:
         return set()
     marks = ",".join("?" * len(paths))
-    return {p for (p,) in index.conn.fetchall(
-        f"select distinct path from chunks where path in ({marks}) and hash != '' "
-        "and hash not in (select hash from vectors)", paths)}
+    return {
+        p
+        for (p,) in index.conn.fetchall(
+            f"select distinct path from chunks where path in ({marks}) and hash != '' and hash not in (select hash from vectors)",
+            paths,
+        )
+    }
 
 
-def search(index: Index, query: str, *, limit: int = 10, mode: str | None = None,
-           category: str | None = None, status: str | None = None, folder: str | None = None,
-           since: str | None = None, until: str | None = None, include_daily: bool = False,
-           include_archived: bool = False) -> dict[str, Any]:
+def search(
+    index: Index,
+    query: str,
+    *,
+    limit: int = 10,
+    mode: str | None = None,
+    category: str | None = None,
+    status: str | None = None,
+    folder: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    include_daily: bool = False,
+    include_archived: bool = False,
+) -> dict[str, Any]:
     """`{"mode", "results": [{"path", "score", "title", "snippet"}], "vectors", "note"?}`.
 
     `vectors` says how much of the vault vector search sees (`Index.coverage()`): search never
@@ -280,8 +295,10 @@ def search(index: Index, query: str, *, limit: int = 10, mode: str | None = None
                 wanted = "keyword"
         coverage = index.coverage()
         if vector is not None and coverage["with_vectors"] < coverage["notes"]:
-            note = (f"vectors cover {coverage['with_vectors']} of {coverage['notes']} notes "
-                    f"({coverage['fraction']:.0%}); the rest is found by keywords until the index fills")
+            note = (
+                f"vectors cover {coverage['with_vectors']} of {coverage['notes']} notes "
+                f"({coverage['fraction']:.0%}); the rest is found by keywords until the index fills"
+            )
         rankings = []
         keyword: list[Hit] = []
         vec: list[Hit] = []
@@ -296,9 +313,11 @@ def search(index: Index, query: str, *, limit: int = 10, mode: str | None = None
         partial = vector is not None and coverage["with_vectors"] < coverage["notes"]
         unembedded = unembedded_paths(index, (h.path for h in keyword)) if partial else set()
         # Search's validator requires vector_weight when fusion is weighted
-        scores = (blend(keyword, vec, cast(float, settings.vector_weight), unembedded) if weighted
-                  else fuse(rankings + ([[h for h in keyword if h.path in unembedded]] if unembedded else []),
-                            settings.rrf_k))
+        scores = (
+            blend(keyword, vec, cast(float, settings.vector_weight), unembedded)
+            if weighted
+            else fuse(rankings + ([[h for h in keyword if h.path in unembedded]] if unembedded else []), settings.rrf_k)
+        )
         rows = index.note_rows(scores)
         for path in scores:
             if not include_daily and rows.get(path, {}).get("daily"):
@@ -311,19 +330,29 @@ def search(index: Index, query: str, *, limit: int = 10, mode: str | None = None
         for path in ranked:
             snippet = ""
             if path in found_kw and match:
-                snippet = index.conn.fetchvalue(
-                    "select snippet(notes_fts, 2, '', '', '…', 24) from notes_fts "
-                    "where notes_fts match ? and rowid = (select id from notes where path = ?)",
-                    (match, path), default="") or ""
+                snippet = (
+                    index.conn.fetchvalue(
+                        "select snippet(notes_fts, 2, '', '', '…', 24) from notes_fts "
+                        "where notes_fts match ? and rowid = (select id from notes where path = ?)",
+                        (match, path),
+                        default="",
+                    )
+                    or ""
+                )
             if not snippet:  # the nearest chunk's text (or the note's first)
                 if path in best_vec:
                     body = index.conn.fetchvalue("select text from chunks where id = ?", (best_vec[path],))
                 else:
-                    body = index.conn.fetchvalue(
-                        "select text from chunks where path = ? order by ord limit 1", (path,))
+                    body = index.conn.fetchvalue("select text from chunks where path = ? order by ord limit 1", (path,))
                 snippet = _shorten(body or "")
-            results.append({"path": path, "score": round(scores[path], 6),
-                            "title": rows.get(path, {}).get("title", path), "snippet": snippet})
+            results.append(
+                {
+                    "path": path,
+                    "score": round(scores[path], 6),
+                    "title": rows.get(path, {}).get("title", path),
+                    "snippet": snippet,
+                }
+            )
     out: dict[str, Any] = {"mode": wanted, "results": results, "vectors": coverage}
     if note:
         out["note"] = note

@@ -51,8 +51,15 @@ class Suggestion:
         return {"path": self.path, "similarity": self.similarity, "strong": self.strong}
 
 
-def dedup(index: Index, text: str, *, category: str | None = None, limit: int = 5,
-          exclude_path: str | None = None, include_archived: bool = False) -> list[Suggestion]:
+def dedup(
+    index: Index,
+    text: str,
+    *,
+    category: str | None = None,
+    limit: int = 5,
+    exclude_path: str | None = None,
+    include_archived: bool = False,
+) -> list[Suggestion]:
     """Existing notes near a draft memory, best first, with a similarity in [-1, 1].
 
     The draft is chunked as a note is, and compared with each candidate note as a whole: the
@@ -76,15 +83,15 @@ def dedup(index: Index, text: str, *, category: str | None = None, limit: int = 
     except ModelUnavailable as exc:
         raise NoVectors(str(exc)) from exc
     weights = np.array([max(1, len(c.embed)) for c in meaningful], dtype=np.float32)
-    filters = Filters(category=category, include_archived=include_archived,
-                      exclude_paths={exclude_path} if exclude_path else set())
+    filters = Filters(
+        category=category, include_archived=include_archived, exclude_paths={exclude_path} if exclude_path else set()
+    )
     body = "\n\n".join(c.text for c in pieces if c.text)
     scores: dict[str, float] = {}
     with index.lock:
         candidates: dict[str, None] = {}
         for vector in vectors:
-            for hit in vector_hits(index, vector, filters, program.search.exclude_status,
-                                   depth=max(2 * limit, 10)):
+            for hit in vector_hits(index, vector, filters, program.search.exclude_status, depth=max(2 * limit, 10)):
                 candidates[hit.path] = None
         for path in candidates:
             theirs = note_vectors(index, path)
@@ -114,7 +121,9 @@ def note_vectors(index: Index, path: str) -> list[Any]:
             return []
         rows = index.conn.fetchall(
             "select e.embedding from chunks c join vectors v on v.hash = c.hash "
-            "join vec_chunks e on e.rowid = v.id where c.path = ? order by c.ord", (path,))
+            "join vec_chunks e on e.rowid = v.id where c.path = ? order by c.ord",
+            (path,),
+        )
     return [np.frombuffer(blob, dtype=np.float32) for (blob,) in rows]
 
 
@@ -127,8 +136,7 @@ def linked_paths(state: VaultState, path: str) -> set[str]:
     return out
 
 
-def related(index: Index, state: VaultState, path: str, *, limit: int = 10,
-            include_archived: bool = False) -> list[Suggestion]:
+def related(index: Index, state: VaultState, path: str, *, limit: int = 10, include_archived: bool = False) -> list[Suggestion]:
     """Notes close in meaning to `path` that are not linked with it in either direction.
 
     For link proposals. Uses the stored vectors (no model call). Raises NoVectors when the
@@ -165,10 +173,16 @@ def topic_coverage(index: Index, query: str, *, limit: int = 5) -> dict[str, Any
         hits = vector_hits(index, vector, Filters(), program.search.exclude_status, depth=limit)
         rows = index.note_rows(h.path for h in hits)
     threshold = program.update.related
-    results = [{"path": h.path, "similarity": round(h.similarity or 0.0, 4),
-                "title": rows.get(h.path, {}).get("title", h.path)} for h in hits]
-    return {"query": query, "covered": bool(results) and results[0]["similarity"] >= threshold,
-            "threshold": threshold, "results": results}
+    results = [
+        {"path": h.path, "similarity": round(h.similarity or 0.0, 4), "title": rows.get(h.path, {}).get("title", h.path)}
+        for h in hits
+    ]
+    return {
+        "query": query,
+        "covered": bool(results) and results[0]["similarity"] >= threshold,
+        "threshold": threshold,
+        "results": results,
+    }
 
 
 # -- repair --------------------------------------------------------------------------------
@@ -201,8 +215,9 @@ def link_contexts(state: VaultState, read, target: str, path: str | None = None,
     return out
 
 
-def repair_candidates(index: Index | None, state: VaultState, target: str, *, path: str | None = None,
-                      read=None, limit: int = 5) -> tuple[list[Candidate], str | None]:
+def repair_candidates(
+    index: Index | None, state: VaultState, target: str, *, path: str | None = None, read=None, limit: int = 5
+) -> tuple[list[Candidate], str | None]:
     """Candidates for a broken link, by a blend of name similarity and meaning.
 
     Meaning is the similarity of each note to the link text read with the sentence it stands

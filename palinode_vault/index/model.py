@@ -54,17 +54,17 @@ class ModelSlot:
             import_llama_cpp()
             path = self.path or ensure_minilm_gguf()
             if not path.is_file():
-                raise ModelUnavailable(f"embedding model file {path} does not exist",
-                                       fix="correct the embedding model path in the settings, or "
-                                       "leave it empty to use the default (palinode-vault models prepare)")
+                raise ModelUnavailable(
+                    f"embedding model file {path} does not exist",
+                    fix="correct the embedding model path in the settings, or "
+                    "leave it empty to use the default (palinode-vault models prepare)",
+                )
             try:
                 dims = int(embedding_length(path) or 0)
             except (OSError, ValueError) as exc:
-                raise ModelUnavailable(f"{path} is not a GGUF file ({exc})",
-                                       fix="choose a GGUF embedding model") from exc
+                raise ModelUnavailable(f"{path} is not a GGUF file ({exc})", fix="choose a GGUF embedding model") from exc
             if not dims:
-                raise ModelUnavailable(f"{path.name} does not say its embedding length",
-                                       fix="choose a GGUF embedding model")
+                raise ModelUnavailable(f"{path.name} does not say its embedding length", fix="choose a GGUF embedding model")
             self._identity = (f"{path.name}:{file_sha256(path)}", dims)
         except ModelUnavailable as exc:
             self.reason = str(exc)

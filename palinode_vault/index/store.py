@@ -102,8 +102,12 @@ def _write_keywords(conn: Connection, path: str) -> None:
     conn.execute("delete from notes_fts where rowid = ?", (rowid,))
     conn.execute(
         "insert into notes_fts(rowid, title, heading, body) values (?, ?, ?, ?)",
-        (rowid, f"{title} {aliases.replace(chr(10), ' ')}".strip(),
-         "\n".join(h for h, _ in chunks if h), "\n\n".join(t for _, t in chunks)),
+        (
+            rowid,
+            f"{title} {aliases.replace(chr(10), ' ')}".strip(),
+            "\n".join(h for h, _ in chunks if h),
+            "\n\n".join(t for _, t in chunks),
+        ),
     )
 
 
@@ -128,8 +132,21 @@ class UpdateReport:
     errors: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("indexed", "removed", "unchanged", "embedded", "pending",
-                                                "reset_vectors", "seconds", "mode", "reason", "errors")}
+        return {
+            k: getattr(self, k)
+            for k in (
+                "indexed",
+                "removed",
+                "unchanged",
+                "embedded",
+                "pending",
+                "reset_vectors",
+                "seconds",
+                "mode",
+                "reason",
+                "errors",
+            )
+        }
 
 
 def note_meta(note: Note) -> dict[str, Any]:
@@ -179,9 +196,15 @@ class Index:
     (no llama.cpp, no file, no sqlite-vec) the index is keyword-only and `reason` says why.
     """
 
-    def __init__(self, root: str | Path, *, model: ModelSlot | None = None,
-                 model_path: str | Path | None = None, embedder: TextEmbedder | None = None,
-                 db_path: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        root: str | Path,
+        *,
+        model: ModelSlot | None = None,
+        model_path: str | Path | None = None,
+        embedder: TextEmbedder | None = None,
+        db_path: str | Path | None = None,
+    ) -> None:
         self.root = Path(root).resolve()
         # the vault's own index.db: SQLite would follow a planted symlink out of the vault
         self.path = Path(db_path) if db_path else private_database(self.root, INDEX_NAME)
@@ -236,8 +259,9 @@ class Index:
         if value is None:
             self.conn.execute("delete from meta where key = ?", (key,))
         else:
-            self.conn.execute("insert into meta(key, value) values (?, ?) "
-                              "on conflict(key) do update set value = excluded.value", (key, value))
+            self.conn.execute(
+                "insert into meta(key, value) values (?, ?) on conflict(key) do update set value = excluded.value", (key, value)
+            )
 
     def _has_vec_table(self) -> bool:
         return self.conn.fetchone("select 1 from sqlite_master where name = 'vec_chunks'") is not None
@@ -246,8 +270,12 @@ class Index:
     def vectors_usable(self) -> bool:
         """True when stored vectors exist for the model in use, so vector search can run."""
         identity = self.model.identity() if self.conn.vec_available else None
-        return (identity is not None and self._has_vec_table()
-                and self.meta("model") == identity[0] and self.meta("dimensions") == str(identity[1]))
+        return (
+            identity is not None
+            and self._has_vec_table()
+            and self.meta("model") == identity[0]
+            and self.meta("dimensions") == str(identity[1])
+        )
 
     @property
     def reason(self) -> str | None:
@@ -272,8 +300,7 @@ class Index:
         with self.conn.transaction():
             self.conn.execute("drop table if exists vec_chunks")
             self.conn.execute("delete from vectors")
-            self.conn.execute(f"create virtual table vec_chunks using vec0("
-                              f"embedding float[{int(dims)}] distance_metric=cosine)")
+            self.conn.execute(f"create virtual table vec_chunks using vec0(embedding float[{int(dims)}] distance_metric=cosine)")
             self._set_meta("model", model_id)
             self._set_meta("dimensions", str(dims))
         return had
@@ -284,8 +311,14 @@ class Index:
         """path -> text hash of every indexed note."""
         return dict(self.conn.fetchall("select path, text_hash from notes"))
 
-    def sync(self, notes: Mapping[str, Note], read: ReadText, progress: Progress | None = None,
-             embed: bool = True, deadline: float | None = None) -> UpdateReport:
+    def sync(
+        self,
+        notes: Mapping[str, Note],
+        read: ReadText,
+        progress: Progress | None = None,
+        embed: bool = True,
+        deadline: float | None = None,
+    ) -> UpdateReport:
         """Bring the index in line with `notes` (the whole vault): add, re-chunk, remove, embed.
 
         `read(path)` gives a note's normalised text. Unchanged notes cost one dict lookup.
@@ -300,9 +333,14 @@ class Index:
             report.unchanged = len(notes) - report.indexed
             return report
 
-    def update(self, changes: Mapping[str, Note | None], read: ReadText,
-               progress: Progress | None = None, embed: bool = True,
-               deadline: float | None = None) -> UpdateReport:
+    def update(
+        self,
+        changes: Mapping[str, Note | None],
+        read: ReadText,
+        progress: Progress | None = None,
+        embed: bool = True,
+        deadline: float | None = None,
+    ) -> UpdateReport:
         """Index the given notes (None: remove), then embed what has no vector yet."""
         started = time.monotonic()
         report = UpdateReport()
@@ -359,29 +397,44 @@ class Index:
         self.conn.execute(
             "insert into notes(path, text_hash, title, category, status, folder, date, daily, aliases) "
             "values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (note.path, note.text_hash, note.title, meta["category"], meta["status"], meta["folder"],
-             meta["date"], meta["daily"], meta["aliases"]),
+            (
+                note.path,
+                note.text_hash,
+                note.title,
+                meta["category"],
+                meta["status"],
+                meta["folder"],
+                meta["date"],
+                meta["daily"],
+                meta["aliases"],
+            ),
         )
         for chunk in chunk_note(note, text):
-            self.conn.execute("insert into chunks(path, ord, heading, hash, embed, text) values (?, ?, ?, ?, ?, ?)",
-                              (note.path, chunk.ord, chunk.heading, chunk.hash, chunk.embed, chunk.text))
+            self.conn.execute(
+                "insert into chunks(path, ord, heading, hash, embed, text) values (?, ?, ?, ?, ?, ?)",
+                (note.path, chunk.ord, chunk.heading, chunk.hash, chunk.embed, chunk.text),
+            )
         _write_keywords(self.conn, note.path)
 
     def _collect_garbage(self) -> None:
         """Drop vectors no chunk uses any more."""
         with self.conn.transaction():
             if self._has_vec_table():
-                self.conn.execute("delete from vec_chunks where rowid in (select id from vectors "
-                                  "where hash not in (select hash from chunks))")
+                self.conn.execute(
+                    "delete from vec_chunks where rowid in (select id from vectors where hash not in (select hash from chunks))"
+                )
             self.conn.execute("delete from vectors where hash not in (select hash from chunks)")
 
     def pending(self) -> int:
         """Chunk texts that have no vector yet (recounted only after a commit, by any connection)."""
         stamp = self.conn.fetchvalue("pragma data_version")  # changes when another connection commits
         if self._pending is None or self._pending[0] != stamp:
-            count = int(self.conn.fetchvalue(
-                "select count(distinct hash) from chunks where hash != '' "
-                "and hash not in (select hash from vectors)", default=0))
+            count = int(
+                self.conn.fetchvalue(
+                    "select count(distinct hash) from chunks where hash != '' and hash not in (select hash from vectors)",
+                    default=0,
+                )
+            )
             self._pending = (stamp, count)
         return self._pending[1]
 
@@ -394,12 +447,18 @@ class Index:
         if self._coverage is None or self._coverage[0] != stamp:
             notes = int(self.conn.fetchvalue("select count(*) from notes", default=0))
             # the per-note count costs ~0.1-0.2 s on 30,000 chunks: only while vectors are missing
-            waiting = 0 if self.pending() == 0 else int(self.conn.fetchvalue(
-                "select count(distinct path) from chunks where hash != '' "
-                "and hash not in (select hash from vectors)", default=0))
+            waiting = (
+                0
+                if self.pending() == 0
+                else int(
+                    self.conn.fetchvalue(
+                        "select count(distinct path) from chunks where hash != '' and hash not in (select hash from vectors)",
+                        default=0,
+                    )
+                )
+            )
             done = notes - waiting if self.vectors_usable else 0
-            self._coverage = (stamp, {"notes": notes, "with_vectors": done,
-                                      "fraction": round(done / notes, 4) if notes else 1.0})
+            self._coverage = (stamp, {"notes": notes, "with_vectors": done, "fraction": round(done / notes, 4) if notes else 1.0})
         return dict(self._coverage[1])
 
     def vector_matrix(self) -> tuple[Any, Any]:
@@ -430,7 +489,8 @@ class Index:
             self._check_model()
             todo = self.conn.fetchall(
                 "select hash, min(embed) from chunks where hash != '' and hash not in (select hash from vectors) "
-                "group by hash order by min(id)")
+                "group by hash order by min(id)"
+            )
             if not todo:
                 return 0
             try:
@@ -457,8 +517,9 @@ class Index:
                         self.conn.execute("insert or ignore into vectors(hash) values (?)", (digest,))
                         rowid = self.conn.fetchvalue("select id from vectors where hash = ?", (digest,))
                         self.conn.execute("delete from vec_chunks where rowid = ?", (rowid,))
-                        self.conn.execute("insert into vec_chunks(rowid, embedding) values (?, ?)",
-                                          (rowid, serialize_vector(vector)))
+                        self.conn.execute(
+                            "insert into vec_chunks(rowid, embedding) values (?, ?)", (rowid, serialize_vector(vector))
+                        )
                 done += len(batch)
                 self._pending = self._matrix = self._coverage = None
                 if progress:
@@ -537,8 +598,7 @@ def _driver() -> str | None:
         from palinode_vault.store import driver_reports
         from palinode_vault.store.sqlite import DRIVER_ENV
 
-        chosen = os.environ.get(DRIVER_ENV) or next(
-            (r.name for r in driver_reports() if r.importable and r.vec_version), None)
+        chosen = os.environ.get(DRIVER_ENV) or next((r.name for r in driver_reports() if r.importable and r.vec_version), None)
         _DRIVER.append(chosen)
     return _DRIVER[0]
 

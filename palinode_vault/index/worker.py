@@ -45,9 +45,13 @@ class Pace:
 
     `last_keystroke()` gives the time (`time.time()`) of the editor's last keystroke, or None."""
 
-    def __init__(self, last_keystroke: Callable[[], float | None] | None = None,
-                 cores: int | None = None, idle_seconds: float = IDLE_SECONDS,
-                 busy: Callable[[int], bool] = machine_busy) -> None:
+    def __init__(
+        self,
+        last_keystroke: Callable[[], float | None] | None = None,
+        cores: int | None = None,
+        idle_seconds: float = IDLE_SECONDS,
+        busy: Callable[[int], bool] = machine_busy,
+    ) -> None:
         self.last_keystroke = last_keystroke or (lambda: None)
         self.busy = busy
         self.cores = max(1, cores or os.cpu_count() or 1)
@@ -69,10 +73,17 @@ class Pace:
 class IndexWorker:
     """Owns the sidecar's index: a writer thread and a reader for queries."""
 
-    def __init__(self, root: Path, *, model_path: str | None = None, notify: Notify | None = None,
-                 snapshot: Callable[[], Mapping[str, Note]] | None = None, max_bytes: int = 10 * 1024 * 1024,
-                 model: ModelSlot | None = None,
-                 last_keystroke: Callable[[], float | None] | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        model_path: str | None = None,
+        notify: Notify | None = None,
+        snapshot: Callable[[], Mapping[str, Note]] | None = None,
+        max_bytes: int = 10 * 1024 * 1024,
+        model: ModelSlot | None = None,
+        last_keystroke: Callable[[], float | None] | None = None,
+    ) -> None:
         self.root = Path(root)
         self.model = model or ModelSlot(model_path)
         self.notify = notify or (lambda method, params: None)
@@ -170,8 +181,13 @@ class IndexWorker:
         _, since, first = self._phase_start
         rate = (done - first) / (now - since) if now > since and done > first else None
         left = round((total - done) / rate, 1) if rate and done < total else (0.0 if done >= total else None)
-        self.progress = {"phase": phase, "done": done, "total": total,
-                         "per_second": round(rate, 2) if rate else None, "seconds_left": left}
+        self.progress = {
+            "phase": phase,
+            "done": done,
+            "total": total,
+            "per_second": round(rate, 2) if rate else None,
+            "seconds_left": left,
+        }
         if done >= total or done == 0 or now - self._last_notify >= 0.5:
             self._last_notify = now
             self.notify("progress", dict(self.progress))

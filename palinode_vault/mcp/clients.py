@@ -131,8 +131,7 @@ def _json_entry(path: Path, vault: Path, stdio_type: bool) -> Change:
 def _codex_entry(path: Path, vault: Path) -> Change:
     old = _read(path)
     command, args = server_command(vault)
-    block = (f"[mcp_servers.{ENTRY}]\ncommand = {json.dumps(command)}\n"
-             f"args = [{', '.join(json.dumps(a) for a in args)}]\n")
+    block = f"[mcp_servers.{ENTRY}]\ncommand = {json.dumps(command)}\nargs = [{', '.join(json.dumps(a) for a in args)}]\n"
     text = old or ""
     header = re.compile(rf"^\[mcp_servers\.(?:\"{ENTRY}\"|{ENTRY})\][ \t]*$", re.M)
     m = header.search(text)
@@ -159,8 +158,14 @@ def _claude_hooks(path: Path, vault: Path) -> Change:
         if not isinstance(groups, list):
             raise ConfigError(f"{path}: hooks.{event} is not a list")
         # ours is recognised by its command; replaced in place, the person's hooks stay
-        kept = [g for g in groups if not (isinstance(g, dict) and any(
-            isinstance(h, dict) and f"agent hook {name}" in str(h.get("command", "")) for h in g.get("hooks", [])))]
+        kept = [
+            g
+            for g in groups
+            if not (
+                isinstance(g, dict)
+                and any(isinstance(h, dict) and f"agent hook {name}" in str(h.get("command", "")) for h in g.get("hooks", []))
+            )
+        ]
         kept.append({"hooks": [{"type": "command", "command": command, "timeout": 600 if name == "session-end" else 60}]})
         hooks[event] = kept
     return Change(path, old, json.dumps(data, indent=2, ensure_ascii=False) + "\n")

@@ -68,8 +68,13 @@ class Guard:
 
 async def _refuse(send: Any, status: int, message: str) -> None:
     body = json.dumps({"error": message}).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -82,10 +87,11 @@ async def serve(root: Path, token: str) -> None:
 
     mcp_server = build_server(root)
     # The SDK's own DNS-rebinding check too, behind ours: loopback hosts on any port.
-    security = TransportSecuritySettings(enable_dns_rebinding_protection=True,
-                                         allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-                                         allowed_origins=["app://obsidian.md", "capacitor://localhost",
-                                                          "http://localhost:*", "http://127.0.0.1:*"])
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+        allowed_origins=["app://obsidian.md", "capacitor://localhost", "http://localhost:*", "http://127.0.0.1:*"],
+    )
     app = Guard(mcp_server.streamable_http_app(streamable_http_path=PATH, transport_security=security), token)
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)

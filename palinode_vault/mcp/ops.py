@@ -48,16 +48,28 @@ class SaveRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     type: str = Field(max_length=40, description="PersonMemory, ProjectSnapshot, Decision, Insight, ResearchRef or ActionItem")
-    title: str = Field(min_length=1, max_length=200, description="short and specific; a person's or project's name for those types")
+    title: str = Field(
+        min_length=1, max_length=200, description="short and specific; a person's or project's name for those types"
+    )
     text: str = Field(min_length=1, max_length=100_000, description="the memory, standalone and specific")
-    entities: list[str] = Field(default_factory=list, max_length=MAX_ENTITIES,
-                                description="canonical refs of existing notes it is about, e.g. person/priya-nair, project/field-kit")
+    entities: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_ENTITIES,
+        description="canonical refs of existing notes it is about, e.g. person/priya-nair, project/field-kit",
+    )
     rationale: str = Field(default="", max_length=100_000, description="why (decisions), or the person's role (people)")
     alternatives: str = Field(default="", max_length=100_000, description="options that lost, and why (decisions)")
-    confidence: float = Field(default=0.8, ge=0.0, le=1.0, description="below PROGRAM.md's threshold (0.6) the memory waits in inbox/")
-    supersedes: list[str] = Field(default_factory=list, max_length=MAX_SUPERSEDES,
-                                  description="paths, refs or ids of decisions/insights/research this one replaces (archived, with history)")
-    replaces: str = Field(default="", max_length=500, description="person/project notes: the text of the fact line this one replaces")
+    confidence: float = Field(
+        default=0.8, ge=0.0, le=1.0, description="below PROGRAM.md's threshold (0.6) the memory waits in inbox/"
+    )
+    supersedes: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_SUPERSEDES,
+        description="paths, refs or ids of decisions/insights/research this one replaces (archived, with history)",
+    )
+    replaces: str = Field(
+        default="", max_length=500, description="person/project notes: the text of the fact line this one replaces"
+    )
     due: str = Field(default="", max_length=10, description="ActionItem: due date YYYY-MM-DD")
 
 
@@ -90,16 +102,20 @@ def _refuse_secrets(fields: dict[str, str]) -> None:
     for name, value in fields.items():
         kinds = [k for k in secrets.secret_kinds_in(value or "") if k != "redacted secret"]
         if kinds:
-            raise AgentError(f"refused: {name} holds a secret ({kinds[0]}); secrets are never saved. "
-                             "Remove it and call again; nothing was written or logged.")
+            raise AgentError(
+                f"refused: {name} holds a secret ({kinds[0]}); secrets are never saved. "
+                "Remove it and call again; nothing was written or logged."
+            )
 
 
 def _check_size(vault: Vault, fields: dict[str, str]) -> None:
     limit = _limit(vault)
     total = sum(len(v or "") for v in fields.values())
     if total > limit:
-        raise AgentError(f"refused: {total} characters, more than PROGRAM.md's agent.max_content_chars ({limit}). "
-                         "Save the memory itself, short and specific, not a document; nothing was written.")
+        raise AgentError(
+            f"refused: {total} characters, more than PROGRAM.md's agent.max_content_chars ({limit}). "
+            "Save the memory itself, short and specific, not a document; nothing was written."
+        )
 
 
 def _display_name(vault: Vault, path: str) -> str:
@@ -136,9 +152,16 @@ def check_save(vault: Vault, req: SaveRequest) -> tuple[Item, list[str]]:
     types = memory_types(program)
     if req.type not in types:
         raise AgentError(f"unknown type {req.type!r}; PROGRAM.md's types are {', '.join(types)}")
-    fields = {"title": req.title, "text": req.text, "rationale": req.rationale, "alternatives": req.alternatives,
-              "replaces": req.replaces, "due": req.due, "entities": " ".join(req.entities),
-              "supersedes": " ".join(req.supersedes)}
+    fields = {
+        "title": req.title,
+        "text": req.text,
+        "rationale": req.rationale,
+        "alternatives": req.alternatives,
+        "replaces": req.replaces,
+        "due": req.due,
+        "entities": " ".join(req.entities),
+        "supersedes": " ".join(req.supersedes),
+    }
     _refuse_secrets(fields)
     _check_size(vault, fields)
     if not slugify(req.title):
@@ -152,8 +175,10 @@ def check_save(vault: Vault, req: SaveRequest) -> tuple[Item, list[str]]:
     for raw in req.entities:
         ref = canonical_ref(raw)
         if ref is None or split_ref(ref)[0] not in TYPE_KIND.values():
-            raise AgentError(f"entity {raw!r} is not a canonical ref kind/slug with kind one of "
-                             f"{', '.join(TYPE_KIND.values())} (e.g. person/priya-nair)")
+            raise AgentError(
+                f"entity {raw!r} is not a canonical ref kind/slug with kind one of "
+                f"{', '.join(TYPE_KIND.values())} (e.g. person/priya-nair)"
+            )
         path = vault.state.entity_path(ref)
         if path is None and ref != own_ref:
             unresolved.append(ref)
@@ -161,23 +186,38 @@ def check_save(vault: Vault, req: SaveRequest) -> tuple[Item, list[str]]:
         if ref not in [r for r, _ in entities]:
             entities.append((ref, _display_name(vault, path) if path else req.title))
     if unresolved:
-        raise AgentError(f"refused: no note in the vault for {', '.join(unresolved)}. Find the right ref with "
-                         "palinode_search or palinode_orphan_repair, save that person or project first "
-                         "(palinode_save type PersonMemory/ProjectSnapshot), or leave the entity out; nothing was written.")
+        raise AgentError(
+            f"refused: no note in the vault for {', '.join(unresolved)}. Find the right ref with "
+            "palinode_search or palinode_orphan_repair, save that person or project first "
+            "(palinode_save type PersonMemory/ProjectSnapshot), or leave the entity out; nothing was written."
+        )
     superseded = []
     for raw in req.supersedes:
         path = note_for(vault, raw)
         if path is None:
-            raise AgentError(f"supersedes {raw!r} names no note in the vault (give a path such as "
-                             "decisions/x.md, a ref decision/x or an id decision-x); nothing was written")
+            raise AgentError(
+                f"supersedes {raw!r} names no note in the vault (give a path such as "
+                "decisions/x.md, a ref decision/x or an id decision-x); nothing was written"
+            )
         if own_kind in (None, "person", "project") or top_folder(path) != BY_NAME[own_kind].folder:
-            raise AgentError(f"a {req.type} cannot supersede {path}: only a decision, insight or research note "
-                             "supersedes one of its own kind (for a fact in a person or project note, use replaces)")
+            raise AgentError(
+                f"a {req.type} cannot supersede {path}: only a decision, insight or research note "
+                "supersedes one of its own kind (for a fact in a person or project note, use replaces)"
+            )
         if str((vault.state.notes[path].frontmatter or {}).get("status") or "") == "archived":
             raise AgentError(f"{path} is archived already; search for the memory that replaced it")
         superseded.append(path)
-    item = Item(req.type, req.title.strip(), req.text.strip(), req.confidence, entities, req.rationale.strip(),
-                req.alternatives.strip(), req.due.strip(), req.replaces.strip())
+    item = Item(
+        req.type,
+        req.title.strip(),
+        req.text.strip(),
+        req.confidence,
+        entities,
+        req.rationale.strip(),
+        req.alternatives.strip(),
+        req.due.strip(),
+        req.replaces.strip(),
+    )
     return item, superseded
 
 
@@ -189,8 +229,16 @@ def _summary(outcome: Outcome) -> str:
     return f"{outcome.op} {outcome.path}"
 
 
-def save(vault: Vault, req: SaveRequest, source: str, *, index: Any = None, now: dt.datetime | None = None,
-         dry_run: bool = False, write: Any = None) -> dict[str, Any]:
+def save(
+    vault: Vault,
+    req: SaveRequest,
+    source: str,
+    *,
+    index: Any = None,
+    now: dt.datetime | None = None,
+    dry_run: bool = False,
+    write: Any = None,
+) -> dict[str, Any]:
     """File one typed memory as PROGRAM.md's update logic decides; one journaled run
     (`write(ws, label)` as in `extract_turns`)."""
     if not vault.loaded:
@@ -209,9 +257,14 @@ def save(vault: Vault, req: SaveRequest, source: str, *, index: Any = None, now:
     else:
         outcome = updater.apply(item)
     assert_no_secrets(ws)
-    out: dict[str, Any] = {"op": outcome.op, "path": outcome.path, "summary": _summary(outcome),
-                           "reason": outcome.reason, "outcomes": [o.to_json() for o in updater.outcomes],
-                           "similarity": how}
+    out: dict[str, Any] = {
+        "op": outcome.op,
+        "path": outcome.path,
+        "summary": _summary(outcome),
+        "reason": outcome.reason,
+        "outcomes": [o.to_json() for o in updater.outcomes],
+        "similarity": how,
+    }
     diffs = ws.diffs()
     if dry_run:
         ws.restore()
@@ -224,8 +277,7 @@ def save(vault: Vault, req: SaveRequest, source: str, *, index: Any = None, now:
     return out
 
 
-def _supersede_more(ws: Workspace, updater: Updater, item: Item, new_path: str, olds: list[str],
-                    now: dt.datetime) -> None:
+def _supersede_more(ws: Workspace, updater: Updater, item: Item, new_path: str, olds: list[str], now: dt.datetime) -> None:
     """Further notes the new memory replaces: archived with `superseded_by`, listed in `supersedes`."""
     new_text = ws.text(new_path) or ""
     new_id = str(frontmatter_of(new_text).get("id") or "")
@@ -233,8 +285,11 @@ def _supersede_more(ws: Workspace, updater: Updater, item: Item, new_path: str, 
     for old in olds:
         old_text = ws.text(old) or ""
         old_id = str(frontmatter_of(old_text).get("id") or "")
-        ws.put(old, set_keys(old_text, {"status": "archived", "superseded_by": new_id, "last_updated": now_utc(now)}),
-               f"superseded by {new_id}")
+        ws.put(
+            old,
+            set_keys(old_text, {"status": "archived", "superseded_by": new_id, "last_updated": now_utc(now)}),
+            f"superseded by {new_id}",
+        )
         updater._out("ARCHIVE", item, old, f"superseded by {new_id}")  # noqa: SLF001 - logged like the first
         if old_id and old_id not in ids:
             ids.append(old_id)
@@ -264,8 +319,17 @@ def read_transcript(vault: Vault, path: str) -> str:
         raise AgentError(f"the transcript {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
 
 
-def session_end(vault: Vault, req: SessionEndRequest, source: str, *, generator: Any = None, index: Any = None,
-                now: dt.datetime | None = None, dry_run: bool = False, write: Any = None) -> dict[str, Any]:
+def session_end(
+    vault: Vault,
+    req: SessionEndRequest,
+    source: str,
+    *,
+    generator: Any = None,
+    index: Any = None,
+    now: dt.datetime | None = None,
+    dry_run: bool = False,
+    write: Any = None,
+) -> dict[str, Any]:
     """`generator`: the extraction model, or a function that loads it (called only for a transcript).
 
     The extraction pass over the transcript (what the agent did not save itself), the agent's
@@ -273,8 +337,13 @@ def session_end(vault: Vault, req: SessionEndRequest, source: str, *, generator:
     if not vault.loaded:
         vault.load()
     now = now or dt.datetime.now(dt.UTC)
-    fields = {"summary": req.summary, "decisions": " ".join(req.decisions), "blockers": " ".join(req.blockers),
-              "project": req.project, "session_id": req.session_id}
+    fields = {
+        "summary": req.summary,
+        "decisions": " ".join(req.decisions),
+        "blockers": " ".join(req.blockers),
+        "project": req.project,
+        "session_id": req.session_id,
+    }
     _refuse_secrets(fields)
     _check_size(vault, fields)
     text = req.transcript or (read_transcript(vault, req.transcript_path) if req.transcript_path else "")
@@ -284,23 +353,35 @@ def session_end(vault: Vault, req: SessionEndRequest, source: str, *, generator:
     program = load_program(vault.root)
     project_path = None
     if req.project:
-        project_path = note_for(vault, req.project if "/" in req.project or req.project.startswith("project-")
-                                else f"project/{req.project}")
+        project_path = note_for(
+            vault, req.project if "/" in req.project or req.project.startswith("project-") else f"project/{req.project}"
+        )
         if project_path is None or top_folder(project_path) != "projects":
-            raise AgentError(f"no project note for {req.project!r}; give project/slug of a note in projects/ "
-                             "(palinode_list category=project), or leave project out")
+            raise AgentError(
+                f"no project note for {req.project!r}; give project/slug of a note in projects/ "
+                "(palinode_list category=project), or leave project out"
+            )
     session = Session(slugify(req.session_id)[:40] or now.strftime("%H%M%S"))
     ws = Workspace(vault, extra_folders=frozenset({"daily"}))
     if turns:
         from palinode_vault.models import ModelUnavailable
 
         try:
-            result = extract_turns(vault, turns, generator=generator() if callable(generator) else generator,
-                                   source=source, now=now, ws=ws, commit=False)
+            result = extract_turns(
+                vault,
+                turns,
+                generator=generator() if callable(generator) else generator,
+                source=source,
+                now=now,
+                ws=ws,
+                commit=False,
+            )
         except ModelUnavailable as exc:
             ws.restore()
-            raise AgentError(f"the transcript needs the local extraction model, which is not available ({exc}); "
-                             "call again without the transcript, with your summary and decisions") from exc
+            raise AgentError(
+                f"the transcript needs the local extraction model, which is not available ({exc}); "
+                "call again without the transcript, with your summary and decisions"
+            ) from exc
     else:
         result = ExtractResult([], 0)
     updater = Updater(vault, ws, program.settings, similar_for(vault, index)[0], source, now)
@@ -312,8 +393,9 @@ def session_end(vault: Vault, req: SessionEndRequest, source: str, *, generator:
     if project_path:
         ref = ref_of_path(project_path) or ""
         name = _display_name(vault, project_path)
-        lines = ([f"Session: {req.summary.strip()}"] if req.summary.strip() else []) + \
-                [f"Blocked: {b.strip()}" for b in req.blockers if b.strip()]
+        lines = ([f"Session: {req.summary.strip()}"] if req.summary.strip() else []) + [
+            f"Blocked: {b.strip()}" for b in req.blockers if b.strip()
+        ]
         for line in lines:
             updater._update_collection(Item("ProjectSnapshot", name, line, 1.0, [(ref, name)]), project_path)  # noqa: SLF001
     elif req.summary.strip() or req.blockers:
@@ -331,9 +413,13 @@ def session_end(vault: Vault, req: SessionEndRequest, source: str, *, generator:
     ws.log(Operation("SESSION_END", None, daily, None, source, f"{len(result.outcomes)} outcome(s)"))
     assert_no_secrets(ws)
     diffs = ws.diffs()
-    out: dict[str, Any] = {"outcomes": [o.to_json() for o in result.outcomes], "daily": daily,
-                           "withheld_secrets": result.withheld_secrets, "turns": len(turns),
-                           "summary": "; ".join(_summary(o) for o in result.outcomes if o.op != "WITHHELD") or "no new memories"}
+    out: dict[str, Any] = {
+        "outcomes": [o.to_json() for o in result.outcomes],
+        "daily": daily,
+        "withheld_secrets": result.withheld_secrets,
+        "turns": len(turns),
+        "summary": "; ".join(_summary(o) for o in result.outcomes if o.op != "WITHHELD") or "no new memories",
+    }
     if dry_run:
         ws.restore()
         out.update(written=[], run=None, diff="".join(diffs[p] for p in sorted(diffs)))

@@ -51,12 +51,27 @@ def session_start(vault: Vault, session: str) -> dict[str, Any]:
     result = core_set(vault)
     access.record(vault.root, "core", session, [f["path"] for f in result.files])
     notes = [{"path": f["path"], "title": f["title"], "text": result.texts.get(f["path"], "")} for f in result.files]
-    return {"session": session, "core": notes, "chars": result.chars, "max_chars": result.max_chars,
-            "left_out": result.left_out, "next": NEXT_STEPS}
+    return {
+        "session": session,
+        "core": notes,
+        "chars": result.chars,
+        "max_chars": result.max_chars,
+        "left_out": result.left_out,
+        "next": NEXT_STEPS,
+    }
 
 
-def search(vault: Vault, index: Any, session: str, query: str, *, category: str | None = None,
-           limit: int = 10, mode: str | None = None, include_archived: bool = False) -> dict[str, Any]:
+def search(
+    vault: Vault,
+    index: Any,
+    session: str,
+    query: str,
+    *,
+    category: str | None = None,
+    limit: int = 10,
+    mode: str | None = None,
+    include_archived: bool = False,
+) -> dict[str, Any]:
     from palinode_vault.index import search as run_search
 
     if category and category not in KINDS:
@@ -73,8 +88,14 @@ def read(vault: Vault, path: str) -> dict[str, Any]:
         raise AgentError(f"{rel} cannot be read: {got.message}")
     note = vault.state.notes[rel]
     text = got.text
-    return {"path": rel, "title": note.title, "ref": ref_of_path(rel), "frontmatter": _plain(note.frontmatter or {}),
-            "text": text[:MAX_READ_CHARS], "truncated": len(text) > MAX_READ_CHARS}
+    return {
+        "path": rel,
+        "title": note.title,
+        "ref": ref_of_path(rel),
+        "frontmatter": _plain(note.frontmatter or {}),
+        "text": text[:MAX_READ_CHARS],
+        "truncated": len(text) > MAX_READ_CHARS,
+    }
 
 
 def _plain(value: Any) -> Any:
@@ -88,8 +109,9 @@ def _plain(value: Any) -> Any:
     return value.isoformat() if hasattr(value, "isoformat") else str(value)
 
 
-def list_notes(vault: Vault, *, category: str | None = None, core: bool | None = None,
-               status: str | None = None, limit: int = 200) -> dict[str, Any]:
+def list_notes(
+    vault: Vault, *, category: str | None = None, core: bool | None = None, status: str | None = None, limit: int = 200
+) -> dict[str, Any]:
     if category and category not in KINDS + ("inbox",):
         raise AgentError(f"unknown category {category!r}; one of {', '.join(KINDS + ('inbox',))}")
     out = []
@@ -107,9 +129,16 @@ def list_notes(vault: Vault, *, category: str | None = None, core: bool | None =
             continue
         if status is not None and str(data.get("status") or "") != status:
             continue
-        out.append({"path": path, "title": note.title, "type": memory_type(data) or "",
-                    "status": str(data.get("status") or ""), "core": data.get("core") is True,
-                    "last_updated": _plain(data.get("last_updated"))})
+        out.append(
+            {
+                "path": path,
+                "title": note.title,
+                "type": memory_type(data) or "",
+                "status": str(data.get("status") or ""),
+                "core": data.get("core") is True,
+                "last_updated": _plain(data.get("last_updated")),
+            }
+        )
     return {"notes": out[:limit], "total": len(out), "truncated": len(out) > limit}
 
 
@@ -129,8 +158,11 @@ def dedup(vault: Vault, index: Any, text: str, *, category: str | None = None, l
         kind = BY_NAME.get(category or "")
         type_name = kind.schema if kind else None
         hits = keyword_similar(vault)(text, type_name)[:limit]
-        return {"results": [{"path": p, "similarity": s, "strong": s >= strong} for p, s in hits], "strong_at": strong,
-                "method": f"keywords only ({exc}); fall back to palinode_search mode=keyword and judge"}
+        return {
+            "results": [{"path": p, "similarity": s, "strong": s >= strong} for p, s in hits],
+            "strong_at": strong,
+            "method": f"keywords only ({exc}); fall back to palinode_search mode=keyword and judge",
+        }
 
 
 def orphan_repair(vault: Vault, index: Any, link_text: str, *, path: str | None = None, limit: int = 5) -> dict[str, Any]:
@@ -171,5 +203,9 @@ def consolidate_dry_run(vault: Vault) -> dict[str, Any]:
     from palinode_vault.memory.consolidate import consolidate
 
     result = consolidate(vault, dry_run=True, generator=False, embedder=False)
-    return {"operations": result.operations, "diff": "".join(result.diffs[p] for p in sorted(result.diffs)),
-            "dry_run": True, "note": "consolidation that writes is the person's or the sidecar's weekly run"}
+    return {
+        "operations": result.operations,
+        "diff": "".join(result.diffs[p] for p in sorted(result.diffs)),
+        "dry_run": True,
+        "note": "consolidation that writes is the person's or the sidecar's weekly run",
+    }

@@ -91,8 +91,9 @@ class VaultService:
         from websockets.asyncio.client import connect
 
         url = f"ws://127.0.0.1:{info.port}/rpc"
-        async with connect(url, additional_headers={"Authorization": f"Bearer {info.token}"},
-                           open_timeout=10, max_size=64 * 1024 * 1024) as ws:
+        async with connect(
+            url, additional_headers={"Authorization": f"Bearer {info.token}"}, open_timeout=10, max_size=64 * 1024 * 1024
+        ) as ws:
             await ws.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
             while True:
                 message = json.loads(await asyncio.wait_for(ws.recv(), timeout))
@@ -156,6 +157,7 @@ class VaultService:
         """Run `job` on the worker thread. A write that fails, or any unexpected failure, may
         leave the kept vault differing from the disk in ways a re-stat cannot see (a pass that
         changed the state in memory, then stopped): the next call loads it afresh."""
+
         def guarded():
             try:
                 return job()
@@ -302,14 +304,22 @@ def build_server(root: Path, embedding_model: str | None = None, generator: Any 
         query: Annotated[str, Field(min_length=1, max_length=2000, description="what to look for, in words")],
         category: Annotated[Category | None, Field(description="only notes of this kind")] = None,
         limit: Annotated[int, Field(ge=1, le=50, description="how many results")] = 10,
-        mode: Annotated[Literal["hybrid", "keyword", "vector"] | None,
-                        Field(description="default hybrid when the embedding model is there, else keyword")] = None,
+        mode: Annotated[
+            Literal["hybrid", "keyword", "vector"] | None,
+            Field(description="default hybrid when the embedding model is there, else keyword"),
+        ] = None,
         include_archived: Annotated[bool, Field(description="also retired (archived) memories")] = False,
     ) -> dict[str, Any]:
         """Search the memory (keywords and meaning). Use before saving anything, to find what the vault
         already holds. Results: path, title, score, snippet; archived memories are left out unless asked."""
-        return await _guard(service.run(lambda v, i: reads.search(v, i, session(), query, category=category, limit=limit,
-                                                                  mode=mode, include_archived=include_archived), index=True))
+        return await _guard(
+            service.run(
+                lambda v, i: reads.search(
+                    v, i, session(), query, category=category, limit=limit, mode=mode, include_archived=include_archived
+                ),
+                index=True,
+            )
+        )
 
     @server.tool(annotations=ReadOnly)
     async def palinode_read(
@@ -351,15 +361,37 @@ def build_server(root: Path, embedding_model: str | None = None, generator: Any 
     @server.tool(annotations=Writes)
     async def palinode_save(
         ctx: Context,
-        type: Annotated[str, Field(max_length=40, description="PersonMemory, ProjectSnapshot, Decision, Insight, ResearchRef or ActionItem")],
-        title: Annotated[str, Field(min_length=1, max_length=200, description="short and specific; for a person or project, its name")],
-        text: Annotated[str, Field(min_length=1, max_length=100000, description="the memory itself, standalone and specific (one fact or decision)")],
-        entities: Annotated[list[str], Field(max_length=20, description="canonical refs of existing notes it is about: person/priya-nair, project/field-kit")] = [],  # noqa: B006
+        type: Annotated[
+            str, Field(max_length=40, description="PersonMemory, ProjectSnapshot, Decision, Insight, ResearchRef or ActionItem")
+        ],
+        title: Annotated[
+            str, Field(min_length=1, max_length=200, description="short and specific; for a person or project, its name")
+        ],
+        text: Annotated[
+            str,
+            Field(
+                min_length=1, max_length=100000, description="the memory itself, standalone and specific (one fact or decision)"
+            ),
+        ],
+        entities: Annotated[
+            list[str],
+            Field(
+                max_length=20, description="canonical refs of existing notes it is about: person/priya-nair, project/field-kit"
+            ),
+        ] = [],  # noqa: B006
         rationale: Annotated[str, Field(max_length=100000, description="why (decisions); the person's role (people)")] = "",
         alternatives: Annotated[str, Field(max_length=100000, description="options that lost, and why (decisions)")] = "",
-        confidence: Annotated[float, Field(ge=0.0, le=1.0, description="how sure; below 0.6 it waits in inbox/ for the person")] = 0.8,
-        supersedes: Annotated[list[str], Field(max_length=5, description="decisions/insights this replaces (path, ref or id): archived, never deleted")] = [],  # noqa: B006
-        replaces: Annotated[str, Field(max_length=500, description="person/project: the text of the fact this replaces (moved to the history note)")] = "",
+        confidence: Annotated[
+            float, Field(ge=0.0, le=1.0, description="how sure; below 0.6 it waits in inbox/ for the person")
+        ] = 0.8,
+        supersedes: Annotated[
+            list[str],
+            Field(max_length=5, description="decisions/insights this replaces (path, ref or id): archived, never deleted"),
+        ] = [],  # noqa: B006
+        replaces: Annotated[
+            str,
+            Field(max_length=500, description="person/project: the text of the fact this replaces (moved to the history note)"),
+        ] = "",
         due: Annotated[str, Field(max_length=10, description="ActionItem: due date YYYY-MM-DD")] = "",
     ) -> dict[str, Any]:
         """Save a typed memory. The vault applies PROGRAM.md's update logic and answers what it did:
@@ -367,36 +399,68 @@ def build_server(root: Path, embedding_model: str | None = None, generator: Any 
         `INBOX ...` (confidence below 0.6: the person reviews it). It picks the path, links entities
         and writes the See-also footer. Refused with a reason: secrets (the kind is named), unknown
         types, entities with no note, a supersedes naming nothing, oversized text. Journaled: undo reverts it."""
+
         async def call():
-            req = SaveRequest(type=type, title=title, text=text, entities=entities, rationale=rationale,
-                              alternatives=alternatives, confidence=confidence, supersedes=supersedes,
-                              replaces=replaces, due=due)
+            req = SaveRequest(
+                type=type,
+                title=title,
+                text=text,
+                entities=entities,
+                rationale=rationale,
+                alternatives=alternatives,
+                confidence=confidence,
+                supersedes=supersedes,
+                replaces=replaces,
+                due=due,
+            )
             client = _client_name(ctx)
-            return await service.write("agent.save", {**req.model_dump(), "client": client},
-                                       lambda v, i, w: ops.save(v, req, client_source(client), index=i, write=w))
+            return await service.write(
+                "agent.save",
+                {**req.model_dump(), "client": client},
+                lambda v, i, w: ops.save(v, req, client_source(client), index=i, write=w),
+            )
+
         return await _guard(call())
 
     @server.tool(annotations=Writes)
     async def palinode_session_end(
         ctx: Context,
         summary: Annotated[str, Field(max_length=100000, description="what happened this session, in a few sentences")] = "",
-        decisions: Annotated[list[str], Field(max_length=10, description="decisions made (each saved as a Decision unless already remembered)")] = [],  # noqa: B006
+        decisions: Annotated[
+            list[str], Field(max_length=10, description="decisions made (each saved as a Decision unless already remembered)")
+        ] = [],  # noqa: B006
         blockers: Annotated[list[str], Field(max_length=10, description="what is stuck")] = [],  # noqa: B006
         project: Annotated[str, Field(max_length=200, description="the project it was about: project/slug")] = "",
-        transcript_path: Annotated[str, Field(max_length=4096, description="absolute path of the session transcript (Claude Code JSONL, JSONL of {role, content}, or text)")] = "",
+        transcript_path: Annotated[
+            str,
+            Field(
+                max_length=4096,
+                description="absolute path of the session transcript (Claude Code JSONL, JSONL of {role, content}, or text)",
+            ),
+        ] = "",
         session_id: Annotated[str, Field(max_length=200)] = "",
     ) -> dict[str, Any]:
         """End the session: appends to daily/{date}.md, files the summary as a typed memory (the
         project's Recent Changes, or an Insight), saves the decisions, and runs the local extraction
         pass over the transcript for what you did not save yourself. One journaled run."""
+
         async def call():
-            req = SessionEndRequest(summary=summary, decisions=decisions, blockers=blockers, project=project,
-                                    transcript_path=transcript_path, session_id=session_id or (service.session or ""))
+            req = SessionEndRequest(
+                summary=summary,
+                decisions=decisions,
+                blockers=blockers,
+                project=project,
+                transcript_path=transcript_path,
+                session_id=session_id or (service.session or ""),
+            )
             client = _client_name(ctx)
             model = memo()  # one per call: a re-plan reuses its answers
-            return await service.write("agent.session_end", {**req.model_dump(), "client": client},
-                                       lambda v, i, w: ops.session_end(v, req, client_source(client), generator=model, index=i,
-                                                                       write=w))
+            return await service.write(
+                "agent.session_end",
+                {**req.model_dump(), "client": client},
+                lambda v, i, w: ops.session_end(v, req, client_source(client), generator=model, index=i, write=w),
+            )
+
         return await _guard(call())
 
     @server.tool(annotations=ReadOnly)
@@ -424,15 +488,21 @@ def build_server(root: Path, embedding_model: str | None = None, generator: Any 
     def program_text() -> str:
         return program_path(service.root).read_text(encoding="utf-8")
 
-    @server.resource("palinode://program", name="PROGRAM.md", mime_type="text/markdown",
-                     description="The memory manager's rules: what to remember, schemas, update logic, wiki contract.")
+    @server.resource(
+        "palinode://program",
+        name="PROGRAM.md",
+        mime_type="text/markdown",
+        description="The memory manager's rules: what to remember, schemas, update logic, wiki contract.",
+    )
     def program_resource() -> str:
         return program_text()
 
     @server.prompt("memory-manager", description="Act as the vault's memory manager, following PROGRAM.md.")
     def memory_manager() -> str:
-        return ("You manage the person's long-term memory through the palinode_* tools. Follow these rules "
-                "exactly (PROGRAM.md):\n\n" + program_text())
+        return (
+            "You manage the person's long-term memory through the palinode_* tools. Follow these rules "
+            "exactly (PROGRAM.md):\n\n" + program_text()
+        )
 
     return server
 

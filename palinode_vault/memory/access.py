@@ -54,11 +54,21 @@ def new_session(origin: str, now: dt.datetime | None = None) -> str:
     return f"{_stamp(now)}-{origin}-{_random.token_hex(2)}"
 
 
-def record(root: Path, event: str, session: str, paths: Iterable[str], now: dt.datetime | None = None,
-           max_bytes: int = MAX_BYTES) -> None:
+def record(
+    root: Path, event: str, session: str, paths: Iterable[str], now: dt.datetime | None = None, max_bytes: int = MAX_BYTES
+) -> None:
     """Append one access line (errors are swallowed: a read must never fail because of this)."""
-    line = json.dumps({"time": _stamp(now), "event": event, "session": session,
-                       "paths": sorted(dict.fromkeys(p for p in paths if isinstance(p, str)))}) + "\n"
+    line = (
+        json.dumps(
+            {
+                "time": _stamp(now),
+                "event": event,
+                "session": session,
+                "paths": sorted(dict.fromkeys(p for p in paths if isinstance(p, str))),
+            }
+        )
+        + "\n"
+    )
     target = Path(root) / ACCESS_PATH
     try:
         with _LOCK:
@@ -76,7 +86,7 @@ def record(root: Path, event: str, session: str, paths: Iterable[str], now: dt.d
 
 def _trim(target: Path) -> None:
     lines = read_private(target).splitlines(keepends=True)
-    keep = b"".join(lines[len(lines) // 2:])
+    keep = b"".join(lines[len(lines) // 2 :])
     tmp = target.with_name(target.name + ".tmp")
     if os.path.islink(tmp):
         os.unlink(tmp)

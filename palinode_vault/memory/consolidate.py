@@ -149,8 +149,12 @@ class Consolidation:
         value = (getattr(self.s, section).model_extra or {}).get(key)
         if value is None and f"{section}.{key}" not in self.skipped:
             self.skipped.add(f"{section}.{key}")
-            self.op("SKIP", None, f"PROGRAM.md's settings block has no {section}.{key}; the step that needs it did not run "
-                    "(add it from the PROGRAM.md shipped with palinode-vault)")
+            self.op(
+                "SKIP",
+                None,
+                f"PROGRAM.md's settings block has no {section}.{key}; the step that needs it did not run "
+                "(add it from the PROGRAM.md shipped with palinode-vault)",
+            )
         return value
 
     def embedder_or_none(self):
@@ -165,7 +169,9 @@ class Consolidation:
             from palinode_vault.models import Embedder, ModelUnavailable
 
             try:
-                self.embedder = self.embedder.get() if self.embedder is not None else Embedder(self.vault.settings.embedding_model)
+                self.embedder = (
+                    self.embedder.get() if self.embedder is not None else Embedder(self.vault.settings.embedding_model)
+                )
             except ModelUnavailable as exc:
                 self.skipped.add("embedder")
                 self.op("SKIP", None, f"cross-project patterns need the embedding model: {exc}")
@@ -234,13 +240,18 @@ class Consolidation:
             if not found:
                 continue
             if not self.writable(path):
-                self.op("FLAG", path, "mentioned in the week's daily notes but its frontmatter is missing or does not parse; not updated")
+                self.op(
+                    "FLAG",
+                    path,
+                    "mentioned in the week's daily notes but its frontmatter is missing or does not parse; not updated",
+                )
                 continue
             self.write_project(path, found)
 
     def write_project(self, path: str, found: list[tuple[dt.date, str, str]]) -> None:
         text = self.ws.text(path) or ""
         existing = body_of(text)
+
         def new(line: str) -> bool:
             core = line.split(": ", 1)[-1]
             return not any(fuzz.partial_ratio(core.lower(), old.lower()) >= 92 for old in existing.splitlines() if old.strip())
@@ -261,7 +272,7 @@ class Consolidation:
         # Status: three to seven bullets, newest first; the old Status is kept in the history note.
         status = [f"- {day.isoformat()}: {_short(p)}" for day, _, p in sorted(found, key=lambda f: f[0], reverse=True)][:7]
         old_bounds = section_bounds(text, "Status")
-        old_status = text[old_bounds[0]:old_bounds[1]].strip() if old_bounds else ""
+        old_status = text[old_bounds[0] : old_bounds[1]].strip() if old_bounds else ""
         if len(status) < 3 and old_status:
             status += [f"- (before {found[0][0].isoformat()}) {' '.join(old_status.split())[:300]}"]
         if not recent and not [d for d in decisions if new(d)] and not [t for t in todos if new(t)]:
@@ -375,8 +386,11 @@ class Consolidation:
                 ents_b = set(entity_refs(nb.frontmatter))
                 projects = {e for e in ents_a & ents_b if e.startswith("project/")}
                 ref_b = ref_of_path(b)
-                if not projects or ref_b not in ents_a and not any(
-                        self.vault.state.resolve_link(link, a) == b for link in na.links):
+                if (
+                    not projects
+                    or ref_b not in ents_a
+                    and not any(self.vault.state.resolve_link(link, a) == b for link in na.links)
+                ):
                     continue  # a does not refer to b
                 handled.add(frozenset((a, b)))
                 body = body_of(self.ws.text(a) or "")
@@ -396,10 +410,15 @@ class Consolidation:
         gen = self.model()
         if gen is None:
             return "unclear"
-        schema = {"type": "object", "properties": {"relation": {"type": "string", "enum": ["replaces", "complements", "unclear"]}},
-                  "required": ["relation"]}
-        system = ("You compare two decisions about the same project. Answer 'replaces' only if the NEW decision "
-                  "plainly replaces the OLD one, 'complements' if both can stand, else 'unclear'.")
+        schema = {
+            "type": "object",
+            "properties": {"relation": {"type": "string", "enum": ["replaces", "complements", "unclear"]}},
+            "required": ["relation"],
+        }
+        system = (
+            "You compare two decisions about the same project. Answer 'replaces' only if the NEW decision "
+            "plainly replaces the OLD one, 'complements' if both can stand, else 'unclear'."
+        )
         user = f"NEW:\n{body_of(self.ws.text(newer) or '')[:1200]}\n\nOLD:\n{body_of(self.ws.text(older) or '')[:1200]}"
         from palinode_vault.models import ModelUnavailable
 
@@ -418,8 +437,11 @@ class Consolidation:
         new_text = self.ws.text(newer) or ""
         old_id = str(frontmatter_of(old_text).get("id") or "")
         new_id = str(frontmatter_of(new_text).get("id") or "")
-        self.ws.put(old, set_keys(old_text, {"status": "archived", "superseded_by": new_id, "last_updated": now_utc(self.now)}),
-                    f"superseded by {new_id}")
+        self.ws.put(
+            old,
+            set_keys(old_text, {"status": "archived", "superseded_by": new_id, "last_updated": now_utc(self.now)}),
+            f"superseded by {new_id}",
+        )
         supers = [str(x) for x in frontmatter_of(new_text).get("supersedes") or []]
         if old_id and old_id not in supers:
             self.ws.put(newer, set_keys(new_text, {"supersedes": supers + [old_id]}), f"supersedes {old_id}")
@@ -432,9 +454,14 @@ class Consolidation:
         path = f"insights/tension-{sa}-{sb}"[:70].rstrip("-") + ".md"
         if self.ws.exists(path):
             return
-        item = Item("Insight", title, f"[[{sa}]] may replace [[{sb}]], or both may stand; consolidation could not tell. "
-                    "Both stay active until a person decides.", 0.6,
-                    [(f"decision/{sa}", ""), (f"decision/{sb}", "")])
+        item = Item(
+            "Insight",
+            title,
+            f"[[{sa}]] may replace [[{sb}]], or both may stand; consolidation could not tell. "
+            "Both stay active until a person decides.",
+            0.6,
+            [(f"decision/{sa}", ""), (f"decision/{sb}", "")],
+        )
         self.ws.put(path, render_new(item, path, self.now, self.vault, False, self.source), "unclear supersession")
         self.op("ADD", path, f"unclear whether {a} replaces {b}; both stay active", "Insight")
 
@@ -462,17 +489,27 @@ class Consolidation:
                     dst = f"archive/{path}"
                     if not self.ws.exists(dst):
                         self.ws.move(path, dst, "unreviewed inbox item archived as stale", text=text)
-                        self.op("ARCHIVE", dst, f"inbox item unreviewed for {(self.today - updated).days} days (> {p.inbox_days})",
-                                memory_type(data) or "")
+                        self.op(
+                            "ARCHIVE",
+                            dst,
+                            f"inbox item unreviewed for {(self.today - updated).days} days (> {p.inbox_days})",
+                            memory_type(data) or "",
+                        )
                 continue
             if status == "archived" or not updated or (self.today - updated).days <= p.stale_days:
                 continue
             ref = ref_of_path(path)
-            referenced = any(src != path and ((state.incoming.get(path) or Counter())[src] > 0 or
-                             ref in entity_refs(state.notes[src].frontmatter))
-                             for src in recent_sources)
+            referenced = any(
+                src != path
+                and ((state.incoming.get(path) or Counter())[src] > 0 or ref in entity_refs(state.notes[src].frontmatter))
+                for src in recent_sources
+            )
             if not referenced:
-                self.op("FLAG", path, f"stale: not updated for {(self.today - updated).days} days (> {p.stale_days}) and not referenced; review it")
+                self.op(
+                    "FLAG",
+                    path,
+                    f"stale: not updated for {(self.today - updated).days} days (> {p.stale_days}) and not referenced; review it",
+                )
 
     def core_review(self) -> None:
         every = self.s.core.review_every_days
@@ -500,8 +537,15 @@ class Consolidation:
         self.op("CORE_REVIEW", None, f"core set reviewed; {demoted} demoted (every {every} days)")
 
 
-def consolidate(vault: Vault, *, dry_run: bool = False, generator: Any = None, now: dt.datetime | None = None,
-                embedder: Any = None, write: Any = None) -> ConsolidationResult:
+def consolidate(
+    vault: Vault,
+    *,
+    dry_run: bool = False,
+    generator: Any = None,
+    now: dt.datetime | None = None,
+    embedder: Any = None,
+    write: Any = None,
+) -> ConsolidationResult:
     """Run the weekly consolidation on `vault` (its settings' `now` is today).
 
     `generator`: the model for judgement calls (None: the default; False: rules in code only).

@@ -103,8 +103,14 @@ def core_set(vault: Vault) -> CoreSet:
             continue
         size = len(read.text)
         if out.chars + size > budget:
-            out.left_out.append({"path": path, "title": title, "chars": size,
-                                 "reason": f"would overflow core.max_chars ({budget}); review whether it is still core"})
+            out.left_out.append(
+                {
+                    "path": path,
+                    "title": title,
+                    "chars": size,
+                    "reason": f"would overflow core.max_chars ({budget}); review whether it is still core",
+                }
+            )
             continue
         out.files.append({"path": path, "title": title})
         out.texts[path] = read.text

@@ -96,9 +96,15 @@ def _runs(root: Path) -> list[_Run]:
         head = lines[0]
         if not own_journal(root, head):
             continue  # carried in with the vault, or crafted: its paths are not ours to read
-        out.append(_Run(str(head.get("run") or name.split(".", 1)[0]), str(head.get("label") or ""),
-                        str(head.get("time") or ""), undone,
-                        [e for e in lines[1:] if isinstance(e, dict) and entry_problem(root, e) is None]))
+        out.append(
+            _Run(
+                str(head.get("run") or name.split(".", 1)[0]),
+                str(head.get("label") or ""),
+                str(head.get("time") or ""),
+                undone,
+                [e for e in lines[1:] if isinstance(e, dict) and entry_problem(root, e) is None],
+            )
+        )
     return out
 
 

@@ -22,28 +22,52 @@ import re
 _DAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight|next week|end of (?:the )?(?:day|week|month)|\d{1,2}(?:st|nd|rd|th)?(?: [a-z]+)?)"
 
 CUES: list[tuple[str, re.Pattern[str]]] = [
-    ("ActionItem", re.compile(
-        r"\b(?:will|'ll|is going to|are going to|promised to|has to|have to|needs to|need to|must)\s+(?:\w+\s+){0,2}?"
-        r"(?:send|call|email|write|share|review|check|deliver|finish|book|prepare|draft|update|fix|ask|bring|submit)\b"
-        rf".*\b(?:by|before|on|until|next)\s+{_DAY}\b"
-        r"|\bdue (?:on|by|in)\b|\bremind (?:me|us) to\b|\bfollow(?:-| )up (?:with|on)\b|\bdeadline\b", re.I)),
-    ("Decision", re.compile(
-        r"\b(?:decided|decision|we(?:'ll| will)|we(?:'re| are) (?:going (?:to|with)|cutting|dropping|moving|switching)"
-        r"|going with|settled on|agreed (?:to|that|on)|chose|opted for|instead of|rather than|from now on"
-        r"|(?:our|the) (?:\w+ )?rule\b|is the setting|will (?:own|lead|take over)|switch(?:ed|ing)? (?:to|from)"
-        r"|no longer|not any ?more|now\b[^.;]{0,60}, not)\b", re.I)),
-    ("Insight", re.compile(
-        r"\b(?:lesson|learn(?:ed|t)|taught|turns? out|realis(?:ed|e)|realiz(?:ed|e)|mistake|never again|should have"
-        r"|next time|we should|made (?:\w+ ){0,3}(?:worse|better|less|more)\b)", re.I)),
-    ("ProjectSnapshot", re.compile(
-        r"\b(?:is (?:now )?live|went live|goes live|launched|shipped|released|rolled out|rollout|slip(?:s|ped|ping)|delayed"
-        r"|postponed|blocked|unblocked|milestone|as of today|now runs|mov(?:ed|es) (?:to|back to) (?:\d|january|february|march"
-        r"|april|may|june|july|august|september|october|november|december|next|the (?:first|second|third|last|end))|pushed (?:back|out))\b", re.I)),
-    ("PersonMemory", re.compile(
-        r"^(?!(?:This|That|These|Those|It|Its|There|Here|The|A|An|He|She|We|They|You|What|Which|Who|Our|My|Your|Their)\b)"
-        r"(?:[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?) (?:joined|is (?:our|the|a|an)|leads|runs|manages|owns|prefers|likes"
-        r"|wants|can't stand|hates|handles|covers|works)\b"
-        r"|\bI (?i:(?:always |usually |never |really )?(?:prefer|like|want|hate|draft|write|keep))\b|(?i:\bplease don't\b)")),
+    (
+        "ActionItem",
+        re.compile(
+            r"\b(?:will|'ll|is going to|are going to|promised to|has to|have to|needs to|need to|must)\s+(?:\w+\s+){0,2}?"
+            r"(?:send|call|email|write|share|review|check|deliver|finish|book|prepare|draft|update|fix|ask|bring|submit)\b"
+            rf".*\b(?:by|before|on|until|next)\s+{_DAY}\b"
+            r"|\bdue (?:on|by|in)\b|\bremind (?:me|us) to\b|\bfollow(?:-| )up (?:with|on)\b|\bdeadline\b",
+            re.I,
+        ),
+    ),
+    (
+        "Decision",
+        re.compile(
+            r"\b(?:decided|decision|we(?:'ll| will)|we(?:'re| are) (?:going (?:to|with)|cutting|dropping|moving|switching)"
+            r"|going with|settled on|agreed (?:to|that|on)|chose|opted for|instead of|rather than|from now on"
+            r"|(?:our|the) (?:\w+ )?rule\b|is the setting|will (?:own|lead|take over)|switch(?:ed|ing)? (?:to|from)"
+            r"|no longer|not any ?more|now\b[^.;]{0,60}, not)\b",
+            re.I,
+        ),
+    ),
+    (
+        "Insight",
+        re.compile(
+            r"\b(?:lesson|learn(?:ed|t)|taught|turns? out|realis(?:ed|e)|realiz(?:ed|e)|mistake|never again|should have"
+            r"|next time|we should|made (?:\w+ ){0,3}(?:worse|better|less|more)\b)",
+            re.I,
+        ),
+    ),
+    (
+        "ProjectSnapshot",
+        re.compile(
+            r"\b(?:is (?:now )?live|went live|goes live|launched|shipped|released|rolled out|rollout|slip(?:s|ped|ping)|delayed"
+            r"|postponed|blocked|unblocked|milestone|as of today|now runs|mov(?:ed|es) (?:to|back to) (?:\d|january|february|march"
+            r"|april|may|june|july|august|september|october|november|december|next|the (?:first|second|third|last|end))|pushed (?:back|out))\b",
+            re.I,
+        ),
+    ),
+    (
+        "PersonMemory",
+        re.compile(
+            r"^(?!(?:This|That|These|Those|It|Its|There|Here|The|A|An|He|She|We|They|You|What|Which|Who|Our|My|Your|Their)\b)"
+            r"(?:[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?) (?:joined|is (?:our|the|a|an)|leads|runs|manages|owns|prefers|likes"
+            r"|wants|can't stand|hates|handles|covers|works)\b"
+            r"|\bI (?i:(?:always |usually |never |really )?(?:prefer|like|want|hate|draft|write|keep))\b|(?i:\bplease don't\b)"
+        ),
+    ),
 ]
 
 
@@ -66,9 +90,25 @@ def type_by_wording(text: str, types: list[str], spoken: str | None = None) -> s
 #: Wording that says a statement replaces an earlier one ("This replaces our SMS provider
 #: decision", "we use X instead of Y", "we no longer ..."): the update logic looks for the note
 #: the words after it name (update.Updater.replaced_note).
-REPLACEMENT = ("replaces", "replace", "replaced", "replacing", "instead of", "in place of", "no longer",
-               "not anymore", "not any more", "supersedes", "switched from", "switching from", "moving away from",
-               "moved away from", "moving off", "dropping", "dropped")
+REPLACEMENT = (
+    "replaces",
+    "replace",
+    "replaced",
+    "replacing",
+    "instead of",
+    "in place of",
+    "no longer",
+    "not anymore",
+    "not any more",
+    "supersedes",
+    "switched from",
+    "switching from",
+    "moving away from",
+    "moved away from",
+    "moving off",
+    "dropping",
+    "dropped",
+)
 #: Connectives that open the reason for a decision, and the options that lost.
 REASON = ("because", "since", "so that", "given that", "due to", "the reason is", "as it", "as they", "as we")
 LOST = ("instead of", "rather than", "in place of", ", not ")
@@ -81,16 +121,17 @@ def clause_after(text: str, connectives: tuple[str, ...]) -> str:
     for REASON."""
     flat = " ".join(text.split())
     lower = flat.lower()
-    found = [(i + len(c), c) for c in connectives
-             for i in [lower.find(c) if c.startswith(",") else _word_at(lower, c)] if i >= 0]
+    found = [(i + len(c), c) for c in connectives for i in [lower.find(c) if c.startswith(",") else _word_at(lower, c)] if i >= 0]
     if not found:
         return ""
     at, _ = min(found)
     rest = flat[at:]
     # a clause that opens the sentence ("Since nobody reads it, we ...") ends at its comma
-    opening = not flat[: at].strip(" ,").lower().split()[:-1] if flat[:at].strip() else True
-    ends = [rest.lower().find(e) for e in _CLAUSE_ENDS + ((", ",) if opening else ())
-            + tuple(f" {c.strip(' ,')} " for c in REASON + LOST)]
+    opening = not flat[:at].strip(" ,").lower().split()[:-1] if flat[:at].strip() else True
+    ends = [
+        rest.lower().find(e)
+        for e in _CLAUSE_ENDS + ((", ",) if opening else ()) + tuple(f" {c.strip(' ,')} " for c in REASON + LOST)
+    ]
     ends = [e for e in ends if e > 0]
     return rest[: min(ends)].strip(" ,.;:!?") if ends else rest.strip(" ,.;:!?")
 

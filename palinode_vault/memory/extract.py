@@ -136,7 +136,7 @@ def system_prompt(program: Program) -> str:
     prose = condense(_sections(program.text, ("Identity",))) + "\n" + prose
     return (
         f"{prose}\n\n## Output\n"
-        f"Answer with JSON: {{\"items\": [...]}}. At most {ex.max_items_per_pass} items and at most "
+        f'Answer with JSON: {{"items": [...]}}. At most {ex.max_items_per_pass} items and at most '
         f"{ex.max_items_per_type} of one type. Types: {types}. If unsure between two types, use "
         f"{ex.uncertain_type}. Give each item a confidence from 0 to 1. Most conversations deserve "
         "nothing: then answer {\"items\": []}. Only the PERSON's words are memories; the AGENT's "
@@ -157,15 +157,20 @@ def user_prompt(turns: list[Turn]) -> str:
 _EPHEMERAL = re.compile(
     r"(?i)^\s*(?:hi|hello|hey|thanks?|thank you|ok(?:ay)?|cool|great|bye|good (?:morning|night)|"
     r"i'?m (?:tired|hungry|back|off|heading out)|back in \w+ minutes|brb|what'?s the (?:date|time)|"
-    r"what (?:day|time) is it)\b[^\n]{0,40}$")
-_TROUBLE = re.compile(r"(?i)(traceback \(most recent call last\)|^\s*at [\w.$]+\(|stack trace|exit code \d|"
-                      r"segmentation fault|\berr(?:or)?:|npm err!|^\s*\$ )", re.M)
+    r"what (?:day|time) is it)\b[^\n]{0,40}$"
+)
+_TROUBLE = re.compile(
+    r"(?i)(traceback \(most recent call last\)|^\s*at [\w.$]+\(|stack trace|exit code \d|"
+    r"segmentation fault|\berr(?:or)?:|npm err!|^\s*\$ )",
+    re.M,
+)
 # Small talk that opens a message ("Morning!", "Quick one for the files.", "Heads up:", "Hi back,"):
 # never a memory's words or title, though the sentence it opens may be one.
 _OPENER = re.compile(
     r"(?i)^\s*(?:(?:good )?(?:morning|afternoon|evening)|hi+|hello|hey|hiya|thanks?(?: you)?|ok(?:ay)?|so|right|"
     r"quick (?:one|question|note|thing)(?: for (?:the|my) (?:files|notes|records))?|heads[- ]up|fyi|btw|by the way|"
-    r"one more thing|bear with me|ugh+|argh+|phew|oh|ah|yikes|wow|hmm+|meh|sigh)\b(?: back| all| there| again)?(?:[\s,.!:;-]+|$)")
+    r"one more thing|bear with me|ugh+|argh+|phew|oh|ah|yikes|wow|hmm+|meh|sigh)\b(?: back| all| there| again)?(?:[\s,.!:;-]+|$)"
+)
 
 
 def strip_openers(text: str) -> str:
@@ -186,7 +191,9 @@ def collapse_repeats(text: str) -> str:
     return " ".join(out)
 
 
-_COMMITMENT = re.compile(r"(?i)\b(i will|i'll|we will|we'll|i promise|i can have|by (?:monday|tuesday|wednesday|thursday|friday|tomorrow))\b")
+_COMMITMENT = re.compile(
+    r"(?i)\b(i will|i'll|we will|we'll|i promise|i can have|by (?:monday|tuesday|wednesday|thursday|friday|tomorrow))\b"
+)
 
 
 def substantive(turns: list[Turn]) -> bool:
@@ -231,8 +238,26 @@ def _grounded_sentences(text: str, person: set[str], said: str) -> str:
     return " ".join(kept) if kept else text
 
 
-_TYPE_WORDS = frozenset({"person", "agent", "user", "assistant", "personmemory", "projectsnapshot", "decision", "insight",
-                         "researchref", "actionitem", "memory", "title", "untitled", "project", "reminder", "note"})
+_TYPE_WORDS = frozenset(
+    {
+        "person",
+        "agent",
+        "user",
+        "assistant",
+        "personmemory",
+        "projectsnapshot",
+        "decision",
+        "insight",
+        "researchref",
+        "actionitem",
+        "memory",
+        "title",
+        "untitled",
+        "project",
+        "reminder",
+        "note",
+    }
+)
 
 
 def _names_a_thing(title: str, type_name: str, entities: list[tuple[str, str]], said: str) -> bool:
@@ -244,8 +269,10 @@ def _names_a_thing(title: str, type_name: str, entities: list[tuple[str, str]], 
     """
     kind = "person" if type_name == "PersonMemory" else "project"
     title_words = set(slugify(title).split("-"))
-    if any(r.startswith(kind + "/") and (slugify(n) == slugify(title) or set(slugify(n).split("-")) <= title_words)
-           for r, n in entities):
+    if any(
+        r.startswith(kind + "/") and (slugify(n) == slugify(title) or set(slugify(n).split("-")) <= title_words)
+        for r, n in entities
+    ):
         return True
     parts = title.split()
     if not 1 <= len(parts) <= 4 or slugify(title) in _TYPE_WORDS or title.lower() not in said.lower():
@@ -271,8 +298,11 @@ class Cleaned:
     offered: list[str] = field(default_factory=list)  # the model's candidates without secrets ("title. text")
 
 
-_TYPE_PREFIX = re.compile(r"^\s*(?:PersonMemory|ProjectSnapshot|Decision|Insight|ResearchRef|ActionItem|Person|Project|"
-                          r"Lesson|Preference)\s*:\s*", re.I)
+_TYPE_PREFIX = re.compile(
+    r"^\s*(?:PersonMemory|ProjectSnapshot|Decision|Insight|ResearchRef|ActionItem|Person|Project|"
+    r"Lesson|Preference)\s*:\s*",
+    re.I,
+)
 _SPEAKER = re.compile(r"^\s*(?:PERSON|AGENT|USER|ASSISTANT|SYSTEM|Premise)\s*:\s*", re.I)
 
 
@@ -285,8 +315,15 @@ def _person_sentences(turns: list[Turn], credentials: bool = False) -> list[str]
             continue
         for sentence in re.split(r"(?<=[.!?])\s+|\n+", turn.content):
             x = strip_openers(sentence.strip())
-            if (x and not x.endswith("?") and not _EPHEMERAL.match(x) and not _TROUBLE.search(x) and len(words(x)) >= 3
-                    and not secrets.secret_kinds_in(x) and (credentials or not secrets.about_credentials(x))):
+            if (
+                x
+                and not x.endswith("?")
+                and not _EPHEMERAL.match(x)
+                and not _TROUBLE.search(x)
+                and len(words(x)) >= 3
+                and not secrets.secret_kinds_in(x)
+                and (credentials or not secrets.about_credentials(x))
+            ):
                 # a sentence that held a secret, or talks of credentials, is never a memory's text
                 out.append(x)
     return out
@@ -310,7 +347,8 @@ _LEAD_IN = re.compile(
     r"|(?:we|i)\s+(?:learned|learnt|realised|realized|found out)(?:\s+that)?"
     r"|(?:the\s+)?lesson(?:\s+learned)?(?:\s+is)?(?:\s+that)?\s*:?|(?:it\s+)?turns\s+out(?:\s+that)?"
     r"|(?:decided|decision|agreed|settled)\s*:"
-    r"|from now on,?|for the record,?|note to self:?)\s+")
+    r"|from now on,?|for the record,?|note to self:?)\s+"
+)
 
 
 _CONJUNCTION = re.compile(r"(?i)^(?:and|but|also|plus|so|then|anyway)\s+")
@@ -332,7 +370,7 @@ def _title_from(text: str) -> str:
         taken += _CONJUNCTION.sub("", clause.strip()).split() if not taken else clause.split()
         if len(taken) >= TITLE_WORDS[0]:
             break
-    title = " ".join(taken[:TITLE_WORDS[1]]).strip(" .,;:")
+    title = " ".join(taken[: TITLE_WORDS[1]]).strip(" .,;:")
     return title[:1].upper() + title[1:]
 
 
@@ -341,14 +379,20 @@ def _title_from(text: str) -> str:
 _NARRATION = re.compile(
     r"(?i)^\s*(?:(?:the|this|our|that)\s+(?:conversation|chat|discussion|exchange|dialogue|talk|session)\b"
     r"|(?:the\s+)?(?:user|person|agent|assistant)\s+(?:says|said|asks|asked|is asking|wants|wanted|mentions|mentioned|"
-    r"talks|talked|is talking|shares|shared|explains|explained)\b)")
+    r"talks|talked|is talking|shares|shared|explains|explained)\b)"
+)
 _NEW_PERSON = re.compile(r"^([A-Z][\w'’-]+ [A-Z][\w'’-]+) (?:joined|is (?:our|the|a|an) )")
 _FIRST_PERSON = re.compile(r"(?i)(?:^|[^\w'])(?:i|i'm|i've|i'd|my|me)(?![\w'])")
 
 
-def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
-                self_person: tuple[str, str] | None = None, known: list[tuple[str, str, list[str]]] | None = None,
-                judged: dict[str, Rating] | None = None) -> Cleaned:
+def clean_items(
+    raw: dict[str, Any] | None,
+    turns: list[Turn],
+    program: Program,
+    self_person: tuple[str, str] | None = None,
+    known: list[tuple[str, str, list[str]]] | None = None,
+    judged: dict[str, Rating] | None = None,
+) -> Cleaned:
     """Turn the model's answer into items the update logic may act on (see the module docstring).
 
     A type the wording plainly says (cues.py) replaces the model's, and the same text offered again
@@ -384,7 +428,9 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
         candidates = []
         for entry in (raw or {}).get("items", []) if isinstance(raw, dict) else []:
             try:
-                candidates.append(CandidateOut.model_validate({**entry, "confidence": min(1.0, max(0.0, float(entry.get("confidence", 0.5))))}))
+                candidates.append(
+                    CandidateOut.model_validate({**entry, "confidence": min(1.0, max(0.0, float(entry.get("confidence", 0.5))))})
+                )
             except (ValidationError, TypeError, ValueError, AttributeError):
                 out.dropped.append("an item did not match the schema")
     seen: set[str] = set()
@@ -448,20 +494,36 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
             if ref and ref not in [r for r, _ in entities]:
                 entities.append((ref, name))
         key = slugify(title)
-        if key in seen or key in _TYPE_WORDS or any(fuzz.token_set_ratio(text.lower(), i.text.lower()) / 100 >= same
-                                                    for i in items):
+        if (
+            key in seen
+            or key in _TYPE_WORDS
+            or any(fuzz.token_set_ratio(text.lower(), i.text.lower()) / 100 >= same for i in items)
+        ):
             out.dropped.append(f"'{title[:40]}': duplicate or placeholder title, or the same text again")
             continue
         seen.add(key)
         # a rationale or alternative the person did not say is the model's invention: left out
         # (the update logic takes them from the person's own words then, update.keep_reasons)
         reasons = [x.strip() if _grounding(x, person_words, set())[0] >= 0.5 else "" for x in (c.rationale, c.alternatives)]
-        items.append(Item(type_name, title, text, float(c.confidence), entities, reasons[0], reasons[1],
-                          c.due.strip(), c.replaces.strip(), note))
+        items.append(
+            Item(
+                type_name,
+                title,
+                text,
+                float(c.confidence),
+                entities,
+                reasons[0],
+                reasons[1],
+                c.due.strip(),
+                c.replaces.strip(),
+                note,
+            )
+        )
     # the judge's statements wait for review too, but a garbled item of the model's only ever snaps
     # to a plainly worded one (above): what the person said plainly is the better anchor
-    items += unoffered([x for x in person_sentences if x in plain_sentences or x in judged], items, types,
-                       ex.review_unoffered or 0.0, judged)
+    items += unoffered(
+        [x for x in person_sentences if x in plain_sentences or x in judged], items, types, ex.review_unoffered or 0.0, judged
+    )
     kept: list[Item] = []
     for item in items:
         own = item.text if item.note.startswith("text: the person's own") else _own_sentence(item.text, resting_on)
@@ -469,22 +531,32 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
         on_credentials = own is not None and own not in person_sentences
         if on_credentials:
             own = None
-        worded = None if on_credentials else (
-            type_by_wording(item.text, types, spoken) or (type_by_wording(own, types) if own else None))
+        worded = (
+            None
+            if on_credentials
+            else (type_by_wording(item.text, types, spoken) or (type_by_wording(own, types) if own else None))
+        )
         if worded and worded != item.type:
             item.note = (item.note + "; " if item.note else "") + f"type {item.type[:20]} -> {worded} by its wording"
             item.type = worded
         cap = ex.unmarked_confidence
         doubted = cap is not None and cap < ex.confidence_threshold  # the model's confidence is not evidence
-        if (judging and doubted and not worded and not item.note.startswith(UNOFFERED)
-                and own not in judged and item.text not in judged):
+        if (
+            judging
+            and doubted
+            and not worded
+            and not item.note.startswith(UNOFFERED)
+            and own not in judged
+            and item.text not in judged
+        ):
             # neither the wording nor the judge says it is a memory: the model's word alone is
             # not enough even for review (most such items were chat, docs/BENCHMARKS.md)
             out.dropped.append(f"'{item.title[:40]}': no wording says what it is and the judge does not rate it a memory")
             continue
         if not worded and cap is not None and item.confidence > cap:
-            item.note = (item.note + "; " if item.note else "") + \
-                f"confidence {item.confidence:.2f} -> {cap:.2f}: no wording says what it is"
+            item.note = (
+                item.note + "; " if item.note else ""
+            ) + f"confidence {item.confidence:.2f} -> {cap:.2f}: no wording says what it is"
             item.confidence = cap
         named = mentioned(f"{item.title}. {item.text}", known or [])
         item.entities += [(ref, shown) for ref, shown in named if ref not in [r for r, _ in item.entities]]
@@ -492,7 +564,8 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
         # or project it names, or it is no PersonMemory/ProjectSnapshot.
         by_clause = item.note.startswith(UNOFFERED)
         if item.type in ("PersonMemory", "ProjectSnapshot") and (
-                by_clause or not _names_a_thing(item.title, item.type, item.entities, all_text)):
+            by_clause or not _names_a_thing(item.title, item.type, item.entities, all_text)
+        ):
             kind = "person" if item.type == "PersonMemory" else "project"
             about = next(((r, n) for r, n in named if r.startswith(kind + "/")), None)
             new_person = _NEW_PERSON.match(item.text) if kind == "person" else None
@@ -504,9 +577,12 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
                 item.title, by_clause = self_person[1], False  # the person's own preference: their profile
                 item.entities = [self_person] + [e for e in item.entities if e[0] != self_person[0]]
         if item.type in ("PersonMemory", "ProjectSnapshot") and (
-                by_clause or not _names_a_thing(item.title, item.type, item.entities, all_text)):
+            by_clause or not _names_a_thing(item.title, item.type, item.entities, all_text)
+        ):
             what = "person" if item.type == "PersonMemory" else "project"
-            item.note = (item.note + "; " if item.note else "") + f"'{item.title[:30]}' does not name a {what}, filed as {ex.uncertain_type}"
+            item.note = (
+                item.note + "; " if item.note else ""
+            ) + f"'{item.title[:30]}' does not name a {what}, filed as {ex.uncertain_type}"
             item.type, item.title = ex.uncertain_type, _title_from(item.text) or item.title  # "Ugh" named nothing
         kept.append(item)
     items = kept
@@ -527,8 +603,9 @@ def clean_items(raw: dict[str, Any] | None, turns: list[Turn], program: Program,
 UNOFFERED = "text: the person's own sentence; the model did not offer it"
 
 
-def unoffered(plain: list[str], items: list[Item], types: list[str], confidence: float,
-              judged: dict[str, Rating] | None = None) -> list[Item]:
+def unoffered(
+    plain: list[str], items: list[Item], types: list[str], confidence: float, judged: dict[str, Rating] | None = None
+) -> list[Item]:
     """Items for the person's plainly worded statements (`plain`: a type's wording, cues.py, or
     rated a memory by the statement judge, `judged`) that no item of the model's covers, at
     PROGRAM.md's `review_unoffered` confidence (below the threshold: they wait in inbox/ for
@@ -556,10 +633,14 @@ def _covers(statement: str, text: str) -> bool:
     return bool(said) and 2 * len(said & stems(text)) >= len(said)
 
 
-
-
-def unfiled(turns: list[Turn], cleaned: Cleaned, program: Program, known: list[tuple[str, str, list[str]]],
-            model_said: str, judged: dict[str, Rating] | None = None) -> list[Operation]:
+def unfiled(
+    turns: list[Turn],
+    cleaned: Cleaned,
+    program: Program,
+    known: list[tuple[str, str, list[str]]],
+    model_said: str,
+    judged: dict[str, Rating] | None = None,
+) -> list[Operation]:
     """SKIP lines (without source) for the person's statements that looked like a memory and that
     no item of this pass covers: a type's wording first, then plain statements naming a known
     person or project, in the order said, at most MAX_UNFILED. `model_said` is why when the model
@@ -656,8 +737,11 @@ def server_settings(program: Program) -> dict[str, Any] | None:
     if not isinstance(block, dict) or not str(block.get("model_server") or "").strip():
         return None
     timeout = block.get("timeout_seconds")
-    return {"model_server": str(block["model_server"]).strip(), "model": str(block.get("model") or "").strip() or None,
-            "timeout_seconds": float(timeout) if isinstance(timeout, (int, float)) and timeout > 0 else 120.0}
+    return {
+        "model_server": str(block["model_server"]).strip(),
+        "model": str(block.get("model") or "").strip() or None,
+        "timeout_seconds": float(timeout) if isinstance(timeout, (int, float)) and timeout > 0 else 120.0,
+    }
 
 
 def token_budget(schema: dict[str, Any], items: int) -> int:
@@ -678,8 +762,9 @@ def run_model(generator, program: Program, turns: list[Turn], retry: bool = True
     answer, finish = generator.generate_json(system_prompt(program), user_prompt(turns), schema, budget)
     if finish == "stop" and answer is not None and _valid(_clamped(answer)) or not retry:
         return answer, finish, 1
-    answer, finish = generator.generate_json(system_prompt(program), user_prompt(turns) + " Keep every item short.",
-                                             schema, budget)
+    answer, finish = generator.generate_json(
+        system_prompt(program), user_prompt(turns) + " Keep every item short.", schema, budget
+    )
     return answer, finish, 2
 
 
@@ -704,16 +789,30 @@ def self_profile(vault: Vault) -> tuple[str, str] | None:
 
     for path, note in sorted(vault.state.notes.items()):
         data = note.frontmatter or {}
-        if path.startswith("people/") and path.count("/") == 1 and core_group(path, data) == 0 and data.get("status") != "archived":
+        if (
+            path.startswith("people/")
+            and path.count("/") == 1
+            and core_group(path, data) == 0
+            and data.get("status") != "archived"
+        ):
             ref = ref_of_path(path)
             if ref:
                 return ref, str(data.get("name") or note.title)
     return None
 
 
-def extract_turns(vault: Vault, turns: list[Turn], *, generator=None, source: str = "transcript",
-                  dry_run: bool = False, now: dt.datetime | None = None, ws: Workspace | None = None,
-                  commit: bool = True, write: Any = None) -> ExtractResult:
+def extract_turns(
+    vault: Vault,
+    turns: list[Turn],
+    *,
+    generator=None,
+    source: str = "transcript",
+    dry_run: bool = False,
+    now: dt.datetime | None = None,
+    ws: Workspace | None = None,
+    commit: bool = True,
+    write: Any = None,
+) -> ExtractResult:
     """One extraction pass over `turns`; writes (unless dry_run) as one journaled run.
 
     `write(ws, label)` writes the workspace (default `ws.commit`; memory/planned.py passes one
@@ -748,16 +847,25 @@ def extract_turns(vault: Vault, turns: list[Turn], *, generator=None, source: st
     for kind in withheld_kinds:
         secrets.warn_withheld(kind, source)
         ws.log(Operation("WITHHELD", None, None, None, source, f"secret withheld: {kind}"))
-    model_said = ("the model did not offer it" if finish == "stop" and raw is not None
-                  else f"the model's answer was unusable: {finish}")
+    model_said = (
+        "the model did not offer it" if finish == "stop" and raw is not None else f"the model's answer was unusable: {finish}"
+    )
     for op in unfiled(clean_turns, cleaned, program, known, model_said, judged):
         op.source = source
         ws.log(op)
     updater = Updater(vault, ws, program.settings, similar, source, now)
     for item in cleaned.items:
         updater.apply(item)
-    result = ExtractResult(updater.outcomes, len(withheld_kinds), dropped=cleaned.dropped, finish_reason=finish,
-                           schema_valid=schema_valid, similarity=similarity, attempts=attempts, judge=judge_how)
+    result = ExtractResult(
+        updater.outcomes,
+        len(withheld_kinds),
+        dropped=cleaned.dropped,
+        finish_reason=finish,
+        schema_valid=schema_valid,
+        similarity=similarity,
+        attempts=attempts,
+        judge=judge_how,
+    )
     result.diffs = ws.diffs()
     assert_no_secrets(ws)
     if dry_run:
@@ -777,7 +885,7 @@ def _valid(raw: dict) -> bool:
 
 
 def _secret_values(text: str) -> set[str]:
-    return {text[h.start:h.end] for h in secrets.find_secrets(text)}
+    return {text[h.start : h.end] for h in secrets.find_secrets(text)}
 
 
 def assert_no_secrets(ws: Workspace) -> None:

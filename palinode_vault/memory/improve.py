@@ -85,18 +85,34 @@ def findings(log: list[dict[str, Any]], today: dt.date, window_days: int, gap_mi
     week = in_week(log, today, window_days)
     out = []
     added = {e.get("path") for e in week if e.get("op") == "ADD"}
-    retired = [e for e in week if e.get("op") in ("ARCHIVE", "SUPERSEDE") and
-               any(p and str(e.get("path", "")).endswith(p.rsplit("/", 1)[-1]) for p in added)]
+    retired = [
+        e
+        for e in week
+        if e.get("op") in ("ARCHIVE", "SUPERSEDE")
+        and any(p and str(e.get("path", "")).endswith(p.rsplit("/", 1)[-1]) for p in added)
+    ]
     if len(retired) >= gap_min:
-        out.append(Finding("eager", f"{len(retired)} memories added this week were archived again within the week",
-                           [f"logs/operations.jsonl {e.get('time')} {e.get('op')} {e.get('path')}" for e in retired][:10],
-                           len(retired)))
+        out.append(
+            Finding(
+                "eager",
+                f"{len(retired)} memories added this week were archived again within the week",
+                [f"logs/operations.jsonl {e.get('time')} {e.get('op')} {e.get('path')}" for e in retired][:10],
+                len(retired),
+            )
+        )
     gaps = Counter(m.group(1) for e in week if (m := _GAP.search(str(e.get("reason", "")))))
     for name, n in sorted(gaps.items()):
         if n >= gap_min:
-            out.append(Finding("gap:" + name, f"the model proposed type '{name}' {n} times this week and none of the types fitted",
-                               [f"logs/operations.jsonl {e.get('time')} {e.get('path')}" for e in week
-                                if name in str(e.get("reason", ""))][:10], n))
+            out.append(
+                Finding(
+                    "gap:" + name,
+                    f"the model proposed type '{name}' {n} times this week and none of the types fitted",
+                    [f"logs/operations.jsonl {e.get('time')} {e.get('path')}" for e in week if name in str(e.get("reason", ""))][
+                        :10
+                    ],
+                    n,
+                )
+            )
     return out
 
 
@@ -112,12 +128,24 @@ def correction_findings(found: list[corrections.Correction], least: int) -> list
         if len(items) >= least:
             kinds = Counter(c.kind for c in items)
             said = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
-            out.append(Finding("type:" + name, f"the person corrected {len(items)} {name} memories the manager wrote this week ({said})",
-                               [c.evidence() for c in items][:10], len(items)))
+            out.append(
+                Finding(
+                    "type:" + name,
+                    f"the person corrected {len(items)} {name} memories the manager wrote this week ({said})",
+                    [c.evidence() for c in items][:10],
+                    len(items),
+                )
+            )
     for path, items in sorted(by_path.items()):
         if len(items) >= least:
-            out.append(Finding("file:" + path, f"the person corrected the manager's writes to {path} {len(items)} times this week",
-                               [c.evidence() for c in items][:10], len(items)))
+            out.append(
+                Finding(
+                    "file:" + path,
+                    f"the person corrected the manager's writes to {path} {len(items)} times this week",
+                    [c.evidence() for c in items][:10],
+                    len(items),
+                )
+            )
     return out
 
 
@@ -181,7 +209,7 @@ def unfiled_findings(cons: Any, week_ops: list[dict[str, Any]], least: int, thre
     filed = _filed_sentences(cons, week_ops)
     embedder = cons.embedder_or_none()
     vectors = embedder.embed_many(texts + filed) if embedder is not None else lexical_vectors(texts + filed)
-    sv, fv = vectors[: len(texts)], vectors[len(texts):]
+    sv, fv = vectors[: len(texts)], vectors[len(texts) :]
     out = []
     for pattern in group(sv, [str(e.get("source")) for e, _ in said], threshold, least):
         members = sorted(pattern.members, key=lambda i: (str(said[i][0].get("time")), i))
@@ -190,15 +218,19 @@ def unfiled_findings(cons: Any, week_ops: list[dict[str, Any]], least: int, thre
         first: dict[str, int] = {}
         for i in members:
             first.setdefault(str(said[i][0].get("source")), i)
-        named = ", ".join(f'"{_short(said[i][1])}" ({source}, {str(said[i][0].get("time"))[:10]})'
-                          for source, i in first.items())
+        named = ", ".join(f'"{_short(said[i][1])}" ({source}, {str(said[i][0].get("time"))[:10]})' for source, i in first.items())
         types = Counter(str(said[i][0].get("type") or "") for i in members if said[i][0].get("type"))
         type_name = types.most_common(1)[0][0] if types else cons.s.extraction.uncertain_type
-        out.append(Finding("unfiled:" + type_name,
-                           f"the person explained the same thing in {len(first)} sessions this week and extraction filed "
-                           f"nothing for it: {named}",
-                           [f"logs/operations.jsonl {said[i][0].get('time')} SKIP {said[i][0].get('source')}" for i in members][:10],
-                           len(first), _short(said[members[0]][1])))
+        out.append(
+            Finding(
+                "unfiled:" + type_name,
+                f"the person explained the same thing in {len(first)} sessions this week and extraction filed "
+                f"nothing for it: {named}",
+                [f"logs/operations.jsonl {said[i][0].get('time')} SKIP {said[i][0].get('source')}" for i in members][:10],
+                len(first),
+                _short(said[members[0]][1]),
+            )
+        )
     return out[:MAX_UNFILED_FINDINGS]
 
 
@@ -212,8 +244,8 @@ def _add_to_section(text: str, heading: str, lines: list[str]) -> str:
         return text
     nxt = re.compile(r"^#{1,3} ", re.M).search(text, m.end())
     end = nxt.start() if nxt else len(text)
-    body = text[m.end():end].rstrip("\n")
-    return text[:m.end()] + body + "\n\n" + "".join(line + "\n" for line in lines) + "\n" + text[end:]
+    body = text[m.end() : end].rstrip("\n")
+    return text[: m.end()] + body + "\n\n" + "".join(line + "\n" for line in lines) + "\n" + text[end:]
 
 
 def proposed_text(program_text: str, found: list[Finding], today: dt.date, threshold: float) -> str:
@@ -226,27 +258,39 @@ def proposed_text(program_text: str, found: list[Finding], today: dt.date, thres
         if f.kind == "eager":
             new = round(min(0.95, threshold + 0.1), 2)
             text = re.sub(r"(confidence_threshold:\s*)([0-9.]+)", rf"\g<1>{new}", text, count=1)
-            text = text.replace(f"At or above **{threshold}**", f"At or above **{new}**").replace(f"Below {threshold}:", f"Below {new}:")
+            text = text.replace(f"At or above **{threshold}**", f"At or above **{new}**").replace(
+                f"Below {threshold}:", f"Below {new}:"
+            )
             notes.append(f"Raised the confidence threshold from {threshold} to {new}: {f.reason}")
         elif f.kind.startswith("gap:"):
             name = f.kind.split(":", 1)[1]
-            text = text.replace("### Never extract", f"- **{name}**: proposed as a new kind of memory; decide its type "
-                                "(a new schema, or a wider existing one).\n\n### Never extract", 1)
+            text = text.replace(
+                "### Never extract",
+                f"- **{name}**: proposed as a new kind of memory; decide its type "
+                "(a new schema, or a wider existing one).\n\n### Never extract",
+                1,
+            )
             notes.append(f"Proposed the kind '{name}': {f.reason}")
         elif f.kind.startswith("type:"):
             name = f.kind.split(":", 1)[1]
-            rules.append(f"- **{name}**: the person keeps correcting these ({f.count} this week). File a {name} only when "
-                         "the person states it outright and it will matter in later sessions; when in doubt, leave it out.")
+            rules.append(
+                f"- **{name}**: the person keeps correcting these ({f.count} this week). File a {name} only when "
+                "the person states it outright and it will matter in later sessions; when in doubt, leave it out."
+            )
             notes.append(f"Stricter about {name}: {f.reason}")
         elif f.kind.startswith("file:"):
             path = f.kind.split(":", 1)[1]
-            rules.append(f"- `{path}`: the person keeps correcting what is written there ({f.count} times this week). "
-                         "Leave it to the person: file new facts about it to `inbox/` for review.")
+            rules.append(
+                f"- `{path}`: the person keeps correcting what is written there ({f.count} times this week). "
+                "Leave it to the person: file new facts about it to `inbox/` for review."
+            )
             notes.append(f"Leave {path} to the person: {f.reason}")
         elif f.kind.startswith("unfiled:"):
             name = f.kind.split(":", 1)[1]
-            always.append(f"- **{name}: facts the person had to explain again.** Extract them even when they look minor, "
-                          f"like \"{f.example}\" (said in {f.count} sessions in the week to {today.isoformat()}, never extracted).")
+            always.append(
+                f"- **{name}: facts the person had to explain again.** Extract them even when they look minor, "
+                f'like "{f.example}" (said in {f.count} sessions in the week to {today.isoformat()}, never extracted).'
+            )
             notes.append(f"Added to Always extract a {name} fact extraction kept missing: {f.reason}")
     if always:
         text = _add_to_section(text, "Always extract", always)
@@ -282,21 +326,36 @@ def core_changes(cons: Any, week_ops: list[dict[str, Any]], least: int, sessions
         recent = updated is not None and 0 <= (cons.today - updated).days <= window
         if data.get("core") is True:
             if path not in found_any and path not in touched and not recent:
-                out.append(CoreChange(path, False, f"no search found it and nothing updated it in {len(started)} sessions this week"))
+                out.append(
+                    CoreChange(path, False, f"no search found it and nothing updated it in {len(started)} sessions this week")
+                )
             continue
         every = sum(1 for s in started if path in s.found)
         if every == len(started):
-            out.append(CoreChange(path, True, f"it was in the search results of every session this week ({every} of {len(started)})"))
+            out.append(
+                CoreChange(path, True, f"it was in the search results of every session this week ({every} of {len(started)})")
+            )
     noops: dict[str, set[str]] = defaultdict(set)
     for o in week_ops:
         if o.get("op") == "NOOP" and o.get("path"):
             noops[str(o["path"])].add(str(o.get("source")))
     for path, sources in sorted(noops.items()):
         note = cons.vault.state.notes.get(path)
-        if (len(sources) >= least and note is not None and is_memory_path(path) and (note.frontmatter or {}).get("core") is not True
-                and path not in [c.path for c in out]):
-            out.append(CoreChange(path, True, f"the person explained it again in {len(sources)} sessions this week and the "
-                                  "vault already had it (NOOP each time): sessions should start with it"))
+        if (
+            len(sources) >= least
+            and note is not None
+            and is_memory_path(path)
+            and (note.frontmatter or {}).get("core") is not True
+            and path not in [c.path for c in out]
+        ):
+            out.append(
+                CoreChange(
+                    path,
+                    True,
+                    f"the person explained it again in {len(sources)} sessions this week and the "
+                    "vault already had it (NOOP each time): sessions should start with it",
+                )
+            )
     return out, len(started)
 
 
@@ -339,8 +398,13 @@ def weekly_review(cons) -> None:
             diff = note_diff("PROGRAM.md", before, after)
             reasons = "".join(f"- {f.reason}.\n" for f in found)
             evidence = list(dict.fromkeys(e for f in found for e in f.evidence))[:20]
-            body = (f"Reasons:\n{reasons}\nEvidence:\n" + "".join(f"- {e}\n" for e in evidence) +
-                    "\nApprove by applying the diff to PROGRAM.md yourself; palinode-vault never edits it.\n\n```diff\n" + diff + "```")
+            body = (
+                f"Reasons:\n{reasons}\nEvidence:\n"
+                + "".join(f"- {e}\n" for e in evidence)
+                + "\nApprove by applying the diff to PROGRAM.md yourself; palinode-vault never edits it.\n\n```diff\n"
+                + diff
+                + "```"
+            )
             _proposal_item(cons, path, f"insight-program-change-{stamp}", f"Program change {stamp}", body, ["logs/operations"])
             cons.op("PROPOSE", path, "; ".join(f.reason for f in found)[:400], "Insight")
     sessions_min = cons.setting("self_improvement", "core_sessions_min")
@@ -359,11 +423,18 @@ def weekly_review(cons) -> None:
         text = cons.ws.text(c.path) or ""
         new = set_keys(text, {"core": c.core})
         diffs.append(note_diff(c.path, text, new))
-    body = (f"The weekly review's core-drift check, from {sessions} sessions this week (recorded in "
-            f"`{access.ACCESS_PATH}`) and the operations log:\n\n" + "\n".join(lines) +
-            "\n\nApprove a change by setting `core:` in the note's frontmatter as below; palinode-vault does not "
-            "change these itself.\n\n```diff\n" + "".join(diffs) + "```")
+    body = (
+        f"The weekly review's core-drift check, from {sessions} sessions this week (recorded in "
+        f"`{access.ACCESS_PATH}`) and the operations log:\n\n"
+        + "\n".join(lines)
+        + "\n\nApprove a change by setting `core:` in the note's frontmatter as below; palinode-vault does not "
+        "change these itself.\n\n```diff\n" + "".join(diffs) + "```"
+    )
     refs = [r for c in changes if (r := ref_of_path(c.path))]
     _proposal_item(cons, path, f"insight-core-change-{stamp}", f"Core changes {stamp}", body, refs)
-    cons.op("PROPOSE", path, f"{len(changes)} core change(s): " + "; ".join(f"{c.path} core: {str(c.core).lower()}" for c in changes)[:380],
-            "Insight")
+    cons.op(
+        "PROPOSE",
+        path,
+        f"{len(changes)} core change(s): " + "; ".join(f"{c.path} core: {str(c.core).lower()}" for c in changes)[:380],
+        "Insight",
+    )

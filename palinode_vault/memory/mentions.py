@@ -134,7 +134,9 @@ def known_entities(state: Any) -> list[tuple[str, str, list[str]]]:
         if ref is None or data.get("status") == "archived":
             continue
         display = str(data.get("name") or note.title)
-        names = [display, note.title, path.rsplit("/", 1)[-1][:-3].replace("-", " ")] + [str(a) for a in data.get("aliases") or []]
+        names = [display, note.title, path.rsplit("/", 1)[-1][:-3].replace("-", " ")] + [
+            str(a) for a in data.get("aliases") or []
+        ]
         out.append((ref, display, list(dict.fromkeys(n for n in names if n))))
     return out
 

@@ -109,10 +109,10 @@ def _without_long_quotes(line: str) -> str:
         end = line.find(_QUOTES[quote], start + 1)
         if end < 0:
             break
-        if len(line[start + 1:end].split()) >= QUOTE_WORDS:
+        if len(line[start + 1 : end].split()) >= QUOTE_WORDS:
             out.append(line[pos:start] + PASTED)
         else:
-            out.append(line[pos:end + 1])
+            out.append(line[pos : end + 1])
         pos = end + 1
     out.append(line[pos:])
     return "".join(out)

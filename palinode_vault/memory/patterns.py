@@ -91,8 +91,11 @@ class Statements:
         self.cons = cons
         self.state = cons.vault.state
         self.items: list[Statement] = []
-        self.projects = {p: self._names(p, n) for p, n in cons.notes_in("projects")
-                         if not p.endswith("-history.md") and (n.frontmatter or {}).get("status") != "archived"}
+        self.projects = {
+            p: self._names(p, n)
+            for p, n in cons.notes_in("projects")
+            if not p.endswith("-history.md") and (n.frontmatter or {}).get("status") != "archived"
+        }
 
     @staticmethod
     def _names(path: str, note: Any) -> list[str]:
@@ -148,16 +151,26 @@ class Statements:
         day = date_of(data.get("last_updated")) or date_of(data.get("created"))
         for para in re.split(r"\n\s*\n", re.sub(r"(?m)^#{1,6}[ \t].*$", "", body)):
             for s in sentences(plain(para)):
-                self.items.append(Statement(s, path, ref_of_path(path) or path[:-3], day, context, tuple(links),
-                                            _about(body) | {path.rsplit("/", 1)[-1][:-3]}))
+                self.items.append(
+                    Statement(
+                        s,
+                        path,
+                        ref_of_path(path) or path[:-3],
+                        day,
+                        context,
+                        tuple(links),
+                        _about(body) | {path.rsplit("/", 1)[-1][:-3]},
+                    )
+                )
 
 
 def _about(text: str) -> frozenset[str]:
     return frozenset(slugify(name.strip().rsplit("/", 1)[-1]) for name, _label in wikilinks(text))
 
 
-def group(vectors: Any, contexts: list[str], threshold: float, need: int,
-          about: list[frozenset[str]] | None = None) -> list[Pattern]:
+def group(
+    vectors: Any, contexts: list[str], threshold: float, need: int, about: list[frozenset[str]] | None = None
+) -> list[Pattern]:
     """Groups of statements alike in meaning from at least `need` contexts (see the module doc).
 
     A group whose statements all link one same thing (`about`: a person, a project) is one thread
@@ -253,14 +266,19 @@ def find_patterns(cons: Any, dailies: list[tuple[dt.date, str, str]]) -> None:
     for folder in ("insights", INBOX_FOLDER):
         for path, note in cons.notes_in(folder):
             data = note.frontmatter or {}
-            if (memory_type(data) == "Insight" and data.get("status") != "archived" and cons.writable(path)
-                    and not path.startswith(f"{INBOX_FOLDER}/program-change-") and not path.startswith(f"{INBOX_FOLDER}/core-change-")):
+            if (
+                memory_type(data) == "Insight"
+                and data.get("status") != "archived"
+                and cons.writable(path)
+                and not path.startswith(f"{INBOX_FOLDER}/program-change-")
+                and not path.startswith(f"{INBOX_FOLDER}/core-change-")
+            ):
                 insights.append(path)
     if not statements:
         return
     texts = [st.text for st in statements] + [_insight_lead(cons.ws.text(p) or "") for p in insights]
     vectors = embedder.embed_many(texts)
-    sv, iv = vectors[: len(statements)], vectors[len(statements):]
+    sv, iv = vectors[: len(statements)], vectors[len(statements) :]
     # existing insights: a statement that says the same again is new evidence for the insight it
     # is closest to (one insight per statement)
     taken: set[int] = set()
@@ -282,8 +300,14 @@ def find_patterns(cons: Any, dailies: list[tuple[dt.date, str, str]]) -> None:
         if not new:
             continue
         refs = evidence + new
-        text = set_keys(cons.ws.text(path) or "", {"recurrence_count": max(int(data.get("recurrence_count") or 1), len(refs)),
-                                                  "evidence_refs": refs, "last_updated": now_utc(cons.now)})
+        text = set_keys(
+            cons.ws.text(path) or "",
+            {
+                "recurrence_count": max(int(data.get("recurrence_count") or 1), len(refs)),
+                "evidence_refs": refs,
+                "last_updated": now_utc(cons.now),
+            },
+        )
         cons.ws.put(path, text, "pattern seen again")
         cons.op("UPDATE", path, f"pattern seen again in {', '.join(new)} (meaning similarity >= {threshold})", "Insight")
     # new patterns among the statements no insight already covers
@@ -291,8 +315,7 @@ def find_patterns(cons: Any, dailies: list[tuple[dt.date, str, str]]) -> None:
     patterns = group(sv[free], [statements[i].context for i in free], threshold, need, [statements[i].about for i in free])
     for pattern in patterns[:most]:
         members = [free[m] for m in pattern.members]
-        covered = next((p for k, p in enumerate(insights)
-                        if max(float(iv[k] @ sv[i]) for i in members) >= threshold), None)
+        covered = next((p for k, p in enumerate(insights) if max(float(iv[k] @ sv[i]) for i in members) >= threshold), None)
         if covered:
             continue  # an inbox item already holds it, waiting for the person
         file_pattern(cons, [statements[i] for i in members], statements[free[pattern.centre]], pattern, embedder)
@@ -319,12 +342,18 @@ def file_pattern(cons: Any, members: list[Statement], centre: Statement, pattern
             entities.append((ref, ""))
     labels = [f"[[{c.rsplit('/', 1)[-1][:-3]}]]" if c in projects else _label(cons, c) for c in pattern.contexts]
     model = getattr(embedder, "path", None)
-    lines = [f"Statements alike in meaning came up in {len(pattern.contexts)} different contexts: {', '.join(labels)}. "
-             f"Lowest similarity to the most typical statement {pattern.confidence:.2f} ({getattr(model, 'name', 'embedding model')}).", ""]
+    lines = [
+        f"Statements alike in meaning came up in {len(pattern.contexts)} different contexts: {', '.join(labels)}. "
+        f"Lowest similarity to the most typical statement {pattern.confidence:.2f} ({getattr(model, 'name', 'embedding model')}).",
+        "",
+    ]
     for m in ordered:
-        lines.append(f"- {m.day.isoformat() if m.day else m.ref} ({_label(cons, m.context)}): \"{m.text}\"")
-    lines += ["", "Consolidation saw only that these statements resemble each other. If they are one pattern, "
-              "say here what it teaches and when it applies."]
+        lines.append(f'- {m.day.isoformat() if m.day else m.ref} ({_label(cons, m.context)}): "{m.text}"')
+    lines += [
+        "",
+        "Consolidation saw only that these statements resemble each other. If they are one pattern, "
+        "say here what it teaches and when it applies.",
+    ]
     item = Item("Insight", title, "\n".join(lines), pattern.confidence, entities)
     text = render_new(item, path, cons.now, cons.vault, inbox, cons.source)
     refs = list(dict.fromkeys(m.ref for m in ordered))

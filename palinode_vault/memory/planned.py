@@ -47,8 +47,10 @@ class StalePlan(RuntimeError):
     def __init__(self, paths: list[str]) -> None:
         self.paths = paths
         shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
-        super().__init__(f"nothing written: {shown} changed while the model ran ({ROUNDS} times); "
-                         "the edits there are kept; run it again when they are quiet")
+        super().__init__(
+            f"nothing written: {shown} changed while the model ran ({ROUNDS} times); "
+            "the edits there are kept; run it again when they are quiet"
+        )
 
 
 class _Changed(Exception):
@@ -104,10 +106,15 @@ def _now(fn: Callable[[], T]) -> T:
     return fn()
 
 
-def plan_then_write(live: Vault, run_pass: Callable[[Vault, Write], T], *,
-                    locked: Callable[[Callable[[], Any]], Any] = _now,
-                    snapshot: Callable[[], Vault] | None = None,
-                    check: Callable[[], None] | None = None, rounds: int = ROUNDS) -> T:
+def plan_then_write(
+    live: Vault,
+    run_pass: Callable[[Vault, Write], T],
+    *,
+    locked: Callable[[Callable[[], Any]], Any] = _now,
+    snapshot: Callable[[], Vault] | None = None,
+    check: Callable[[], None] | None = None,
+    rounds: int = ROUNDS,
+) -> T:
     """Run `run_pass(snapshot, write)` with no lock held, its writes under `locked` (see above).
 
     `snapshot()` (default `live.snapshot`) runs under `locked`. `check()` runs before the write

@@ -57,8 +57,15 @@ def waiting(vault: Vault) -> list[dict[str, Any]]:
         data = note.frontmatter or {}
         if path.startswith(INBOX_FOLDER + "/") and path.count("/") == 1 and str(data.get("status")) == "review":
             since = str(data.get("last_updated") or data.get("created") or "")[:10]
-            out.append({"path": path, "title": note.title, "type": memory_type(data) or "Insight",
-                        "confidence": data.get("confidence"), "since": since})
+            out.append(
+                {
+                    "path": path,
+                    "title": note.title,
+                    "type": memory_type(data) or "Insight",
+                    "confidence": data.get("confidence"),
+                    "since": since,
+                }
+            )
     return sorted(out, key=lambda x: (x["since"], x["path"]))
 
 
@@ -85,7 +92,7 @@ def _waiting_note(ws: Workspace, path: str) -> tuple[str, dict[str, Any]]:
 def _without_key(text: str, key: str) -> str:
     block = find_block(text)
     span = key_spans(text, block).get(key) if block else None
-    return text if span is None else text[: span.start] + text[span.end:]
+    return text if span is None else text[: span.start] + text[span.end :]
 
 
 def _archive(ws: Workspace, path: str, text: str, reason: str, why: str) -> str:
@@ -101,7 +108,7 @@ def _statement(text: str, type_name: str) -> str:
     """The words an inbox PersonMemory/ProjectSnapshot holds: its first section's text, links as
     their text (the update links the names again where they belong)."""
     bounds = section_bounds(text, _STATEMENT_SECTION[type_name])
-    words = text[bounds[0]:bounds[1]] if bounds else body_of(text)
+    words = text[bounds[0] : bounds[1]] if bounds else body_of(text)
     words = re.sub(r"^#+ .*$", "", words, flags=re.M)
     return " ".join(plain(words).split())
 
@@ -126,8 +133,16 @@ def approve(vault: Vault, path: str, now: dt.datetime | None = None) -> Reviewed
         if target is not None and target != path:
             outcome = updater.apply(Item(type_name, name, _statement(text, type_name), 1.0, refs))
             dst = _archive(ws, path, text, "approved", f"approved: merged into {target}")
-            ws.log(Operation("APPROVE", type_name, target, None, "review",
-                             f"{path} approved: {outcome.op} of {target}; the inbox note is archived as {dst}"))
+            ws.log(
+                Operation(
+                    "APPROVE",
+                    type_name,
+                    target,
+                    None,
+                    "review",
+                    f"{path} approved: {outcome.op} of {target}; the inbox note is archived as {dst}",
+                )
+            )
             return _commit(ws, target, review_label("approve", path))
     folder_path = memory_path(type_name, path.split("/", 1)[1][:-3], now.date())
     dst, n = folder_path, 2
@@ -151,8 +166,16 @@ def reject(vault: Vault, path: str, now: dt.datetime | None = None) -> Reviewed:
     ws = Workspace(vault, extra_folders=frozenset({"archive"}))
     text, data = _waiting_note(ws, path)
     dst = _archive(ws, path, set_keys(text, {"last_updated": now_utc(now)}), "rejected", "rejected by the person")
-    ws.log(Operation("REJECT", memory_type(data) or "", dst, data.get("confidence"), "review",
-                     f"{path} rejected by the person; archived, never deleted"))
+    ws.log(
+        Operation(
+            "REJECT",
+            memory_type(data) or "",
+            dst,
+            data.get("confidence"),
+            "review",
+            f"{path} rejected by the person; archived, never deleted",
+        )
+    )
     return _commit(ws, dst, review_label("reject", path))
 
 

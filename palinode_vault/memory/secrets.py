@@ -36,18 +36,26 @@ class SecretHit:
 
 
 # what a Wi-Fi network's password is called on a router's sticker or in its settings
-_WIFI_KEY = r"(?:wi-?fi (?:key|password)|wpa[23]?(?:-psk)? (?:key|password|passphrase)|psk|network key|wireless key|router password)"
+_WIFI_KEY = (
+    r"(?:wi-?fi (?:key|password)|wpa[23]?(?:-psk)? (?:key|password|passphrase)|psk|network key|wireless key|router password)"
+)
 # a password in the languages a pasted message may be in
-_FOREIGN_PASSWORD = (r"(?:palavra-passe|senha|contrase[ñn]a|mot de passe|passwort|kennwort|wachtwoord|l[öo]senord|adgangskode"
-                     r"|salasana|has[łl]o|parola d'ordine)")
+_FOREIGN_PASSWORD = (
+    r"(?:palavra-passe|senha|contrase[ñn]a|mot de passe|passwort|kennwort|wachtwoord|l[öo]senord|adgangskode"
+    r"|salasana|has[łl]o|parola d'ordine)"
+)
 # codes that open something: said as "the door code", "confirmation code", "the OTP"
-_CODE_NAMES = (r"(?:(?:confirmation|security|access|door|alarm|entry|gate|login|sms|auth|authentication|unlock|safe|lock"
-               r"|backup|recovery|2fa|mfa|one-time|verification) codes?|otp|cvv2?|cvc2?)")
+_CODE_NAMES = (
+    r"(?:(?:confirmation|security|access|door|alarm|entry|gate|login|sms|auth|authentication|unlock|safe|lock"
+    r"|backup|recovery|2fa|mfa|one-time|verification) codes?|otp|cvv2?|cvc2?)"
+)
 # a lock's combination ("combo padlock"), not a UI's "combo box"
 _COMBO = r"(?:padlock|combo(?! ?box)|combination lock|lock combination)"
 _DIGIT_WORD = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)"
-_NATO = (r"(?:alpha|alfa|bravo|charlie|delta|echo|foxtrot|golf|hotel|india|juliett?|kilo|lima|mike|november|oscar|papa"
-         r"|quebec|romeo|sierra|tango|uniform|victor|whiske?y|x-?ray|yankee|zulu)")
+_NATO = (
+    r"(?:alpha|alfa|bravo|charlie|delta|echo|foxtrot|golf|hotel|india|juliett?|kilo|lima|mike|november|oscar|papa"
+    r"|quebec|romeo|sierra|tango|uniform|victor|whiske?y|x-?ray|yankee|zulu)"
+)
 _SPELLED = rf"(?:{_DIGIT_WORD}|{_NATO})"
 
 # Our own rules, for what the provider rule set (detect-secrets, `_provider_hits`) does not know:
@@ -60,46 +68,92 @@ _RULES: list[tuple[str, re.Pattern[str], int]] = [
     # detect-secrets' basic-auth rule skips a password with !$&'()*+,;= in it (RFC 3986 lets them in)
     ("connection string with credentials", re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]+:([^\s@/]+)@[^\s]+"), 0),
     # key = value assignments with a credential-like name
-    ("API key", re.compile(
-        r"(?i)\b(?:api[_ -]?key|api[_ -]?secret|secret[_ -]?key|access[_ -]?key|client[_ -]?secret|auth[_ -]?token|access[_ -]?token|token)"
-        r"\s*(?:is|was|=|:|->)\s*[\"']?([A-Za-z0-9_./+=~-]{12,})"), 1),
-    ("password", re.compile(
-        rf"(?i)\b(?:password|passwd|passphrase|pass ?code|pwd|pin(?: code)?|{_WIFI_KEY})\b"
-        r"(?:\s+(?:for|to|of|on)\s+[\w .@-]{1,40}?)?"
-        r"\s*,?\s*(?:\b(?:is|was|it's|it is|is now)\b|=|:|->)\s*[\"'`]?"
-        # a passphrase of plain words runs to the sentence's end ("is lantern orchard velvet tugboat, can you")
-        r"((?:[a-z0-9]{4}[ -]){3}[a-z0-9]{4}\b|[a-z]+(?: [a-z]+){2,7}(?=\s*(?:[,;.?!\n]|$))|[^\s\"'`,;]{4,})"), 1),
+    (
+        "API key",
+        re.compile(
+            r"(?i)\b(?:api[_ -]?key|api[_ -]?secret|secret[_ -]?key|access[_ -]?key|client[_ -]?secret|auth[_ -]?token|access[_ -]?token|token)"
+            r"\s*(?:is|was|=|:|->)\s*[\"']?([A-Za-z0-9_./+=~-]{12,})"
+        ),
+        1,
+    ),
+    (
+        "password",
+        re.compile(
+            rf"(?i)\b(?:password|passwd|passphrase|pass ?code|pwd|pin(?: code)?|{_WIFI_KEY})\b"
+            r"(?:\s+(?:for|to|of|on)\s+[\w .@-]{1,40}?)?"
+            r"\s*,?\s*(?:\b(?:is|was|it's|it is|is now)\b|=|:|->)\s*[\"'`]?"
+            # a passphrase of plain words runs to the sentence's end ("is lantern orchard velvet tugboat, can you")
+            r"((?:[a-z0-9]{4}[ -]){3}[a-z0-9]{4}\b|[a-z]+(?: [a-z]+){2,7}(?=\s*(?:[,;.?!\n]|$))|[^\s\"'`,;]{4,})"
+        ),
+        1,
+    ),
     # "password hunter2" with no "is": only a value that looks made up (a digit or a symbol in it);
     # "password protection", "password when prompted" are prose
-    ("password", re.compile(
-        rf"(?i)\b(?:password|passwd|passphrase|pass ?code|pwd|pin(?: code)?|{_WIFI_KEY})\s+[\"'`]?"
-        r"((?=[^\s\"'`,;]*[\d!@#$%^&*_+=~|])[^\s\"'`,;()<>\[\]]{4,})"), 1),
-    ("password", re.compile(
-        rf"(?i)\b{_FOREIGN_PASSWORD}[^\n]{{0,20}}?(?:\b(?:é|e|es|est|ist|is|er|är|jest|è)\b|:|=)\s*[\"'`]?([^\s\"'`,;]{{4,}})"), 1),
+    (
+        "password",
+        re.compile(
+            rf"(?i)\b(?:password|passwd|passphrase|pass ?code|pwd|pin(?: code)?|{_WIFI_KEY})\s+[\"'`]?"
+            r"((?=[^\s\"'`,;]*[\d!@#$%^&*_+=~|])[^\s\"'`,;()<>\[\]]{4,})"
+        ),
+        1,
+    ),
+    (
+        "password",
+        re.compile(
+            rf"(?i)\b{_FOREIGN_PASSWORD}[^\n]{{0,20}}?(?:\b(?:é|e|es|est|ist|is|er|är|jest|è)\b|:|=)\s*[\"'`]?([^\s\"'`,;]{{4,}})"
+        ),
+        1,
+    ),
     # configuration: KEY=VALUE lines, YAML and JSON whose name ends in a credential word (.env files,
     # client JSON; not "author:" or "auth_provider:")
-    ("API key", re.compile(
-        r"(?i)\b[a-z_]*(?:secret|password|passwd|pwd|token|api_?key|access_?key|private_?key)(?:_(?:base|id|value))?[\"']?\s*[=:]\s*[\"']?"
-        r"([^\s\"',;]{8,})"), 1),
+    (
+        "API key",
+        re.compile(
+            r"(?i)\b[a-z_]*(?:secret|password|passwd|pwd|token|api_?key|access_?key|private_?key)(?:_(?:base|id|value))?[\"']?\s*[=:]\s*[\"']?"
+            r"([^\s\"',;]{8,})"
+        ),
+        1,
+    ),
     # a login given as "name@example.org / value" (or in a table row's next cell)
     ("password", re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)*\s*[/|]\s*((?=\S*[\d!#$%^&*+=~?])[^\s\"'`,;|]{6,})"), 1),
     # a Wi-Fi QR code's text: WIFI:T:WPA;S:name;P:password;;
     ("Wi-Fi key", re.compile(r"(?i)\bWIFI:[^\n]*?\bP:((?:\\;|[^;\n])+)"), 1),
     # a password on a database client's command line: mysql -u x -p'…', --password=…
-    ("password", re.compile(r"(?i)\b(?:mysql\w*|mariadb\w*|psql|pg_dump|sshpass|redis-cli|mongo\w*)\b[^\n]*?"
-                            r"(?:\s-p|\s-a|--password[= ])['\"]?([^\s'\"]{4,})"), 1),
+    (
+        "password",
+        re.compile(
+            r"(?i)\b(?:mysql\w*|mariadb\w*|psql|pg_dump|sshpass|redis-cli|mongo\w*)\b[^\n]*?"
+            r"(?:\s-p|\s-a|--password[= ])['\"]?([^\s'\"]{4,})"
+        ),
+        1,
+    ),
     ("card number", re.compile(r"\b\d(?:[ -]?\d){12,18}\b"), 0),
     ("card number", re.compile(r"(?i)\b(?:cvv2?|cvc2?|csc|card security code)\b\s*:?\s*(\d{3,4})\b"), 1),
     # a code for a door, an alarm, a safe: "building door is 7391", "the alarm for our room is 0-4-0-6"
-    ("password", re.compile(
-        r"(?i)\b(?:(?:door|gate|keypad|alarm)(?:\s+(?:code|pin))?|(?:lock|locker|safe|entry)\s+(?:code|pin|combination))"
-        r"(?:\s+(?:for|to|of|on)\s+[\w ]{1,30}?)?\s*(?:\bis\b|:|=)\s*(\d(?:[ -]?\d){3,7})\b"), 1),
-    ("recovery phrase", re.compile(
-        r"(?i)\b(?:recovery|seed|mnemonic|backup|secret)\s+(?:phrase|words)\b[^\n]{0,60}?[:=]\s*((?:[a-z]+[ ,]+){11,23}[a-z]+)\b"), 1),
-    ("recovery code", re.compile(
-        r"(?i)\b(?:recovery|backup|2fa|mfa|seed)\s+(?:codes?|phrase|words?)\b[^\n]{0,20}?(?:\b(?:is|are)\b|:|=)\s*"
-        r"(?!(?:in|on|at|the|my|our|your|stored|saved|kept|printed|written|now)\b)"  # where they are, not what
-        r"((?=[A-Za-z -]*\d)[A-Za-z0-9][A-Za-z0-9 -]{5,}?)(?=[.,;\n]|$)"), 1),
+    (
+        "password",
+        re.compile(
+            r"(?i)\b(?:(?:door|gate|keypad|alarm)(?:\s+(?:code|pin))?|(?:lock|locker|safe|entry)\s+(?:code|pin|combination))"
+            r"(?:\s+(?:for|to|of|on)\s+[\w ]{1,30}?)?\s*(?:\bis\b|:|=)\s*(\d(?:[ -]?\d){3,7})\b"
+        ),
+        1,
+    ),
+    (
+        "recovery phrase",
+        re.compile(
+            r"(?i)\b(?:recovery|seed|mnemonic|backup|secret)\s+(?:phrase|words)\b[^\n]{0,60}?[:=]\s*((?:[a-z]+[ ,]+){11,23}[a-z]+)\b"
+        ),
+        1,
+    ),
+    (
+        "recovery code",
+        re.compile(
+            r"(?i)\b(?:recovery|backup|2fa|mfa|seed)\s+(?:codes?|phrase|words?)\b[^\n]{0,20}?(?:\b(?:is|are)\b|:|=)\s*"
+            r"(?!(?:in|on|at|the|my|our|your|stored|saved|kept|printed|written|now)\b)"  # where they are, not what
+            r"((?=[A-Za-z -]*\d)[A-Za-z0-9][A-Za-z0-9 -]{5,}?)(?=[.,;\n]|$)"
+        ),
+        1,
+    ),
 ]
 
 # A long token with digits, capitals and small letters mixed, pasted bare (no "key is" before it):
@@ -111,7 +165,9 @@ _BARE_TOKEN = re.compile(r"(?<![\w/=?&#.:@-])(?=[\w-]*\d[\w-]*\d)(?=[\w-]*[A-Z])
 _TOKEN_WORDS = re.compile(r"(?i)\b(?:api ?keys?|keys?|tokens?|secrets?|passwords?|credentials?|bearer|authorization|signature)\b")
 # A short code said after a request to keep it ("remember the passcode for the iPads? it's 480913"):
 # a value with a digit right after "it's" / "is" / ":", within a sentence or two of a credential word.
-_SAID_CODE = re.compile(r"(?i)(?:\bit'?s|\bit is|\bis|:|=)\s*[\"'`]?(\d{2,4}(?:[ -]\d{2,4}){1,3}\b|(?=[^\s\"'`,;.?!]*\d)[^\s\"'`,;.?!]{4,})")
+_SAID_CODE = re.compile(
+    r"(?i)(?:\bit'?s|\bit is|\bis|:|=)\s*[\"'`]?(\d{2,4}(?:[ -]\d{2,4}){1,3}\b|(?=[^\s\"'`,;.?!]*\d)[^\s\"'`,;.?!]{4,})"
+)
 # A value spelled out ("four eight two one", "hotel-oscar-romeo-two-seven"), or quoted with a digit in
 # it ("the hint literally reads 'Kestrel!Harbor88'"), near a credential word.
 _SPELLED_CODE = re.compile(rf"(?i)\b{_SPELLED}(?:[ -]{_SPELLED}){{3,}}\b")
@@ -122,8 +178,10 @@ _HEX_TOKEN = re.compile(r"\b[0-9a-f]{32,64}\b")
 _HOOK_URL = re.compile(r"(?i)\bhttps?://\S*hook\S*")
 _HOOK_TOKEN = re.compile(r"(?<=/)(?=[\w-]*\d)(?=[\w-]*[a-z])[\w-]{16,}(?=[/?#\s).,]|$)", re.I)
 _IN_ADDRESS = re.compile(r"://|mailto:|www\.")
-_CREDENTIAL_WORDS = re.compile(r"(?i)(?<![a-z0-9])(?:password|passwd|passphrase|pass ?code|passcodes?|pw|pwd|pin|pins|pin code"
-                               rf"|combination|alarm|keypad|padlock|{_COMBO}|{_CODE_NAMES}|{_FOREIGN_PASSWORD})\b")
+_CREDENTIAL_WORDS = re.compile(
+    r"(?i)(?<![a-z0-9])(?:password|passwd|passphrase|pass ?code|passcodes?|pw|pwd|pin|pins|pin code"
+    rf"|combination|alarm|keypad|padlock|{_COMBO}|{_CODE_NAMES}|{_FOREIGN_PASSWORD})\b"
+)
 
 
 # An app password as some services print it: four groups of four letters ("qzvp hmlt ragc wxne"),
@@ -146,25 +204,27 @@ def _looks_random(token: str) -> bool:
     longest_lower = max((len(run) for run in re.findall(r"[a-z]+", token)), default=0)
     return changes * 3 >= len(token) and longest_lower <= 4
 
+
 # A value after "password is" that is plainly not a secret ("password is required").
 _NOT_A_VALUE = re.compile(
     r"(?i)^(?:required|wrong|incorrect|correct|expired|reset|changed|stored|saved|set|in|on|at|the|a|an|my|your|our|their|his|her|"
     r"manager|policy|rotation|rules?|field|prompt|protected|strong|weak|long|short|missing|empty|different|same|now|still|"
     r"only|never|always|also|not|being|was|is|for|to|of|and|or|with|that|this|it|we|you|i|please|so|because|but|should|"
     r"must|will|can|could|would|rotated|shared|hashed|encrypted|changes?|managers?|resets?|vault|1password|bitwarden|keychain|"
-    r"separate|unique|optional|case-sensitive|visible|hidden|forgotten|lost|known|needed|used|sent|generated|shown|displayed)\W*$")
+    r"separate|unique|optional|case-sensitive|visible|hidden|forgotten|lost|known|needed|used|sent|generated|shown|displayed)\W*$"
+)
 
 # "remember this password", "save my API key": a request to keep a credential.
 _REMEMBER = re.compile(
     r"(?i)\b(?:remember|store|save|keep|note|write down|memori[sz]e)\b[^.\n]{0,30}\b"
-    r"(?:password|passphrase|passcode|pin|api[ -]?key|token|secret|private key|recovery codes?|credentials?)\b")
+    r"(?:password|passphrase|passcode|pin|api[ -]?key|token|secret|private key|recovery codes?|credentials?)\b"
+)
 
 
 # detect-secrets' plugins that find a provider's keys and tokens by their form. Its entropy and
 # keyword plugins are left out: they are tuned for source files (the layers below are for what
 # people say), and a public IP address is no secret.
-_NOT_PROVIDER_RULES = frozenset({"Base64 High Entropy String", "Hex High Entropy String", "Secret Keyword",
-                                 "Public IP (ipv4)"})
+_NOT_PROVIDER_RULES = frozenset({"Base64 High Entropy String", "Hex High Entropy String", "Secret Keyword", "Public IP (ipv4)"})
 _providers: list | None = None
 # Where a value the provider rules report stops: they report part of a token at times (a GitHub
 # token's prefix, a JSON web token without its signature); the whole token is the secret.
@@ -221,7 +281,9 @@ def find_secrets(text: str) -> list[SecretHit]:
             if start < 0:
                 continue
             value = text[start:end]
-            if kind == "password" and (_NOT_A_VALUE.match(value.split()[0]) or _MARK_RE.match(value) or value.startswith("[withheld")):
+            if kind == "password" and (
+                _NOT_A_VALUE.match(value.split()[0]) or _MARK_RE.match(value) or value.startswith("[withheld")
+            ):
                 continue
             if kind == "password" and m.group(0)[:3].lower() == "pin" and not re.search(r"\d", value):
                 continue  # "pin down the scope", "pin it": a PIN is digits
@@ -229,12 +291,15 @@ def find_secrets(text: str) -> list[SecretHit]:
                 continue  # "token is rotated weekly" names no value
             near_card = _CARD_WORDS.search(text, max(0, start - 100), end + 100)
             grouped = re.fullmatch(r"\d{4}(?:[ -]\d{4}){3}", value)
-            if kind == "card number" and not group and not (
-                    (_luhn(value) and (grouped or near_card)) or (grouped and near_card)):  # a mistyped card is still one
+            if (
+                kind == "card number" and not group and not ((_luhn(value) and (grouped or near_card)) or (grouped and near_card))
+            ):  # a mistyped card is still one
                 continue  # a long number that is no card's (an order, a tracking number, a forum post's id)
             hits.append(SecretHit(kind, start, end))
     for m in _BARE_TOKEN.finditer(text):
-        if _looks_random(m.group(0)) or (len(m.group(0)) >= 24 and _TOKEN_WORDS.search(text, max(0, m.start() - 200), m.end() + 200)):
+        if _looks_random(m.group(0)) or (
+            len(m.group(0)) >= 24 and _TOKEN_WORDS.search(text, max(0, m.start() - 200), m.end() + 200)
+        ):
             hits.append(SecretHit("API key", m.start(), m.end()))
     for m in _SAID_CODE.finditer(text):
         word_start = max(text.rfind(" ", 0, m.start()), text.rfind("\n", 0, m.start())) + 1
@@ -274,7 +339,8 @@ def find_secrets(text: str) -> list[SecretHit]:
 _CREDENTIAL_TALK = re.compile(
     r"(?i)(?<![a-z0-9])(?:password|passwd|passphrase|pass ?codes?|pin code|unlock code|api[ -]?keys?|access keys?|tokens?|secrets?"
     r"|credentials?|private keys?|seed phrase|recovery phrase|mnemonic|2fa|mfa|pw|pwd"
-    rf"|{_CODE_NAMES}|{_FOREIGN_PASSWORD}|{_WIFI_KEY}|{_COMBO})\b")
+    rf"|{_CODE_NAMES}|{_FOREIGN_PASSWORD}|{_WIFI_KEY}|{_COMBO})\b"
+)
 
 
 def about_credentials(text: str) -> bool:
@@ -286,10 +352,32 @@ def about_credentials(text: str) -> bool:
 # or colour), a symbol inside letters ("Fietsbel+Gracht9"), small and capital letters alternating
 # often ("ZqvHmLtx", not "GitHub"), or (four letters or more) no vowel ("qzvp").
 _WORD_TOKEN = re.compile(r"(?<![\w@./:-])[^\s\"'`,;:()<>\[\]|/?&=]{4,}")
-_PLAIN_NUMBER = re.compile(r"(?:19|20)\d\d|\d{4}-\d{2}-\d{2}|\d{1,2}[:.h]\d{2}|v?\d+(?:\.\d+)+(?:-[\w.]+)?|#[0-9a-fA-F]{3,8}"
-                           r"|\d+(?:st|nd|rd|th|am|pm|h|min|k|m|s|x|%)|\d+-[a-z]+(?:-[a-z]+)*")  # "4-desk", "12-hour"
-_NOT_CODES = frozenset({"http", "https", "html", "xlsx", "pptx", "rhythm", "rhythms", "lynx", "nymph", "crypt", "tryst",
-                        "psst", "pfft", "hmmm", "shhh", "brrr", "grrr", "zzzz"})
+_PLAIN_NUMBER = re.compile(
+    r"(?:19|20)\d\d|\d{4}-\d{2}-\d{2}|\d{1,2}[:.h]\d{2}|v?\d+(?:\.\d+)+(?:-[\w.]+)?|#[0-9a-fA-F]{3,8}"
+    r"|\d+(?:st|nd|rd|th|am|pm|h|min|k|m|s|x|%)|\d+-[a-z]+(?:-[a-z]+)*"
+)  # "4-desk", "12-hour"
+_NOT_CODES = frozenset(
+    {
+        "http",
+        "https",
+        "html",
+        "xlsx",
+        "pptx",
+        "rhythm",
+        "rhythms",
+        "lynx",
+        "nymph",
+        "crypt",
+        "tryst",
+        "psst",
+        "pfft",
+        "hmmm",
+        "shhh",
+        "brrr",
+        "grrr",
+        "zzzz",
+    }
+)
 
 
 def _code_like(word: str) -> bool:
@@ -336,16 +424,16 @@ def redact_conversation(turns: list[tuple[str, str]]) -> list[tuple[str, list[st
     """Each (role, text) turn's text with its secrets withheld, and the kinds found: the value rules
     (a value recognised in one message is withheld in every other: "it's four eight two one
     right??" ... "it is four eight two one"), then the net above."""
-    known = sorted({text[h.start:h.end] for _, text in turns for h in find_secrets(text)}, key=len, reverse=True)
+    known = sorted({text[h.start : h.end] for _, text in turns for h in find_secrets(text)}, key=len, reverse=True)
     talk = [about_credentials(text) for _, text in turns]
     by_speaker: dict[str, list[int]] = {}
     for i, (role, _) in enumerate(turns):
         by_speaker.setdefault(role, []).append(i)
     # about credentials, next to such a message, or the same speaker's message before or after one
-    near = [any(talk[max(0, i - 1):i + 2]) for i in range(len(turns))]
+    near = [any(talk[max(0, i - 1) : i + 2]) for i in range(len(turns))]
     for same in by_speaker.values():
         for k, i in enumerate(same):
-            near[i] = near[i] or any(talk[j] for j in same[max(0, k - 1):k + 2])
+            near[i] = near[i] or any(talk[j] for j in same[max(0, k - 1) : k + 2])
     out: list[tuple[str, list[str]]] = []
     for (_role, text), wary in zip(turns, near):
         clean, kinds = redact(text)
@@ -358,7 +446,10 @@ def redact_conversation(turns: list[tuple[str, str]]) -> list[tuple[str, list[st
             for m in _WORD_TOKEN.finditer(clean):
                 if _code_like(m.group(0)):
                     word = m.group(0)  # a sentence's full stop after it stays
-                    start, end = m.start() + len(word) - len(word.lstrip(".!?:-")), m.end() - len(word) + len(word.rstrip(".!?:-"))
+                    start, end = (
+                        m.start() + len(word) - len(word.lstrip(".!?:-")),
+                        m.end() - len(word) + len(word.rstrip(".!?:-")),
+                    )
                     pieces += [clean[pos:start], MARK.format(kind=CODE_NEAR_CREDENTIAL)]
                     pos = end
                     kinds.append(CODE_NEAR_CREDENTIAL)

@@ -70,8 +70,15 @@ def daily_entry(session: Session, result: ExtractResult, when: dt.datetime) -> s
     return secrets.redact(text)[0]
 
 
-def end_session(vault: Vault, session: Session, *, generator: Any = None, dry_run: bool = False,
-                now: dt.datetime | None = None, write: Any = None) -> ExtractResult:
+def end_session(
+    vault: Vault,
+    session: Session,
+    *,
+    generator: Any = None,
+    dry_run: bool = False,
+    now: dt.datetime | None = None,
+    write: Any = None,
+) -> ExtractResult:
     """Extraction over the session, the daily log line and the session memory: one journaled run
     (`write(ws, label)` as in `extract_turns`)."""
     now = now or dt.datetime.now(dt.UTC)
@@ -86,11 +93,21 @@ def end_session(vault: Vault, session: Session, *, generator: Any = None, dry_ru
         projects = [o.path for o in result.outcomes if o.path and o.path.startswith("projects/")]
         summary = "Session: " + "; ".join(f"{o.op.lower()} {o.path}" for o in titles)
         if projects:
-            item = Item("ProjectSnapshot", projects[0].rsplit("/", 1)[-1][:-3], summary, 1.0,
-                        [(f"project/{projects[0].rsplit('/', 1)[-1][:-3]}", "")])
+            item = Item(
+                "ProjectSnapshot",
+                projects[0].rsplit("/", 1)[-1][:-3],
+                summary,
+                1.0,
+                [(f"project/{projects[0].rsplit('/', 1)[-1][:-3]}", "")],
+            )
             outcome = updater._update_collection(item, projects[0])
         else:
-            item = Item("Insight", f"Session {session.id} {now.date().isoformat()}", summary, program.settings.extraction.confidence_threshold)
+            item = Item(
+                "Insight",
+                f"Session {session.id} {now.date().isoformat()}",
+                summary,
+                program.settings.extraction.confidence_threshold,
+            )
             outcome = updater._add(item, "session summary")
         result.outcomes.append(outcome)
     daily = f"daily/{now.date().isoformat()}.md"

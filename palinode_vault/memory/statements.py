@@ -54,7 +54,7 @@ def _without_footer(body: str) -> str:
     start = body.find(FOOTER_START)
     if start != -1:
         end = body.find(FOOTER_END, start)
-        body = body[:start] + (body[end + len(FOOTER_END):] if end != -1 else "")
+        body = body[:start] + (body[end + len(FOOTER_END) :] if end != -1 else "")
     legacy = body.find(LEGACY_FOOTER_MARKER)
     if legacy != -1:
         body = body[:legacy]
@@ -114,8 +114,10 @@ class Judgement:
         """Already remembered: no name or number the note lacks, and stated in other words
         (coverage at `update.statement_same`) or on the same subject (`statement_related`) with
         hardly a new word (`statement_novelty`)."""
-        return not self.new_names and (self.coverage >= update.statement_same or (
-            self.coverage >= update.statement_related and self.novelty < update.statement_novelty))
+        return not self.new_names and (
+            self.coverage >= update.statement_same
+            or (self.coverage >= update.statement_related and self.novelty < update.statement_novelty)
+        )
 
     def same_subject(self, update: Any) -> bool:
         return self.coverage >= update.statement_related

@@ -16,10 +16,21 @@ ASSISTANT = "assistant"
 SYSTEM = "system"
 
 _ROLE_NAMES = {
-    "user": USER, "human": USER, "person": USER, "me": USER, "you": USER,
-    "assistant": ASSISTANT, "agent": ASSISTANT, "ai": ASSISTANT, "bot": ASSISTANT, "model": ASSISTANT,
-    "claude": ASSISTANT, "chatgpt": ASSISTANT, "gpt": ASSISTANT,
-    "system": SYSTEM, "tool": SYSTEM,
+    "user": USER,
+    "human": USER,
+    "person": USER,
+    "me": USER,
+    "you": USER,
+    "assistant": ASSISTANT,
+    "agent": ASSISTANT,
+    "ai": ASSISTANT,
+    "bot": ASSISTANT,
+    "model": ASSISTANT,
+    "claude": ASSISTANT,
+    "chatgpt": ASSISTANT,
+    "gpt": ASSISTANT,
+    "system": SYSTEM,
+    "tool": SYSTEM,
 }
 # "User:", "**User:**", "**User**:", "## User", "> Assistant:" at the start of a line
 _SPEAKER = re.compile(
@@ -82,8 +93,11 @@ def _claude_code_text(content: object) -> str:
         return content
     if not isinstance(content, list):
         return ""
-    return "\n".join(str(b.get("text", "")) for b in content
-                     if isinstance(b, dict) and b.get("type") == "text" and str(b.get("text", "")).strip())
+    return "\n".join(
+        str(b.get("text", ""))
+        for b in content
+        if isinstance(b, dict) and b.get("type") == "text" and str(b.get("text", "")).strip()
+    )
 
 
 def parse_claude_code(text: str) -> list[Turn] | None:

@@ -75,6 +75,7 @@ class Outcome:
 
 # --- similarity ------------------------------------------------------------------------------
 
+
 def novelty(candidate: str, existing: str) -> float:
     """Share of the candidate's content words that the existing text lacks (0 = nothing new)."""
     cand = stems(candidate)
@@ -100,7 +101,11 @@ def keyword_similar(vault: Vault) -> Similar:
         out = []
         for path, note in vault.state.notes.items():
             top = path.split("/", 1)[0]
-            if path.count("/") != 1 or (folder and top != folder) or (not folder and top not in {k.folder for k in BY_NAME.values()}):
+            if (
+                path.count("/") != 1
+                or (folder and top != folder)
+                or (not folder and top not in {k.folder for k in BY_NAME.values()})
+            ):
                 continue
             data = note.frontmatter or {}
             if data.get("status") == "archived":
@@ -208,8 +213,8 @@ def _link_names(body: str, entities: list[tuple[str, str]], vault: Vault) -> str
         path = vault.state.entity_path(ref)
         stem = path.rsplit("/", 1)[-1][:-3] if path else split_ref(ref)[1]
         m = re.search(r"(?<![\[\w|])" + re.escape(name) + r"(?![\w\]])", body, re.IGNORECASE)
-        if m and "[[" not in body[max(0, m.start() - 60): m.start()].rsplit("]]", 1)[-1]:
-            body = body[: m.start()] + f"[[{stem}|{m.group(0)}]]" + body[m.end():]
+        if m and "[[" not in body[max(0, m.start() - 60) : m.start()].rsplit("]]", 1)[-1]:
+            body = body[: m.start()] + f"[[{stem}|{m.group(0)}]]" + body[m.end() :]
     return body
 
 
@@ -219,15 +224,16 @@ def _yaml_list(values: list[str]) -> str:
     return "[" + ", ".join(render_scalar(v) for v in values) + "]"
 
 
-def render_new(item: Item, path: str, now: dt.datetime, vault: Vault, inbox: bool, source: str,
-               supersedes: list[str] | None = None) -> str:
+def render_new(
+    item: Item, path: str, now: dt.datetime, vault: Vault, inbox: bool, source: str, supersedes: list[str] | None = None
+) -> str:
     """The full text of a new memory file in its schema."""
     from palinode_vault.core.frontmatter import render_scalar as q
 
     type_name = item.type if item.type in TYPE_KIND else "Insight"
     kind = TYPE_KIND[type_name]
     ident = note_id(kind, path)
-    slug = ident[len(kind) + 1:]
+    slug = ident[len(kind) + 1 :]
     stamp = now_utc(now)
     refs = [r for r, _ in item.entities if r != f"{kind}/{slug}"]
     fmv: list[tuple[str, str]] = [("id", ident), ("category", kind), ("type", type_name)]
@@ -262,18 +268,24 @@ def render_new(item: Item, path: str, now: dt.datetime, vault: Vault, inbox: boo
     head = "---\n" + "".join(f"{k}: {v}\n" for k, v in fmv) + "---\n"
     text = _link_names(item.text.strip(), item.entities, vault)
     if type_name == "Decision":
-        body = (f"# Decision: {item.title}\n\n## Statement\n{text}\n\n## Rationale\n"
-                f"{item.rationale.strip() or 'Not stated in the conversation.'}\n\n## Alternatives Rejected\n"
-                f"{item.alternatives.strip() or 'None recorded.'}\n")
+        body = (
+            f"# Decision: {item.title}\n\n## Statement\n{text}\n\n## Rationale\n"
+            f"{item.rationale.strip() or 'Not stated in the conversation.'}\n\n## Alternatives Rejected\n"
+            f"{item.alternatives.strip() or 'None recorded.'}\n"
+        )
     elif type_name == "Insight":
         body = f"# Insight: {item.title}\n\n{text}\n"
     elif type_name == "PersonMemory":
-        body = (f"# {item.title}\n\n## Context\n{text}\n\n## Preferences & Communication\n\n"
-                f"## Follow-ups\n\n## Notes\n- {now.date().isoformat()}: first noted ({source}).\n")
+        body = (
+            f"# {item.title}\n\n## Context\n{text}\n\n## Preferences & Communication\n\n"
+            f"## Follow-ups\n\n## Notes\n- {now.date().isoformat()}: first noted ({source}).\n"
+        )
     elif type_name == "ProjectSnapshot":
-        body = (f"# {item.title}\n\n## What This Is\n{text}\n\n## Status\n\n## Current Work\n\n"
-                f"## Recent Changes\n- {now.date().isoformat()}: first noted.\n\n## Blockers\n\n## Follow-ups\n\n"
-                f"## Key Decisions\n\n## Lessons Learned\n")
+        body = (
+            f"# {item.title}\n\n## What This Is\n{text}\n\n## Status\n\n## Current Work\n\n"
+            f"## Recent Changes\n- {now.date().isoformat()}: first noted.\n\n## Blockers\n\n## Follow-ups\n\n"
+            f"## Key Decisions\n\n## Lessons Learned\n"
+        )
     else:
         body = f"# {item.title}\n\n## Summary\n{text}\n\n## Key Points\n\n## Relevance\n"
     return head + body
@@ -285,8 +297,7 @@ def render_new(item: Item, path: str, now: dt.datetime, vault: Vault, inbox: boo
 class Updater:
     """Applies PROGRAM.md's update logic for one pass, staging changes in a Workspace."""
 
-    def __init__(self, vault: Vault, ws: Workspace, settings: ProgramSettings, similar: Similar,
-                 source: str, now: dt.datetime):
+    def __init__(self, vault: Vault, ws: Workspace, settings: ProgramSettings, similar: Similar, source: str, now: dt.datetime):
         self.vault = vault
         self.ws = ws
         self.s = settings
@@ -343,8 +354,11 @@ class Updater:
         while True:
             path = memory_path(type_name, title if n == 1 else f"{title} {n}", self.today, inbox=inbox)
             stem = path.rsplit("/", 1)[-1][:-3].lower()
-            if (not self.ws.exists(path) and stem not in taken_names
-                    and note_id(TYPE_KIND.get(type_name, "insight"), path) not in taken_ids):
+            if (
+                not self.ws.exists(path)
+                and stem not in taken_names
+                and note_id(TYPE_KIND.get(type_name, "insight"), path) not in taken_ids
+            ):
                 return path
             n += 1
 
@@ -385,8 +399,13 @@ class Updater:
         item.entities = out
 
     def _first_name(self, name: str) -> str | None:
-        hits = [p for p, n in self.vault.state.notes.items() if p.startswith("people/") and p.count("/") == 1
-                and str((n.frontmatter or {}).get("name") or n.title).lower().split(" ")[0] == name.strip().lower()]
+        hits = [
+            p
+            for p, n in self.vault.state.notes.items()
+            if p.startswith("people/")
+            and p.count("/") == 1
+            and str((n.frontmatter or {}).get("name") or n.title).lower().split(" ")[0] == name.strip().lower()
+        ]
         return hits[0] if len(hits) == 1 else None
 
     def apply(self, item: Item) -> Outcome:
@@ -406,10 +425,14 @@ class Updater:
             if target and self._status(target) != "archived":
                 return self._update_collection(item, target)
             return self._add(item, "new " + ("person" if kind == "person" else "project"))
-        matches = [(p, s) for p, s in self.similar(f"{item.title}\n{item.text}", item.type)
-                   if self.ws.exists(p) and self._status(p) != "archived" and p.split("/", 1)[0] == BY_NAME[kind].folder]
-        judged = [(j, p, sim) for p, sim in matches[: self.s.update.statement_notes or 0]
-                  if (j := self.judge(item, p)) is not None]
+        matches = [
+            (p, s)
+            for p, s in self.similar(f"{item.title}\n{item.text}", item.type)
+            if self.ws.exists(p) and self._status(p) != "archived" and p.split("/", 1)[0] == BY_NAME[kind].folder
+        ]
+        judged = [
+            (j, p, sim) for p, sim in matches[: self.s.update.statement_notes or 0] if (j := self.judge(item, p)) is not None
+        ]
         if judged and self.matcher is not None:
             return self._by_statement(item, kind, matches, judged)
         best = matches[0] if matches else None
@@ -454,8 +477,9 @@ class Updater:
             self.matcher = None
             return None
 
-    def _by_statement(self, item: Item, kind: str, matches: list[tuple[str, float]],
-                      judged: list[tuple[Judgement, str, float]]) -> Outcome:
+    def _by_statement(
+        self, item: Item, kind: str, matches: list[tuple[str, float]], judged: list[tuple[Judgement, str, float]]
+    ) -> Outcome:
         """A decision, insight or research note: compared with the statements of the notes dedup
         ranks first (`update.statement_notes`), the one that covers the candidate best decides."""
         u = self.s.update
@@ -464,11 +488,16 @@ class Updater:
         if item.replaces and j.same_subject(u) and self._replaces(item, path):
             return self._supersede(item, path, sim)
         if j.same_fact(u):
-            return self._out("NOOP", item, path, f"same fact already remembered ({measured}; closest: \"{j.near[0][:80] if j.near else ''}\")")
+            return self._out(
+                "NOOP", item, path, f'same fact already remembered ({measured}; closest: "{j.near[0][:80] if j.near else ""}")'
+            )
         top, top_sim, top_j = next((p, s, jj) for jj, p, s in judged if p == matches[0][0])
         # a strong duplicate of the whole note with no new words stays a NOOP, as before
-        if (top_sim >= u.strong_duplicate and not top_j.new_names
-                and novelty(f"{item.title} {item.text} {item.rationale}", self.ws.text(top) or "") < u.novelty_new):
+        if (
+            top_sim >= u.strong_duplicate
+            and not top_j.new_names
+            and novelty(f"{item.title} {item.text} {item.rationale}", self.ws.text(top) or "") < u.novelty_new
+        ):
             return self._out("NOOP", item, top, f"nothing new (similarity {top_sim:.2f})")
         if j.same_subject(u):
             if item.confidence < self.s.extraction.confidence_threshold:
@@ -552,9 +581,15 @@ class Updater:
             return self._out("NOOP", item, waiting, "already waiting for review in the same words")
         type_name = item.type if item.type in TYPE_KIND else "Insight"
         path = self.free_path(type_name, item.title, inbox)
-        self.ws.put(path, render_new(item, path, self.now, self.vault, inbox, self.source), f"{'inbox' if inbox else 'add'}: {item.title[:80]}")
+        self.ws.put(
+            path,
+            render_new(item, path, self.now, self.vault, inbox, self.source),
+            f"{'inbox' if inbox else 'add'}: {item.title[:80]}",
+        )
         if inbox:
-            return self._out("INBOX", item, path, f"confidence {item.confidence:.2f} below {self.s.extraction.confidence_threshold}; {why}")
+            return self._out(
+                "INBOX", item, path, f"confidence {item.confidence:.2f} below {self.s.extraction.confidence_threshold}; {why}"
+            )
         return self._out("ADD", item, path, why)
 
     def _waiting_in_inbox(self, item: Item) -> str | None:
@@ -564,8 +599,11 @@ class Updater:
         paths |= {p for p in self.ws.pending if p.startswith(INBOX_FOLDER + "/")}
         for path in sorted(paths):
             text = self.ws.text(path)
-            if text and self._status(path) == "review" and \
-                    fuzz.token_set_ratio(item.text.lower(), body_of(text).lower()) / 100 >= self.s.update.same_fact:
+            if (
+                text
+                and self._status(path) == "review"
+                and fuzz.token_set_ratio(item.text.lower(), body_of(text).lower()) / 100 >= self.s.update.same_fact
+            ):
                 return path
         return None
 
@@ -634,7 +672,12 @@ class Updater:
         text = self._merge_entities(text, item)
         text = set_keys(text, updates)
         self.ws.put(path, text, f"update {section}: {item.title[:80]}")
-        return self._out(op, item, path, f"new information in ## {section}" + ("; old fact moved to the history note" if op == "SUPERSEDE" else ""))
+        return self._out(
+            op,
+            item,
+            path,
+            f"new information in ## {section}" + ("; old fact moved to the history note" if op == "SUPERSEDE" else ""),
+        )
 
     def _retire_line(self, path: str, fact: str, why: str, item: Item | None) -> bool:
         """Move the line of `path` that states `fact` into `{base}-history.md`."""
@@ -668,15 +711,17 @@ class Updater:
         known = BY_NAME.get(kind or "")
         type_name = memory_type(data) or (known.schema if known else None) or "Insight"
         fact = old_line.lstrip("-*0123456789.: ").strip()
-        entry = f"- {self.today.isoformat()} — Retired from {section or 'the note'}: \"{fact}\" {why}".rstrip()
+        entry = f'- {self.today.isoformat()} — Retired from {section or "the note"}: "{fact}" {why}'.rstrip()
         text = self.ws.text(hpath)
         if text is None:
             title = f"{data.get('name') or base} — history"
             from palinode_vault.core.frontmatter import render_scalar as q
 
-            text = (f"---\nid: {kind}-{base}-history\ncategory: {kind}\ntype: {type_name}\nname: {q(title)}\n"
-                    f"status: archived\ncore: false\nentities: [{kind}/{base}]\nlast_updated: {now_utc(self.now)}\n---\n"
-                    f"# {title}\n\nFacts retired from [[{base}]], newest first. Each line says when and why it was retired.\n\n{entry}\n")
+            text = (
+                f"---\nid: {kind}-{base}-history\ncategory: {kind}\ntype: {type_name}\nname: {q(title)}\n"
+                f"status: archived\ncore: false\nentities: [{kind}/{base}]\nlast_updated: {now_utc(self.now)}\n---\n"
+                f"# {title}\n\nFacts retired from [[{base}]], newest first. Each line says when and why it was retired.\n\n{entry}\n"
+            )
         else:
             lines = text.split("\n")
             idx = next((i for i, line in enumerate(lines) if line.startswith("- ")), len(lines))
@@ -692,12 +737,23 @@ class Updater:
         new_id = note_id(TYPE_KIND[item.type], path)
         if item.confidence < self.s.extraction.confidence_threshold:
             return self._inbox(item, f"would supersede {old} but confidence {item.confidence:.2f} is below the threshold")
-        self.ws.put(path, render_new(item, path, self.now, self.vault, False, self.source, supersedes=[old_id] if old_id else []),
-                    f"supersedes {old}")
-        self.ws.put(old, set_keys(old_text, {"status": "archived", "superseded_by": new_id, "last_updated": now_utc(self.now)}),
-                    f"superseded by {new_id}")
+        self.ws.put(
+            path,
+            render_new(item, path, self.now, self.vault, False, self.source, supersedes=[old_id] if old_id else []),
+            f"supersedes {old}",
+        )
+        self.ws.put(
+            old,
+            set_keys(old_text, {"status": "archived", "superseded_by": new_id, "last_updated": now_utc(self.now)}),
+            f"superseded by {new_id}",
+        )
         self._out("ARCHIVE", item, old, f"superseded by {new_id}")
-        return self._out("SUPERSEDE", item, path, f"contradicts {old}" + (f" (similarity {sim:.2f})" if sim is not None else "") + "; old memory archived")
+        return self._out(
+            "SUPERSEDE",
+            item,
+            path,
+            f"contradicts {old}" + (f" (similarity {sim:.2f})" if sim is not None else "") + "; old memory archived",
+        )
 
     def _action_item(self, item: Item) -> Outcome:
         target = None
@@ -709,24 +765,38 @@ class Updater:
                     break
                 target = None
         if target is None:
-            item = Item("Insight", item.title, f"Follow-up: {item.text}" + (f" (due: {item.due})" if item.due else ""),
-                        min(item.confidence, self.s.extraction.confidence_threshold - 0.01), item.entities,
-                        note="action item with no person or project file")
+            item = Item(
+                "Insight",
+                item.title,
+                f"Follow-up: {item.text}" + (f" (due: {item.due})" if item.due else ""),
+                min(item.confidence, self.s.extraction.confidence_threshold - 0.01),
+                item.entities,
+                note="action item with no person or project file",
+            )
             return self._inbox(item, "action item without an existing person or project note")
         text = self.ws.text(target) or ""
         task = item.text.strip().rstrip(".")
         due = f" (due: {item.due})" if re.fullmatch(r"\d{4}-\d{2}-\d{2}", item.due or "") else ""
         bounds = section_bounds(text, "Follow-ups")
         if bounds:
-            for line in text[bounds[0]:bounds[1]].splitlines():
-                if line.strip().startswith("- [") and fuzz.token_set_ratio(task.lower(), line.lower()) / 100 >= self.s.update.same_fact:
+            for line in text[bounds[0] : bounds[1]].splitlines():
+                if (
+                    line.strip().startswith("- [")
+                    and fuzz.token_set_ratio(task.lower(), line.lower()) / 100 >= self.s.update.same_fact
+                ):
                     return self._out("NOOP", item, target, "follow-up already listed")
         if item.confidence < self.s.extraction.confidence_threshold:
-            return self._inbox(Item("Insight", item.title, f"Follow-up: {item.text}{due}", item.confidence, item.entities,
-                                    note="action item"), "action item below the confidence threshold")
-        line = _link_names(f"- [ ] {task}{due}", [e for e in item.entities if self.vault.state.entity_path(e[0]) != target], self.vault)
+            return self._inbox(
+                Item("Insight", item.title, f"Follow-up: {item.text}{due}", item.confidence, item.entities, note="action item"),
+                "action item below the confidence threshold",
+            )
+        line = _link_names(
+            f"- [ ] {task}{due}", [e for e in item.entities if self.vault.state.entity_path(e[0]) != target], self.vault
+        )
         text = append_to_section(text, "Follow-ups", [line])
-        text = self._merge_entities(text, Item(item.type, "", "", 0, [e for e in item.entities if self.vault.state.entity_path(e[0]) != target]))
+        text = self._merge_entities(
+            text, Item(item.type, "", "", 0, [e for e in item.entities if self.vault.state.entity_path(e[0]) != target])
+        )
         text = set_keys(text, {"last_updated": now_utc(self.now)})
         self.ws.put(target, text, f"follow-up: {task[:80]}")
         return self._out("UPDATE", item, target, "action item added to ## Follow-ups")

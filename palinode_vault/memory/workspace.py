@@ -37,8 +37,13 @@ class UnsafePath(ValueError):
 def check_writable(path: str, extra_folders: frozenset[str] = frozenset()) -> str:
     """`path` if a pass may write it: a memory folder (or `extra_folders`), never PROGRAM.md."""
     parts = path.split("/")
-    if (not path or path.startswith("/") or any(p in ("", ".", "..") or p.startswith(".") for p in parts)
-            or path == PROGRAM_FILE or parts[-1].lower() == "program.md"):
+    if (
+        not path
+        or path.startswith("/")
+        or any(p in ("", ".", "..") or p.startswith(".") for p in parts)
+        or path == PROGRAM_FILE
+        or parts[-1].lower() == "program.md"
+    ):
         raise UnsafePath(f"refusing to write {path!r}")
     if top_folder(path) not in MEMORY_FOLDERS | extra_folders:
         raise UnsafePath(f"refusing to write {path!r}: outside the memory folders")
@@ -224,13 +229,15 @@ def delete_journaled(run: Run, path: str, before: bytes | None, reason: str) -> 
     if current is None or sha256_bytes(current) != sha256_bytes(before):
         run.conflicts.append(path)
         return False
-    run._append({  # noqa: SLF001 - same record format as Run.write
-        "path": path,
-        "before": base64.b64encode(current).decode("ascii"),
-        "before_hash": sha256_bytes(current),
-        "after_hash": None,
-        "reason": reason,
-    })
+    run._append(
+        {  # noqa: SLF001 - same record format as Run.write
+            "path": path,
+            "before": base64.b64encode(current).decode("ascii"),
+            "before_hash": sha256_bytes(current),
+            "after_hash": None,
+            "reason": reason,
+        }
+    )
     os.unlink(full)
     run.written.append(path)
     return True
@@ -281,7 +288,7 @@ def append_to_section(text: str, heading: str, lines: list[str]) -> str:
     start, end = bounds
     content = text[start:end]
     stripped = content.rstrip("\n")
-    trailing = content[len(stripped):]
+    trailing = content[len(stripped) :]
     if not stripped.strip():
         return text[:start] + block + (trailing if trailing else "") + text[end:]
     return text[:start] + stripped + "\n" + block + (trailing[1:] if trailing.startswith("\n") else trailing) + text[end:]

@@ -29,8 +29,7 @@ def import_llama_cpp() -> Any:
         import llama_cpp.llama_chat_format
     except ImportError as exc:
         raise ModelUnavailable(
-            "llama-cpp-python is not installed, so local models cannot run "
-            "(search stays keyword-only)",
+            "llama-cpp-python is not installed, so local models cannot run (search stays keyword-only)",
             fix="pip install 'palinode-vault[models]' (compiles llama.cpp, a few minutes)",
         ) from exc
     # With verbose=False, Llama() silences llama.cpp by pointing file descriptors 1 and 2 at

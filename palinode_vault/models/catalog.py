@@ -38,20 +38,23 @@ class ModelInfo:
         return asdict(self)
 
 
-def list_models(embedding_model: str | os.PathLike[str] | None = None,
-                generation_model: str | os.PathLike[str] | None = None) -> list[ModelInfo]:
+def list_models(
+    embedding_model: str | os.PathLike[str] | None = None, generation_model: str | os.PathLike[str] | None = None
+) -> list[ModelInfo]:
     """Describe the embedding and generation models in use (defaults when None)."""
     infos = [_embedding_info(embedding_model), _generation_info(generation_model)]
     if importlib.util.find_spec("llama_cpp") is None:
         for info in infos:
             if info.present and info.problem is None and info.path is not None:
-                info.problem = ("llama-cpp-python is not installed, so this model cannot run. "
-                                "Fix: pip install 'palinode-vault[models]'")
+                info.problem = (
+                    "llama-cpp-python is not installed, so this model cannot run. Fix: pip install 'palinode-vault[models]'"
+                )
     return infos
 
 
-def prepare_models(embedding_model: str | os.PathLike[str] | None = None,
-                   generation_model: str | os.PathLike[str] | None = None) -> list[ModelInfo]:
+def prepare_models(
+    embedding_model: str | os.PathLike[str] | None = None, generation_model: str | os.PathLike[str] | None = None
+) -> list[ModelInfo]:
     """Make the models ready (convert the default embedding model once), then describe them.
 
     Idempotent: a second call finds the converted file and does nothing. Problems are
@@ -75,12 +78,18 @@ def _embedding_info(spec: str | os.PathLike[str] | None) -> ModelInfo:
         return _file_info(Path(spec).expanduser(), Path(spec).name, "embedding", "settings")
     target = minilm_gguf_path()
     if target.is_file():
-        info = _file_info(target, DEFAULT_EMBEDDING_NAME, "embedding",
-                          f"converted from the PyPI package {MINILM_ZIP.distribution}")
+        info = _file_info(
+            target, DEFAULT_EMBEDDING_NAME, "embedding", f"converted from the PyPI package {MINILM_ZIP.distribution}"
+        )
         return info
-    info = ModelInfo(DEFAULT_EMBEDDING_NAME, "embedding", str(target), present=False,
-                     dimensions=384,
-                     source=f"converted from the PyPI package {MINILM_ZIP.distribution}")
+    info = ModelInfo(
+        DEFAULT_EMBEDDING_NAME,
+        "embedding",
+        str(target),
+        present=False,
+        dimensions=384,
+        source=f"converted from the PyPI package {MINILM_ZIP.distribution}",
+    )
     try:
         MINILM_ZIP.locate()
     except ModelUnavailable as exc:
@@ -99,8 +108,7 @@ def _generation_info(spec: str | os.PathLike[str] | None) -> ModelInfo:
         try:
             path = SMOLLM2_GGUF.locate()
         except ModelUnavailable as exc:
-            return ModelInfo(key, "generation", None, present=False, source=source,
-                             problem=str(exc))
+            return ModelInfo(key, "generation", None, present=False, source=source, problem=str(exc))
         info = _file_info(path, key, "generation", source)
         info.dimensions = None  # a chat model's hidden size is not a vector size we use
         return info
@@ -111,8 +119,11 @@ def _generation_info(spec: str | os.PathLike[str] | None) -> ModelInfo:
             info = _file_info(path, key, "generation", source)
             info.dimensions = None
             return info
-        problem = (f"installed, not assembled yet. Fix: palinode-vault models prepare --generation-model {key}"
-                   if GEMMA3_270M.installed() else f"not installed. Fix: {GEMMA3_270M.install_hint}")
+        problem = (
+            f"installed, not assembled yet. Fix: palinode-vault models prepare --generation-model {key}"
+            if GEMMA3_270M.installed()
+            else f"not installed. Fix: {GEMMA3_270M.install_hint}"
+        )
         return ModelInfo(key, "generation", str(path), present=False, source=source, problem=problem)
     if key in generator_names():
         return ModelInfo(key, "generation", None, present=True, source="built in")
@@ -123,8 +134,14 @@ def _generation_info(spec: str | os.PathLike[str] | None) -> ModelInfo:
 
 def _file_info(path: Path, name: str, role: str, source: str) -> ModelInfo:
     if not path.is_file():
-        return ModelInfo(name, role, str(path), present=False, source=source,
-                         problem=f"file not found: {path}. Fix: correct the {role} model "
-                         "path in the settings")
-    return ModelInfo(name, role, str(path), present=True, size=path.stat().st_size,
-                     dimensions=embedding_length(path), source=source)
+        return ModelInfo(
+            name,
+            role,
+            str(path),
+            present=False,
+            source=source,
+            problem=f"file not found: {path}. Fix: correct the {role} model path in the settings",
+        )
+    return ModelInfo(
+        name, role, str(path), present=True, size=path.stat().st_size, dimensions=embedding_length(path), source=source
+    )

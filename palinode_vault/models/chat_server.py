@@ -49,8 +49,10 @@ def base_url(url: str) -> str:
     """
     parts = urllib.parse.urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ModelUnavailable(f"model server {url!r} is not an http(s) URL",
-                               fix="give the server's address, e.g. http://127.0.0.1:11434/v1 (Ollama)")
+        raise ModelUnavailable(
+            f"model server {url!r} is not an http(s) URL",
+            fix="give the server's address, e.g. http://127.0.0.1:11434/v1 (Ollama)",
+        )
     path = parts.path.rstrip("/")
     if path.endswith("/chat/completions"):
         path = path[: -len("/chat/completions")]
@@ -62,8 +64,9 @@ def base_url(url: str) -> str:
 class ChatServerGenerator:
     """A chat model behind an OpenAI-compatible `/v1/chat/completions` endpoint."""
 
-    def __init__(self, url: str, *, model: str | None = None, timeout: float = DEFAULT_TIMEOUT,
-                 seed: int = SEED, **_ignored: Any) -> None:
+    def __init__(
+        self, url: str, *, model: str | None = None, timeout: float = DEFAULT_TIMEOUT, seed: int = SEED, **_ignored: Any
+    ) -> None:
         """`model` is the server's name for it (`qwen2.5:3b` in Ollama); None asks the server for
         the first model it lists. Options of the in-process model (n_ctx, threads) are ignored:
         the server has its own."""
@@ -82,8 +85,9 @@ class ChatServerGenerator:
             listed = self._request("GET", "/models").get("data") or []
             ids = [m.get("id") for m in listed if isinstance(m, dict) and isinstance(m.get("id"), str)]
             if not ids:
-                raise ModelUnavailable(f"model server {self.url} lists no models",
-                                       fix="load a model in the server, or name one with --model")
+                raise ModelUnavailable(
+                    f"model server {self.url} lists no models", fix="load a model in the server, or name one with --model"
+                )
             self._model = str(ids[0])
         return str(self._model)
 
@@ -92,8 +96,7 @@ class ChatServerGenerator:
         """`<model name>@<server>`: what answered, for logs and caches."""
         return f"{self.model}@{self.url}"
 
-    def generate_json(self, system: str, user: str, schema: dict[str, Any],
-                      max_tokens: int = 512) -> Result:
+    def generate_json(self, system: str, user: str, schema: dict[str, Any], max_tokens: int = 512) -> Result:
         """Answer with a dict (see the module docstring), or (None, reason): "length",
         "invalid_json", "not_object", "no_answer". Raises ModelUnavailable when the server is away,
         times out, or refuses every format; ValueError for an unbounded schema."""
@@ -105,25 +108,29 @@ class ChatServerGenerator:
                 response = self._request("POST", "/chat/completions", body)
             except _Refused as refused:
                 if len(self._formats) == 1:
-                    raise ModelUnavailable(f"model server {self.url} refused the request: {refused}",
-                                           fix="check the model name (--model) and the server's log") from None
+                    raise ModelUnavailable(
+                        f"model server {self.url} refused the request: {refused}",
+                        fix="check the model name (--model) and the server's log",
+                    ) from None
                 self._formats.pop(0)  # the server does not know this format: the next one
                 continue
             self.format_used = mode or "plain"
             return _answer(response)
 
-    def _body(self, system: str, user: str, schema: dict[str, Any], max_tokens: int,
-              mode: str | None) -> dict[str, Any]:
+    def _body(self, system: str, user: str, schema: dict[str, Any], max_tokens: int, mode: str | None) -> dict[str, Any]:
         if mode is None:  # no constraint: the schema goes into the prompt, the caller validates
             system = f"{system}\n\nAnswer with one JSON object only, matching this JSON schema:\n{json.dumps(schema)}"
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
-            "temperature": 0.0, "top_p": 1.0, "seed": self.seed, "max_tokens": max_tokens, "stream": False,
+            "temperature": 0.0,
+            "top_p": 1.0,
+            "seed": self.seed,
+            "max_tokens": max_tokens,
+            "stream": False,
         }
         if mode == "json_schema":
-            body["response_format"] = {"type": "json_schema",
-                                       "json_schema": {"name": "answer", "schema": schema, "strict": True}}
+            body["response_format"] = {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema, "strict": True}}
         elif mode == "json_object":
             body["response_format"] = {"type": "json_object", "schema": schema}
         return body
@@ -146,26 +153,33 @@ class ChatServerGenerator:
             if path == "/chat/completions" and (exc.code in (400, 422) or "response_format" in detail):
                 raise _Refused(f"HTTP {exc.code}: {detail}") from None
             if exc.code in (401, 403):
-                raise ModelUnavailable(f"{where} refused access (HTTP {exc.code}: {detail})",
-                                       fix=f"set {API_KEY_VARIABLE} to the server's API key") from None
+                raise ModelUnavailable(
+                    f"{where} refused access (HTTP {exc.code}: {detail})", fix=f"set {API_KEY_VARIABLE} to the server's API key"
+                ) from None
             if exc.code == 404:
-                raise ModelUnavailable(f"{where} has no {path} (HTTP 404: {detail})",
-                                       fix="give the OpenAI-compatible API's address (it ends in /v1), "
-                                           "and a model the server has") from None
-            raise ModelUnavailable(f"{where} answered HTTP {exc.code}: {detail}",
-                                   fix="see the server's log") from None
+                raise ModelUnavailable(
+                    f"{where} has no {path} (HTTP 404: {detail})",
+                    fix="give the OpenAI-compatible API's address (it ends in /v1), and a model the server has",
+                ) from None
+            raise ModelUnavailable(f"{where} answered HTTP {exc.code}: {detail}", fix="see the server's log") from None
         except TimeoutError:
-            raise ModelUnavailable(f"{where} did not answer within {self.timeout:g} s",
-                                   fix="use a smaller model, or raise generation.timeout_seconds in PROGRAM.md") from None
+            raise ModelUnavailable(
+                f"{where} did not answer within {self.timeout:g} s",
+                fix="use a smaller model, or raise generation.timeout_seconds in PROGRAM.md",
+            ) from None
         except (urllib.error.URLError, ConnectionError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             if isinstance(reason, (TimeoutError, socket.timeout)):
-                raise ModelUnavailable(f"{where} did not answer within {self.timeout:g} s",
-                                       fix="use a smaller model, or raise generation.timeout_seconds in PROGRAM.md") from None
-            raise ModelUnavailable(f"{where} is not answering ({reason})",
-                                   fix="start the server (ollama serve, lms server start, llama-server ...) "
-                                       "or correct the address; without one, leave it out to use the "
-                                       "in-process model") from None
+                raise ModelUnavailable(
+                    f"{where} did not answer within {self.timeout:g} s",
+                    fix="use a smaller model, or raise generation.timeout_seconds in PROGRAM.md",
+                ) from None
+            raise ModelUnavailable(
+                f"{where} is not answering ({reason})",
+                fix="start the server (ollama serve, lms server start, llama-server ...) "
+                "or correct the address; without one, leave it out to use the "
+                "in-process model",
+            ) from None
         if len(raw) > _MAX_BODY:
             raise ModelUnavailable(f"{where} sent more than {_MAX_BODY} bytes", fix="is this a chat server?")
         try:
@@ -173,8 +187,9 @@ class ChatServerGenerator:
         except ValueError:
             raise ModelUnavailable(f"{where} did not answer with JSON", fix="is this an OpenAI-compatible API?") from None
         if not isinstance(value, dict):
-            raise ModelUnavailable(f"{where} answered something other than a JSON object",
-                                   fix="is this an OpenAI-compatible API?")
+            raise ModelUnavailable(
+                f"{where} answered something other than a JSON object", fix="is this an OpenAI-compatible API?"
+            )
         return value
 
     def close(self) -> None:
@@ -210,4 +225,4 @@ def _answer(response: dict[str, Any]) -> Result:
 def _json_part(text: str) -> str:
     """The JSON object in a plain answer: models wrap it in ```json fences or a sentence."""
     start, end = text.find("{"), text.rfind("}")
-    return text[start: end + 1] if 0 <= start < end else text
+    return text[start : end + 1] if 0 <= start < end else text

@@ -25,8 +25,7 @@ class Generator(Protocol):
     @property
     def model_id(self) -> str: ...
 
-    def generate_json(self, system: str, user: str, schema: dict[str, Any],
-                      max_tokens: int = 512) -> Result: ...
+    def generate_json(self, system: str, user: str, schema: dict[str, Any], max_tokens: int = 512) -> Result: ...
 
     def close(self) -> None: ...
 
@@ -52,8 +51,7 @@ def unbounded_parts(schema: dict[str, Any]) -> list[str]:
                 types = set()
             if "array" in types and "maxItems" not in node and "prefixItems" not in node:
                 found.append(pointer or "/")
-            if ("string" in types and "maxLength" not in node
-                    and "enum" not in node and "const" not in node):
+            if "string" in types and "maxLength" not in node and "enum" not in node and "const" not in node:
                 found.append(pointer or "/")
             for key, value in node.items():
                 if key not in _DATA_KEYS:

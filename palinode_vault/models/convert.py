@@ -110,9 +110,10 @@ def _read_members(archive: zipfile.ZipFile) -> dict[str, bytes]:
     # The zip may or may not wrap everything in one top folder; key files by their
     # path below the folder that holds config.json.
     names = archive.namelist()
-    config_name = min((n for n in names if n.endswith("config.json")
-                       and n.rsplit("/", 1)[-1] == "config.json"
-                       and "1_Pooling" not in n), key=len)
+    config_name = min(
+        (n for n in names if n.endswith("config.json") and n.rsplit("/", 1)[-1] == "config.json" and "1_Pooling" not in n),
+        key=len,
+    )
     prefix = config_name[: -len("config.json")]
     wanted = ("config.json", "1_Pooling/config.json", "tokenizer.json", "model.safetensors")
     return {name: archive.read(prefix + name) for name in wanted}
@@ -132,8 +133,11 @@ def _add_hyperparameters(writer: Any, gguf: Any, config: dict, pooling: dict, ma
         writer.add_pooling_type(gguf.PoolingType.CLS)
     else:
         raise ModelUnavailable(f"unsupported pooling in 1_Pooling/config.json: {pooling}")
-    writer.add_file_type({"f16": gguf.LlamaFileType.MOSTLY_F16, "f32": gguf.LlamaFileType.ALL_F32,
-                          "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0}[matrices])
+    writer.add_file_type(
+        {"f16": gguf.LlamaFileType.MOSTLY_F16, "f32": gguf.LlamaFileType.ALL_F32, "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0}[
+            matrices
+        ]
+    )
 
 
 def _add_vocabulary(writer: Any, gguf: Any, tokenizer: dict, vocab_size: int) -> None:
@@ -179,11 +183,7 @@ def _add_tensors(writer: Any, gguf: Any, np: Any, tensors: dict, names: Any, mat
         data = tensors[name]
         # f16 for the big matrices; vectors (norms, biases) and the tensors llama.cpp reads
         # with get_rows in f32 (token types, positions) stay f32, as the upstream converter does.
-        keep_f32 = (
-            data.ndim < 2
-            or not new_name.endswith(".weight")
-            or new_name.startswith(("token_types.", "position_embd."))
-        )
+        keep_f32 = data.ndim < 2 or not new_name.endswith(".weight") or new_name.startswith(("token_types.", "position_embd."))
         if keep_f32 or matrices == "f32":
             writer.add_tensor(new_name, data.astype(np.float32))
         elif matrices == "q8_0" and new_name.startswith("blk."):  # token embeddings stay f16

@@ -45,9 +45,16 @@ class Embedder:
         max_tokens: the most tokens embedded per text (special tokens included).
     """
 
-    def __init__(self, model_path: str | os.PathLike[str] | None = None, *,
-                 max_tokens: int | None = None, n_threads: int | None = None,
-                 pack_tokens: int = PACK_TOKENS, flash_attn: bool = True, repack: bool = False) -> None:
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str] | None = None,
+        *,
+        max_tokens: int | None = None,
+        n_threads: int | None = None,
+        pack_tokens: int = PACK_TOKENS,
+        flash_attn: bool = True,
+        repack: bool = False,
+    ) -> None:
         """Load `model_path`, or the default MiniLM (converted into the cache if needed).
 
         Raises ModelUnavailable when llama-cpp-python or the model file is missing, or
@@ -116,18 +123,16 @@ class Embedder:
         Truncation keeps the tokens the tokenizer adds at both ends ([CLS] ... [SEP]).
         """
         with self._lock:
-            ids = self._llama.tokenize(text.encode("utf-8", "replace"), add_bos=True,
-                                       special=False)
+            ids = self._llama.tokenize(text.encode("utf-8", "replace"), add_bos=True, special=False)
         if len(ids) <= self.max_tokens:
             return ids
         keep = self.max_tokens - self._head - self._tail
-        return ids[: self._head + keep] + ids[len(ids) - self._tail:]
+        return ids[: self._head + keep] + ids[len(ids) - self._tail :]
 
     def count_tokens(self, text: str) -> int:
         """How many tokens `text` has before truncation (special tokens included)."""
         with self._lock:
-            return len(self._llama.tokenize(text.encode("utf-8", "replace"), add_bos=True,
-                                            special=False))
+            return len(self._llama.tokenize(text.encode("utf-8", "replace"), add_bos=True, special=False))
 
     # -- vectors ------------------------------------------------------------------------
 
@@ -150,10 +155,7 @@ class Embedder:
         out = np.zeros((len(sequences), self.dimensions), dtype=np.float32)
         for index, seq in enumerate(sequences):
             if not seq or len(seq) > self.max_tokens:
-                raise ValueError(
-                    f"token sequence {index} has {len(seq)} tokens; "
-                    f"expected 1..{self.max_tokens}"
-                )
+                raise ValueError(f"token sequence {index} has {len(seq)} tokens; expected 1..{self.max_tokens}")
         most = min(batch_size or self._n_seq_max, self._n_seq_max)
         # Longest first, each into the first pack with room: packs come out nearly full.
         packs: list[tuple[list[int], int]] = []  # (indices, tokens used)
@@ -224,7 +226,14 @@ class Embedder:
         # n_batch = n_ubatch = n_ctx; several texts share one micro-batch (PACK_TOKENS).
         size = max(max_tokens, self._pack)
         return load_llama(
-            str(self.path), role="embedding", embedding=True, n_ctx=size,
-            n_batch=size, n_ubatch=size, n_threads=threads,
-            n_threads_batch=threads, flash_attn=self._flash_attn, repack=self._repack,
+            str(self.path),
+            role="embedding",
+            embedding=True,
+            n_ctx=size,
+            n_batch=size,
+            n_ubatch=size,
+            n_threads=threads,
+            n_threads_batch=threads,
+            flash_attn=self._flash_attn,
+            repack=self._repack,
         )

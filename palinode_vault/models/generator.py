@@ -33,9 +33,15 @@ DEFAULT_CONTEXT = 2048
 class LlamaGenerator:
     """A GGUF chat model on llama.cpp, decoding under a JSON-schema grammar."""
 
-    def __init__(self, model_path: str | os.PathLike[str], *, name: str | None = None,
-                 n_ctx: int = DEFAULT_CONTEXT, n_threads: int | None = None,
-                 seed: int = SEED) -> None:
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str],
+        *,
+        name: str | None = None,
+        n_ctx: int = DEFAULT_CONTEXT,
+        n_threads: int | None = None,
+        seed: int = SEED,
+    ) -> None:
         """Load `model_path`; raise ModelUnavailable when it or llama-cpp-python is missing."""
         self.path = Path(model_path).expanduser()
         self.name = name or str(self.path)
@@ -49,8 +55,9 @@ class LlamaGenerator:
         self._seed = seed
         self._lock = threading.Lock()
         self._sha256: str | None = None
-        self._llama = load_llama(str(self.path), role="generation", n_ctx=n_ctx,
-                                 n_threads=threads, n_threads_batch=threads, seed=seed)
+        self._llama = load_llama(
+            str(self.path), role="generation", n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, seed=seed
+        )
         self._fold_system = _fix_chat_format(self._llama)
 
     @property
@@ -62,8 +69,7 @@ class LlamaGenerator:
             self._sha256 = file_sha256(self.path)
         return f"{self.path.name}:{self._sha256}"
 
-    def generate_json(self, system: str, user: str, schema: dict[str, Any],
-                      max_tokens: int = 512) -> Result:
+    def generate_json(self, system: str, user: str, schema: dict[str, Any], max_tokens: int = 512) -> Result:
         """Answer with a dict matching `schema`, or (None, reason) on failure.
 
         Reasons: "stop" (success), "length" (ran out of tokens: failure), "invalid_json"
@@ -74,12 +80,18 @@ class LlamaGenerator:
         with self._lock:
             self._llama.reset()  # no state from the previous prompt, for determinism
             self._llama.set_seed(self._seed)
-            messages = ([{"role": "user", "content": f"{system}\n\n{user}"}] if self._fold_system else
-                        [{"role": "system", "content": system}, {"role": "user", "content": user}])
+            messages = (
+                [{"role": "user", "content": f"{system}\n\n{user}"}]
+                if self._fold_system
+                else [{"role": "system", "content": system}, {"role": "user", "content": user}]
+            )
             response = self._llama.create_chat_completion(
                 messages=messages,
                 response_format={"type": "json_object", "schema": schema},
-                temperature=0.0, top_k=1, top_p=1.0, seed=self._seed,
+                temperature=0.0,
+                top_k=1,
+                top_p=1.0,
+                seed=self._seed,
                 max_tokens=max_tokens,
             )
         choice = response["choices"][0]
@@ -125,8 +137,7 @@ class ScriptedGenerator:
     name = "scripted"
     model_id = "scripted"
 
-    def __init__(self, outputs: Iterable[Any] = (), *, default: Any = ...,
-                 check_schema: bool = True) -> None:
+    def __init__(self, outputs: Iterable[Any] = (), *, default: Any = ..., check_schema: bool = True) -> None:
         self._outputs: deque[Any] = deque(outputs)
         self._default = default
         self._check_schema = check_schema
@@ -139,22 +150,17 @@ class ScriptedGenerator:
         """Append outputs to the script."""
         self._outputs.extend(outputs)
 
-    def generate_json(self, system: str, user: str, schema: dict[str, Any],
-                      max_tokens: int = 512) -> Result:
+    def generate_json(self, system: str, user: str, schema: dict[str, Any], max_tokens: int = 512) -> Result:
         """Return the next scripted output (see the class docstring)."""
         if self._check_schema:
             check_bounded(schema)  # the same contract as the real model
-        self.calls.append({"system": system, "user": user, "schema": schema,
-                           "max_tokens": max_tokens})
+        self.calls.append({"system": system, "user": user, "schema": schema, "max_tokens": max_tokens})
         if self._outputs:
             output = self._outputs.popleft()
         elif self._default is not ...:
             output = self._default
         else:
-            raise AssertionError(
-                f"ScriptedGenerator ran out of outputs at call {len(self.calls)}; "
-                "push() more or pass default="
-            )
+            raise AssertionError(f"ScriptedGenerator ran out of outputs at call {len(self.calls)}; push() more or pass default=")
         if output is None:
             return None, "length"
         if isinstance(output, tuple):

@@ -88,15 +88,18 @@ class AssembledGGUF:
         if target.is_file():
             return target
         if not self.installed():
-            raise ModelUnavailable(f"model {self.filename} not found: the PyPI package {self.distribution!r} "
-                                   "is not installed in this Python", fix=self.install_hint)
+            raise ModelUnavailable(
+                f"model {self.filename} not found: the PyPI package {self.distribution!r} is not installed in this Python",
+                fix=self.install_hint,
+            )
         import importlib
 
         try:
             return Path(importlib.import_module(self.module).assemble(target))
         except (OSError, ValueError, ImportError) as exc:
-            raise ModelUnavailable(f"could not assemble {self.filename} from {self.distribution}: {exc}",
-                                   fix=self.install_hint) from exc
+            raise ModelUnavailable(
+                f"could not assemble {self.filename} from {self.distribution}: {exc}", fix=self.install_hint
+            ) from exc
 
 
 GEMMA3_270M = AssembledGGUF(

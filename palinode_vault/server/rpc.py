@@ -139,9 +139,7 @@ class Connection:
             try:
                 return await asyncio.wait_for(future, timeout)
             except TimeoutError:
-                raise TimeoutError(
-                    f"client on connection {self.id} did not answer {method!r} within {timeout:g} s"
-                ) from None
+                raise TimeoutError(f"client on connection {self.id} did not answer {method!r} within {timeout:g} s") from None
         finally:
             self._pending.pop(request_id, None)
 
@@ -229,10 +227,7 @@ def _one_line(text: str) -> str:
 def is_response(message: Any) -> bool:
     """True for a client's answer to a server-to-client request (has `id`, no `method`)."""
     return (
-        isinstance(message, dict)
-        and "method" not in message
-        and "id" in message
-        and ("result" in message or "error" in message)
+        isinstance(message, dict) and "method" not in message and "id" in message and ("result" in message or "error" in message)
     )
 
 
@@ -320,15 +315,21 @@ class Dispatcher:
             if not message:
                 return encode(error_response(None, INVALID_REQUEST, "empty batch: send at least one request"))
             if len(message) > MAX_BATCH:
-                return encode(error_response(None, INVALID_REQUEST,
-                                             f"batch of {len(message)} requests; send at most {MAX_BATCH} at once"))
+                return encode(
+                    error_response(None, INVALID_REQUEST, f"batch of {len(message)} requests; send at most {MAX_BATCH} at once")
+                )
             responses = []
             budget = MAX_ANSWER_CHARS
             for item in message:
                 if budget <= 0:
                     if isinstance(item, dict) and "id" in item and _valid_id(item.get("id")):
-                        responses.append(_error_text(item["id"], BUSY, "not run: the batch's answer is already "
-                                                     f"over {MAX_ANSWER_CHARS} characters; send it in parts"))
+                        responses.append(
+                            _error_text(
+                                item["id"],
+                                BUSY,
+                                f"not run: the batch's answer is already over {MAX_ANSWER_CHARS} characters; send it in parts",
+                            )
+                        )
                     continue
                 response, cut = await self._answer_one(item, conn, budget)
                 if response is not None:
@@ -346,9 +347,13 @@ class Dispatcher:
         if isinstance(answer, tuple):
             request_id, method_name, result_text = answer
             if len(result_text) > budget:
-                return _error_text(request_id, BUSY, f"{method_name}: the answer is {len(result_text)} characters, "
-                                   f"over the {budget} this message may still carry; ask for less "
-                                   "(a smaller limit, fewer paths)"), True
+                return _error_text(
+                    request_id,
+                    BUSY,
+                    f"{method_name}: the answer is {len(result_text)} characters, "
+                    f"over the {budget} this message may still carry; ask for less "
+                    "(a smaller limit, fewer paths)",
+                ), True
             return f'{{"jsonrpc": "2.0", "id": {encode(request_id)}, "result": {result_text}}}', False
         return answer, False
 

@@ -214,7 +214,9 @@ class RpcServer:
         if not all(hmac.compare_digest(candidate.encode(), expected) for candidate in presented):
             return _refuse(ws, HTTPStatus.UNAUTHORIZED, "wrong token; re-read .palinode/sidecar.json")
         if len(self._connections) >= self.max_connections:
-            return _refuse(ws, HTTPStatus.SERVICE_UNAVAILABLE, f"too many connections (limit {self.max_connections}); retry later")
+            return _refuse(
+                ws, HTTPStatus.SERVICE_UNAVAILABLE, f"too many connections (limit {self.max_connections}); retry later"
+            )
         return None
 
     # -- one connection --------------------------------------------------------------------
@@ -263,7 +265,9 @@ class RpcServer:
         if len(in_flight) >= self.max_in_flight:
             ids = rpc.request_ids(message)
             busy = [
-                rpc.error_response(i, rpc.BUSY, f"busy: {self.max_in_flight} requests already running on this connection; retry later")
+                rpc.error_response(
+                    i, rpc.BUSY, f"busy: {self.max_in_flight} requests already running on this connection; retry later"
+                )
                 for i in ids
             ]
             if busy:
@@ -283,7 +287,9 @@ class RpcServer:
         except Exception:
             # Dispatcher.handle converts handler errors; this is a bug in the dispatcher itself.
             log.exception("dispatch failed on connection %s", conn.id)
-            errors = [rpc.error_response(i, rpc.INTERNAL_ERROR, "internal error in the dispatcher") for i in rpc.request_ids(message)]
+            errors = [
+                rpc.error_response(i, rpc.INTERNAL_ERROR, "internal error in the dispatcher") for i in rpc.request_ids(message)
+            ]
             response = None
             if errors:
                 response = rpc.encode(errors if isinstance(message, list) else errors[0])

@@ -55,8 +55,9 @@ def register_agent(dispatcher: Dispatcher, sidecar: Any) -> None:
         memo = MemoGenerator(generator) if generator is not None else None
         source = client_source(params.client)
         try:  # the model reads the transcript with no lock held (memory/planned.py)
-            result = await planned_pass(sidecar, lambda snap, write: ops.session_end(
-                snap, req, source, generator=memo, index=index(), write=write))
+            result = await planned_pass(
+                sidecar, lambda snap, write: ops.session_end(snap, req, source, generator=memo, index=index(), write=write)
+            )
         except AgentError as exc:
             raise PalinodeError(INVALID_PARAMS, str(exc)) from None
         except StalePlan as exc:

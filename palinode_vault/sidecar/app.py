@@ -427,8 +427,12 @@ class Sidecar:
         else:
             self._rename_done(path)  # no rename left to apply here
         old_id = data.get("id")
-        if (isinstance(old_id, str) and old_id in self.id_renames and expected_id(path) == self.id_renames[old_id]
-                and block is not None):
+        if (
+            isinstance(old_id, str)
+            and old_id in self.id_renames
+            and expected_id(path) == self.id_renames[old_id]
+            and block is not None
+        ):
             spans.append(fm.set_key(read.text, block, "id", self.id_renames[old_id]))
             reasons.append("id follows the rename")
         raw1, text1, note1 = read.raw, read.text, note
@@ -649,8 +653,9 @@ class Sidecar:
         """Set the editor state of `connection` (only its own: another client's stays)."""
         key = id(connection)
         before = self.editors.get(key, EditorState()).open
-        self.editors[key] = EditorState(active, set(open_paths),
-                                        (last_keystroke_ms / 1000.0) if last_keystroke_ms else None, connection)
+        self.editors[key] = EditorState(
+            active, set(open_paths), (last_keystroke_ms / 1000.0) if last_keystroke_ms else None, connection
+        )
         if before - set(open_paths):
             self._wake.set()
 
@@ -697,10 +702,14 @@ class Sidecar:
             loop.call_soon_threadsafe(self.notify, method, params)
 
         try:
-            self.index_worker = IndexWorker(self.root, model_path=self.settings.embedding_model, notify=notify,
-                                            snapshot=lambda: self.vault.state.notes,
-                                            max_bytes=self.settings.max_note_bytes,
-                                            last_keystroke=lambda: self.editor.last_keystroke)
+            self.index_worker = IndexWorker(
+                self.root,
+                model_path=self.settings.embedding_model,
+                notify=notify,
+                snapshot=lambda: self.vault.state.notes,
+                max_bytes=self.settings.max_note_bytes,
+                last_keystroke=lambda: self.editor.last_keystroke,
+            )
             self.index_worker.start(full=True)
         except Exception as exc:  # noqa: BLE001 - serve without search rather than not at all
             self.index_worker = None
@@ -718,8 +727,12 @@ class Sidecar:
 
     def _index_status(self) -> dict[str, Any]:
         if self.index_worker is None:
-            return {"mode": "keyword", "driver": None, "model": None,
-                    "reason": self.index_error or "the search index is not started yet"}
+            return {
+                "mode": "keyword",
+                "driver": None,
+                "model": None,
+                "reason": self.index_error or "the search index is not started yet",
+            }
         return self.index_worker.describe()
 
 
@@ -736,4 +749,3 @@ def _version() -> str:
     from palinode_vault import __version__
 
     return __version__
-

@@ -51,9 +51,16 @@ class Job:
     task: asyncio.Task | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out = {"id": self.id, "kind": self.kind, "state": self.state, "done": self.done, "total": self.total,
-               "message": self.message, "cancellable": self.cancellable,
-               "seconds": round((self.finished or time.time()) - self.started, 3)}
+        out = {
+            "id": self.id,
+            "kind": self.kind,
+            "state": self.state,
+            "done": self.done,
+            "total": self.total,
+            "message": self.message,
+            "cancellable": self.cancellable,
+            "seconds": round((self.finished or time.time()) - self.started, 3),
+        }
         if self.state == "done":
             out["result"] = self.result
         if self.error is not None:
@@ -81,8 +88,16 @@ class JobContext:
         now = time.monotonic()
         if done >= total or now - self._last >= PROGRESS_EVERY:
             self._last = now
-            self._jobs._push("job.progress", {"id": self.job.id, "kind": self.job.kind, "done": self.job.done,
-                                              "total": self.job.total, "message": self.job.message})
+            self._jobs._push(
+                "job.progress",
+                {
+                    "id": self.job.id,
+                    "kind": self.job.kind,
+                    "done": self.job.done,
+                    "total": self.job.total,
+                    "message": self.job.message,
+                },
+            )
 
 
 class Jobs:

@@ -134,8 +134,9 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
             raise PalinodeError(-32602, f"no open session {params.session!r}; send session.turn first")
         memo = MemoGenerator(generator)
         try:
-            result = await planned_pass(sidecar, lambda snap, write: end_session(
-                snap, session, generator=memo, dry_run=params.dry_run, write=write))
+            result = await planned_pass(
+                sidecar, lambda snap, write: end_session(snap, session, generator=memo, dry_run=params.dry_run, write=write)
+            )
         except ModelUnavailable as exc:
             raise model_error(exc) from exc
         except StalePlan as exc:
@@ -198,9 +199,13 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
         report(0, 2, "the model is reading the text")
         memo = MemoGenerator(generator)
         try:
-            result = await planned_pass(sidecar, lambda snap, write: extract_text(
-                snap, params.text, generator=memo, source=params.source or "socket", dry_run=params.dry_run,
-                write=write), check=ctx.check if ctx is not None else None)
+            result = await planned_pass(
+                sidecar,
+                lambda snap, write: extract_text(
+                    snap, params.text, generator=memo, source=params.source or "socket", dry_run=params.dry_run, write=write
+                ),
+                check=ctx.check if ctx is not None else None,
+            )
         except ModelUnavailable as exc:
             raise model_error(exc) from exc
         except StalePlan as exc:
@@ -289,8 +294,9 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
     sidecar.memory_generator = generator
 
 
-async def run_consolidation(sidecar: Any, dry_run: bool = False, now: str | None = None, generator=None,
-                            check: Callable[[], None] | None = None):
+async def run_consolidation(
+    sidecar: Any, dry_run: bool = False, now: str | None = None, generator=None, check: Callable[[], None] | None = None
+):
     """A consolidation planned with no lock held, written under the sidecar's lock (the socket
     method, its job and the weekly schedule). Raises StalePlan."""
     from palinode_vault.memory.consolidate import consolidate as consolidate_vault

@@ -141,8 +141,7 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: Callable[[],
             by_check, total = counts(findings), len(findings)
             if not rel:
                 findings = in_order(findings, MAX_FINDINGS)
-            return {"total_files": memory_file_count(sidecar.vault.state), **bounded(findings, total),
-                    "counts": by_check}
+            return {"total_files": memory_file_count(sidecar.vault.state), **bounded(findings, total), "counts": by_check}
 
         return await sidecar.run(work)
 
@@ -192,8 +191,9 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: Callable[[],
         from palinode_vault.index import repair_candidates as blended
         from palinode_vault.index import text_reader
 
-        found, why_names = await sidecar.run(lambda: blended(worker.reader, sidecar.vault.state, params.target,
-                                                             path=rel, read=text_reader(sidecar.vault)))
+        found, why_names = await sidecar.run(
+            lambda: blended(worker.reader, sidecar.vault.state, params.target, path=rel, read=text_reader(sidecar.vault))
+        )
         out = {"target": params.target, "candidates": [{"path": c.path, "score": c.score, "why": c.why} for c in found]}
         if why_names:
             out["note"] = why_names
@@ -218,8 +218,7 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: Callable[[],
         if result.refused:
             raise PalinodeError(BUSY, f"not undone: {result.refused}")
         await sidecar.after_write(result.restored, "undo")
-        return {"restored": result.restored, "run": result.run,
-                "skipped": [{"path": p, "reason": r} for p, r in result.skipped]}
+        return {"restored": result.restored, "run": result.run, "skipped": [{"path": p, "reason": r} for p, r in result.skipped]}
 
     async def editor_state(params: EditorParams, conn: Connection) -> dict:
         active = vault_file(params.active) if params.active else None
@@ -361,8 +360,9 @@ def _register_index_methods(dispatcher: Dispatcher, sidecar: Sidecar, note_path,
             if not isinstance(read, NoteText):
                 raise PalinodeError(NOT_FOUND, f"{rel} cannot be read: {read.message}")
             text = read.text
-        found = await asyncio.to_thread(meaning, lambda: dedup(idx, text or "", category=params.category,
-                                                                limit=params.limit, exclude_path=rel))
+        found = await asyncio.to_thread(
+            meaning, lambda: dedup(idx, text or "", category=params.category, limit=params.limit, exclude_path=rel)
+        )
         return {"results": [s.to_json() for s in found]}
 
     async def related_method(params: RelatedParams, conn: Connection) -> dict:

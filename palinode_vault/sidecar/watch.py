@@ -42,8 +42,9 @@ def _files_under(directory: str, keep: VaultFilter | None) -> list[str]:
     return out
 
 
-def relative_changes(root: Path, changes: set[tuple[Change, str]],
-                     keep: VaultFilter | None = None) -> tuple[set[str], set[str], set[str]]:
+def relative_changes(
+    root: Path, changes: set[tuple[Change, str]], keep: VaultFilter | None = None
+) -> tuple[set[str], set[str], set[str]]:
     """(added, modified, deleted) vault-relative '/' paths of one watchfiles batch; a folder that
     appeared counts as its files (`keep` filters them as the watcher does)."""
     added: set[str] = set()

@@ -9,5 +9,4 @@ from palinode_vault.store.sqlite import (
     serialize_vector,
 )
 
-__all__ = ["Connection", "DriverReport", "StoreError", "connect", "driver_reports",
-           "serialize_vector"]
+__all__ = ["Connection", "DriverReport", "StoreError", "connect", "driver_reports", "serialize_vector"]

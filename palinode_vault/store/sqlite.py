@@ -209,8 +209,7 @@ def serialize_vector(vector: Any) -> bytes:
     return np.asarray(vector, dtype=np.float32).tobytes()
 
 
-def connect(path: str | os.PathLike[str], *, driver: str | None = None,
-            load_vec: bool = True, wal: bool = True) -> Connection:
+def connect(path: str | os.PathLike[str], *, driver: str | None = None, load_vec: bool = True, wal: bool = True) -> Connection:
     """Open the SQLite database at `path` (created if missing) with sqlite-vec loaded.
 
     The driver is `driver`, else the env var PALINODE_SQLITE_DRIVER, else the first of
@@ -224,8 +223,7 @@ def connect(path: str | os.PathLike[str], *, driver: str | None = None,
     wanted = driver or os.environ.get(DRIVER_ENV) or None
     if wanted is not None and wanted not in DRIVERS:
         raise StoreError(
-            f"unknown SQLite driver {wanted!r} (from {'argument' if driver else DRIVER_ENV}); "
-            f"use one of: {', '.join(DRIVERS)}"
+            f"unknown SQLite driver {wanted!r} (from {'argument' if driver else DRIVER_ENV}); use one of: {', '.join(DRIVERS)}"
         )
     candidates = [wanted] if wanted else _driver_order()
     failures: list[str] = []
@@ -272,14 +270,16 @@ def driver_reports() -> list[DriverReport]:
             reports.append(DriverReport(name, importable=False, problems=("not installed",)))
             continue
         problem = _load_vec(conn)
-        reports.append(DriverReport(
-            name,
-            importable=True,
-            sqlite_version=conn.sqlite_version,
-            loads_extensions=problem is None or "sqlite-vec is not installed" in problem,
-            vec_version=conn.vec_version,
-            problems=() if problem is None else (problem,),
-        ))
+        reports.append(
+            DriverReport(
+                name,
+                importable=True,
+                sqlite_version=conn.sqlite_version,
+                loads_extensions=problem is None or "sqlite-vec is not installed" in problem,
+                vec_version=conn.vec_version,
+                problems=() if problem is None else (problem,),
+            )
+        )
         conn.close()
     return reports
 

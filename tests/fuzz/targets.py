@@ -23,10 +23,24 @@ from palinode_vault.core.vault_state import VaultState  # noqa: E402
 # Fragments that steer random input towards the interesting grammar.
 SEEDS = [
     "---\nid: person-fuzz\ncategory: person\ntype: PersonMemory\nname: Fuzz\nentities: [person/alice-smith]\n---\n",
-    "[[alice-smith]]", "[[Alice Smith]]", "![[img.png]]", "[[checkout#Plan|the plan]]", "[[#^block]]",
-    "[t](../people/bob-jones.md)", "`[[code]]`", "```\n[[fenced]]\n```\n", "%% [[hidden]] %%", "| [[a\\|b]] | c |",
-    "<!-- palinode:see-also -->\n## See also\n- [[x]]\n<!-- /palinode:see-also -->\n", "<!-- palinode-auto-footer -->",
-    "cross_refs: [project/checkout]\n", "> quote [[bob-jones]]\n", "- item\n  - [[nested]]\n", "\r\n", "\ufeff", "## Heading\n",
+    "[[alice-smith]]",
+    "[[Alice Smith]]",
+    "![[img.png]]",
+    "[[checkout#Plan|the plan]]",
+    "[[#^block]]",
+    "[t](../people/bob-jones.md)",
+    "`[[code]]`",
+    "```\n[[fenced]]\n```\n",
+    "%% [[hidden]] %%",
+    "| [[a\\|b]] | c |",
+    "<!-- palinode:see-also -->\n## See also\n- [[x]]\n<!-- /palinode:see-also -->\n",
+    "<!-- palinode-auto-footer -->",
+    "cross_refs: [project/checkout]\n",
+    "> quote [[bob-jones]]\n",
+    "- item\n  - [[nested]]\n",
+    "\r\n",
+    "\ufeff",
+    "## Heading\n",
 ]
 
 OTHERS = {
@@ -63,7 +77,7 @@ def check_resolver(data: bytes) -> None:
     files = [p.strip("/") for p in parts[:-1] if p.strip("/")]
     target = parts[-1]
     resolver = Resolver(files)
-    for source in (files[:1] or ["note.md"]):
+    for source in files[:1] or ["note.md"]:
         got = resolver.resolve(target, source)
         # an empty path means the linking note itself ([[#Heading]])
         assert got is None or got in resolver or got == source, (target, got)

@@ -74,9 +74,14 @@ def test_fixer_texts_hypothesis_found_stay_fixed(text):
 
 EXAMPLES = int(os.environ.get("PALINODE_FUZZ_EXAMPLES", "150"))
 
-fragments = st.lists(st.one_of(st.sampled_from(targets.SEEDS), st.text(max_size=12),
-                               st.sampled_from(["\n", "\r", "[[", "]]", "|", "#", "^", "`", "---\n", "  - ", "> "])),
-                     max_size=25).map("".join)
+fragments = st.lists(
+    st.one_of(
+        st.sampled_from(targets.SEEDS),
+        st.text(max_size=12),
+        st.sampled_from(["\n", "\r", "[[", "]]", "|", "#", "^", "`", "---\n", "  - ", "> "]),
+    ),
+    max_size=25,
+).map("".join)
 relaxed = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 
 
@@ -87,9 +92,26 @@ def test_parser_property(text):
 
 
 @relaxed
-@given(st.lists(st.sampled_from(["people/a.md", "A.md", "x/y/a.md", "img.png", "a b.md", "Ünï.md", "a#b.md", "../a.md",
-                                 "a.MD", "people/Alice Smith.md"]), max_size=6),
-       st.text(max_size=20) | st.sampled_from(["a", "A", "a.md", "x/y/a", "../a", "/a", "#h", "", "people/", "img.png"]))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "people/a.md",
+                "A.md",
+                "x/y/a.md",
+                "img.png",
+                "a b.md",
+                "Ünï.md",
+                "a#b.md",
+                "../a.md",
+                "a.MD",
+                "people/Alice Smith.md",
+            ]
+        ),
+        max_size=6,
+    ),
+    st.text(max_size=20) | st.sampled_from(["a", "A", "a.md", "x/y/a", "../a", "/a", "#h", "", "people/", "img.png"]),
+)
 def test_resolver_property(files, target):
     targets.check_resolver(("\n".join(files) + "\n" + target).encode())
 
@@ -119,9 +141,19 @@ def test_atheris(target, tmp_path):
         (corpus / f"seed-{i}").write_bytes(seed.encode())
     budget = [f"-max_total_time={FUZZ_SECONDS}"] if FUZZ_SECONDS else ["-seed=1", f"-runs={FUZZ_RUNS}"]
     proc = subprocess.run(
-        [sys.executable, str(HERE / f"fuzz_{target}.py"), *budget, "-rss_limit_mb=2048",
-         f"-artifact_prefix={tmp_path}/", "-print_final_stats=1", str(corpus)],
-        capture_output=True, text=True, timeout=FUZZ_SECONDS + 600, cwd=tmp_path,
+        [
+            sys.executable,
+            str(HERE / f"fuzz_{target}.py"),
+            *budget,
+            "-rss_limit_mb=2048",
+            f"-artifact_prefix={tmp_path}/",
+            "-print_final_stats=1",
+            str(corpus),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=FUZZ_SECONDS + 600,
+        cwd=tmp_path,
     )
     crashes = sorted(tmp_path.glob("crash-*")) + sorted(tmp_path.glob("timeout-*")) + sorted(tmp_path.glob("oom-*"))
     if proc.returncode != 0 or crashes:
