@@ -11,6 +11,10 @@ from pathlib import Path
 
 import pytest
 
+# Every socket answer is validated against its method's result model (palinode_vault/sidecar/
+# results.py), here and in every sidecar a test starts (they inherit the environment).
+os.environ["PALINODE_CHECK_RESULTS"] = "1"
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 HELP_CORPUS = SHARED / "corpora" / "obsidian-help-en"

@@ -243,7 +243,9 @@ async def running_sidecar(
         yield running
     finally:
         stop.set()
-        await asyncio.wait_for(task, 15)
+        # the index thread finishes the embedding batch under way (IndexWorker.stop waits up to
+        # 10 s for it); on a loaded 2-core machine that plus the rest of the shutdown passed 15 s
+        await asyncio.wait_for(task, 40)
 
 
 async def settle(seconds: float) -> None:

@@ -168,7 +168,9 @@ export function showRelated(rpc: Rpc, ui: PalinodeUI, path: string): Promise<str
 }
 
 function itemRow(i: ExtractItem): PreviewRow {
-  return { primary: `${i.op} ${i.path}`, secondary: i.reason, badge: `${i.type} · ${Math.round(i.confidence * 100)}%` };
+  // SKIP and WITHHELD lines name no file, type or confidence
+  const badge = [i.type, i.confidence === null ? null : `${Math.round(i.confidence * 100)}%`].filter((x) => x !== null);
+  return { primary: i.path ? `${i.op} ${i.path}` : i.op, secondary: i.reason, badge: badge.join(" · ") || undefined };
 }
 
 /**
@@ -202,7 +204,7 @@ export function extractMemories(rpc: Rpc, ui: PalinodeUI, text: string, source?:
     }
     if (!(await ui.confirmRows("Memories to file", dry.items.map(itemRow), "File memories", secrets))) return [];
     const r = await longCall<ExtractResult>(rpc, ui, jobs, "extract", { text, source, dry_run: false });
-    const paths = r.items.map((i) => i.path);
+    const paths = r.items.map((i) => i.path).filter((p): p is string => p !== null);
     ui.notice(`Palinode: filed ${paths.length} memor${paths.length === 1 ? "y" : "ies"}.`);
     return paths;
   });
@@ -216,7 +218,7 @@ export function runConsolidation(rpc: Rpc, ui: PalinodeUI, jobs?: JobClient): Pr
       ui.notice("Palinode: nothing to consolidate.");
       return [];
     }
-    const rows = dry.operations.map((o) => ({ primary: `${o.op} ${o.path}`, secondary: o.reason }));
+    const rows = dry.operations.map((o) => ({ primary: o.path ? `${o.op} ${o.path}` : o.op, secondary: o.reason }));
     if (!(await ui.confirmRows("Consolidation (dry run)", rows, "Run consolidation"))) return [];
     const r = await longCall<ConsolidateResult>(rpc, ui, jobs, "consolidate", { dry_run: false });
     ui.notice(`Palinode: consolidation wrote ${r.written.length} file(s).`);

@@ -121,8 +121,8 @@ class Consolidation:
 
     # --- helpers ---------------------------------------------------------------------------
 
-    def op(self, op: str, path: str | None, reason: str, type_name: str | None = None, **extra: Any) -> None:
-        self.ops.append({"op": op, "path": path, "reason": reason, **extra})
+    def op(self, op: str, path: str | None, reason: str, type_name: str | None = None) -> None:
+        self.ops.append({"op": op, "path": path, "reason": reason})
         self.ws.log(Operation(op, type_name, path, None, self.source, reason))
 
     def notes_in(self, folder: str):

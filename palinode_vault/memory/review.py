@@ -48,6 +48,11 @@ class Reviewed:
         return {"path": self.path, "written": self.written, "run": self.run}
 
 
+def _number(value: Any) -> float | None:
+    """A frontmatter value as a number, or None (a hand-edited `confidence: high` is not one)."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def waiting(vault: Vault) -> list[dict[str, Any]]:
     """The inbox notes waiting for review, oldest first."""
     if not vault.loaded:
@@ -62,7 +67,7 @@ def waiting(vault: Vault) -> list[dict[str, Any]]:
                     "path": path,
                     "title": note.title,
                     "type": memory_type(data) or "Insight",
-                    "confidence": data.get("confidence"),
+                    "confidence": _number(data.get("confidence")),
                     "since": since,
                 }
             )

@@ -14,6 +14,7 @@ import itertools
 import json
 import logging
 import math
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,6 +63,10 @@ MAX_BATCH = 100
 #: Characters in one answer (a single response or a whole batch). A result past it is answered
 #: with BUSY naming the size; batch members after the budget is spent are not run.
 MAX_ANSWER_CHARS = 16 * 1024 * 1024
+#: Validate every answer against its method's result model (palinode_vault/sidecar/results.py).
+#: The test suite turns it on, so a handler that drifts from the protocol fails a test; off by
+#: default because a vault-wide lint answer would be validated for nothing.
+CHECK_RESULTS = os.environ.get("PALINODE_CHECK_RESULTS") == "1"
 
 
 class PalinodeError(Exception):
@@ -176,6 +181,7 @@ def _as_int(value: Any) -> int:
 class _Method:
     handler: Handler
     params_model: type[BaseModel] | None
+    result_model: type[BaseModel] | None = None
 
 
 def encode_notification(method: str, params: Any = None) -> str:
@@ -262,19 +268,28 @@ class Dispatcher:
     def __init__(self) -> None:
         self._methods: dict[str, _Method] = {}
 
-    def register(self, name: str, handler: Handler, params_model: type[BaseModel] | None = None) -> None:
-        """Register `handler` for method `name`, replacing any earlier one."""
+    def register(
+        self,
+        name: str,
+        handler: Handler,
+        params_model: type[BaseModel] | None = None,
+        result_model: type[BaseModel] | None = None,
+    ) -> None:
+        """Register `handler` for method `name`, replacing any earlier one. `result_model` states
+        what it answers (scripts/gen_protocol.py; checked with PALINODE_CHECK_RESULTS=1)."""
         if not inspect.iscoroutinefunction(handler) and not inspect.iscoroutinefunction(
             getattr(handler, "__call__", None)  # noqa: B004 - an object whose __call__ is async
         ):
             raise TypeError(f"handler for {name!r} must be an async function")
-        self._methods[name] = _Method(handler, params_model)
+        self._methods[name] = _Method(handler, params_model, result_model)
 
-    def method(self, name: str, params_model: type[BaseModel] | None = None) -> Callable[[Handler], Handler]:
+    def method(
+        self, name: str, params_model: type[BaseModel] | None = None, result_model: type[BaseModel] | None = None
+    ) -> Callable[[Handler], Handler]:
         """Decorator form of `register`."""
 
         def decorate(handler: Handler) -> Handler:
-            self.register(name, handler, params_model)
+            self.register(name, handler, params_model, result_model)
             return handler
 
         return decorate
@@ -290,6 +305,10 @@ class Dispatcher:
     def params_models(self) -> dict[str, type[BaseModel] | None]:
         """Each registered method's params model (None: it takes any params); scripts/gen_protocol.py."""
         return {name: method.params_model for name, method in self._methods.items()}
+
+    def result_models(self) -> dict[str, type[BaseModel] | None]:
+        """Each registered method's result model (None: not stated); scripts/gen_protocol.py."""
+        return {name: method.result_model for name, method in self._methods.items()}
 
     @property
     def methods(self) -> list[str]:
@@ -418,6 +437,14 @@ class Dispatcher:
         except Exception as exc:
             log.error("method %s failed", name, exc_info=True)
             raise PalinodeError(INTERNAL_ERROR, f"{name} failed: {type(exc).__name__}: {exc}") from None
+        if method.result_model is not None and CHECK_RESULTS:
+            try:
+                method.result_model.model_validate(result)
+            except ValidationError as exc:
+                log.error("method %s answered outside its result model: %s", name, exc)
+                raise PalinodeError(
+                    INTERNAL_ERROR, f"{name} answered outside its result model {method.result_model.__name__}: {exc}"
+                ) from None
         return result
 
 

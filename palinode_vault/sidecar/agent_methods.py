@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import Field
 
 from palinode_vault.server import Connection, Dispatcher, PalinodeError
+from palinode_vault.sidecar import results as r
 
 INVALID_PARAMS = -32602
 BUSY = -32014
@@ -65,8 +66,8 @@ def register_agent(dispatcher: Dispatcher, sidecar: Any) -> None:
         await sidecar.after_write(result["written"], f"agent.session_end {client_source(params.client)}")
         return result
 
-    dispatcher.register("agent.save", save, SaveParams)
-    dispatcher.register("agent.session_end", session_end, EndParams)
+    dispatcher.register("agent.save", save, SaveParams, r.AgentSaveResult)
+    dispatcher.register("agent.session_end", session_end, EndParams, r.AgentSessionEndResult)
     from palinode_vault.mcp.http import start_with_sidecar
 
     start_with_sidecar(sidecar)  # MCP over streamable HTTP, with PALINODE_MCP_HTTP=1

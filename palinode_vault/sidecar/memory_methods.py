@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from palinode_vault.server import Connection, Dispatcher, PalinodeError
+from palinode_vault.sidecar import results as r
 
 log = logging.getLogger(__name__)
 NOT_AVAILABLE = -32013
@@ -277,20 +278,20 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
     async def job_list(params: NoParams, conn: Connection) -> dict:
         return {"jobs": [j.to_json() for j in jobs.list()]}
 
-    dispatcher.register("extract.start", when_ready(extract_start), ExtractParams)
-    dispatcher.register("consolidate.start", when_ready(consolidate_start), ConsolidateParams)
-    dispatcher.register("reindex.start", when_ready(reindex_start), NoParams)
-    dispatcher.register("job.get", job_get, JobParams)
-    dispatcher.register("job.cancel", job_cancel, JobParams)
-    dispatcher.register("job.list", job_list, NoParams)
-    dispatcher.register("extract", when_ready(extract), ExtractParams)
-    dispatcher.register("session.turn", session_turn, TurnParams)
-    dispatcher.register("session.end", when_ready(session_end), EndParams)
-    dispatcher.register("consolidate", when_ready(consolidate), ConsolidateParams)
-    dispatcher.register("core", when_ready(core), NoParams)
-    dispatcher.register("inbox.list", when_ready(inbox_list), NoParams)
-    dispatcher.register("inbox.approve", when_ready(reviewer("approve")), InboxParams)
-    dispatcher.register("inbox.reject", when_ready(reviewer("reject")), InboxParams)
+    dispatcher.register("extract.start", when_ready(extract_start), ExtractParams, r.JobInfo)
+    dispatcher.register("consolidate.start", when_ready(consolidate_start), ConsolidateParams, r.JobInfo)
+    dispatcher.register("reindex.start", when_ready(reindex_start), NoParams, r.JobInfo)
+    dispatcher.register("job.get", job_get, JobParams, r.JobInfo)
+    dispatcher.register("job.cancel", job_cancel, JobParams, r.JobInfo)
+    dispatcher.register("job.list", job_list, NoParams, r.JobList)
+    dispatcher.register("extract", when_ready(extract), ExtractParams, r.ExtractResult)
+    dispatcher.register("session.turn", session_turn, TurnParams, r.Ok)
+    dispatcher.register("session.end", when_ready(session_end), EndParams, r.ExtractResult)
+    dispatcher.register("consolidate", when_ready(consolidate), ConsolidateParams, r.ConsolidateResult)
+    dispatcher.register("core", when_ready(core), NoParams, r.CoreResult)
+    dispatcher.register("inbox.list", when_ready(inbox_list), NoParams, r.InboxList)
+    dispatcher.register("inbox.approve", when_ready(reviewer("approve")), InboxParams, r.InboxReviewResult)
+    dispatcher.register("inbox.reject", when_ready(reviewer("reject")), InboxParams, r.InboxReviewResult)
     sidecar.memory_generator = generator
 
 

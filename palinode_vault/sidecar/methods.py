@@ -19,6 +19,7 @@ from palinode_vault.maintenance import memory_file_count, repair_links
 from palinode_vault.maintenance import undo as run_undo
 from palinode_vault.pathsafe import PathOutsideVault, vault_relative
 from palinode_vault.server import BUSY, NOT_FOUND, Connection, Dispatcher, PalinodeError
+from palinode_vault.sidecar import results as r
 from palinode_vault.sidecar.app import Sidecar, in_order
 from palinode_vault.vault import NoteText
 
@@ -262,23 +263,23 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: Callable[[],
 
         return wrapped
 
-    dispatcher.register("status", status, NoParams)
-    dispatcher.register("editor.state", editor_state, EditorParams)
-    dispatcher.register("settings.get", settings_get, NoParams)
-    dispatcher.register("settings.set", settings_set, SettingsSetParams)
-    for name, handler, params_model in (
-        ("lint", lint, LintParams),
-        ("fix", fix, FixParams),
-        ("note.findings", note_findings, PathParams),
-        ("note.info", note_info, PathParams),
-        ("note.backlinks", note_backlinks, PathParams),
-        ("graph.neighbourhood", graph_neighbourhood, NeighbourhoodParams),
-        ("link.repair_candidates", repair_candidates, RepairCandidatesParams),
-        ("link.repair", link_repair, RepairParams),
-        ("undo", undo, NoParams),
-        ("rename", rename, RenameParams),
+    dispatcher.register("status", status, NoParams, r.StatusResult)
+    dispatcher.register("editor.state", editor_state, EditorParams, r.Ok)
+    dispatcher.register("settings.get", settings_get, NoParams, r.SidecarSettings)
+    dispatcher.register("settings.set", settings_set, SettingsSetParams, r.SidecarSettings)
+    for name, handler, params_model, result_model in (
+        ("lint", lint, LintParams, r.LintResult),
+        ("fix", fix, FixParams, r.FixResult),
+        ("note.findings", note_findings, PathParams, r.NoteFindings),
+        ("note.info", note_info, PathParams, r.NoteInfo),
+        ("note.backlinks", note_backlinks, PathParams, r.Backlinks),
+        ("graph.neighbourhood", graph_neighbourhood, NeighbourhoodParams, r.Neighbourhood),
+        ("link.repair_candidates", repair_candidates, RepairCandidatesParams, r.RepairCandidates),
+        ("link.repair", link_repair, RepairParams, r.FixResult),
+        ("undo", undo, NoParams, r.UndoResult),
+        ("rename", rename, RenameParams, r.RenameResult),
     ):
-        dispatcher.register(name, when_ready(handler), params_model)
+        dispatcher.register(name, when_ready(handler), params_model, result_model)
     _register_index_methods(dispatcher, sidecar, note_path, when_ready)
     from palinode_vault.sidecar.memory_methods import register_memory
 
@@ -371,6 +372,6 @@ def _register_index_methods(dispatcher: Dispatcher, sidecar: Sidecar, note_path,
         found = await sidecar.run(meaning, lambda: related(idx, sidecar.vault.state, rel, limit=params.limit))
         return {"results": [{"path": s.path, "similarity": s.similarity} for s in found]}
 
-    dispatcher.register("search", when_ready(search_method), SearchParams)
-    dispatcher.register("dedup_suggest", when_ready(dedup_method), DedupParams)
-    dispatcher.register("related", when_ready(related_method), RelatedParams)
+    dispatcher.register("search", when_ready(search_method), SearchParams, r.SearchResult)
+    dispatcher.register("dedup_suggest", when_ready(dedup_method), DedupParams, r.DedupResult)
+    dispatcher.register("related", when_ready(related_method), RelatedParams, r.RelatedResult)
