@@ -34,8 +34,10 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import CallToolResult, TextContent
 from pydantic import Field, ValidationError
 
+from palinode_vault import results as r
 from palinode_vault.mcp.ops import AgentError, SaveRequest, SessionEndRequest, client_source
 
 log = logging.getLogger(__name__)
@@ -245,12 +247,18 @@ def _client_name(ctx: Any) -> str:
         return ""
 
 
-async def _guard(call):
-    """Run a tool body; refused input becomes a tool error with its message, never a traceback."""
+async def _guard(call) -> CallToolResult:
+    """Run a tool body; refused input becomes a tool error with its message, never a traceback.
+
+    The answer goes out as it is (structured content, and the same JSON as text for clients that
+    read only text); the SDK validates it against the tool's result model in palinode_vault/results.py,
+    which is also the tool's published `outputSchema` (`Annotated[CallToolResult, Model]`)."""
     from mcp.server.mcpserver.exceptions import ToolError
 
     try:
-        return await call
+        result = await call
+        text = json.dumps(result, ensure_ascii=False, indent=2, default=str)
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=result)
     except AgentError as exc:
         raise ToolError(str(exc)) from None
     except ValidationError as exc:
@@ -293,7 +301,7 @@ def build_server(root: Path, embedding_model: str | None = None, generator: Any 
         return service.session
 
     @server.tool(annotations=ReadOnly)
-    async def palinode_session_start() -> dict[str, Any]:
+    async def palinode_session_start() -> Annotated[CallToolResult, r.SessionStartResult]:
         """Start a session: returns the core memories (core: true notes, within PROGRAM.md's core budget)
         with their full text, and what to call next. Call this once, first."""
         session_id = service.session = access.new_session("mcp")
@@ -309,7 +317,7 @@ def build_server(root: Path, embedding_model: str | None = None, generator: Any 
             Field(description="default hybrid when the embedding model is there, else keyword"),
         ] = None,
         include_archived: Annotated[bool, Field(description="also retired (archived) memories")] = False,
-    ) -> dict[str, Any]:
+    ) -> Annotated[CallToolResult, r.SearchResult]:
         """Search the memory (keywords and meaning). Use before saving anything, to find what the vault
         already holds. Results: path, title, score, snippet; archived memories are left out unless asked."""
         return await _guard(
@@ -324,7 +332,7 @@ def build_server(root: Path, embedding_model: str | None = None, generator: Any 
     @server.tool(annotations=ReadOnly)
     async def palinode_read(
         path: Annotated[str, Field(min_length=1, max_length=1000, description="vault-relative, e.g. people/priya-nair.md")],
-    ) -> dict[str, Any]:
+    ) -> Annotated[CallToolResult, r.ReadResult]:
         """Read one note: its frontmatter and full text. Paths outside the vault are refused."""
         return await _guard(service.run(lambda v: reads.read(v, path)))
 
@@ -334,7 +342,7 @@ def build_server(root: Path, embedding_model: str | None = None, generator: Any 
         core: Annotated[bool | None, Field(description="only core (true) or non-core (false) notes")] = None,
         status: Annotated[str | None, Field(max_length=40, description="only this status (active, archived, review...)")] = None,
         limit: Annotated[int, Field(ge=1, le=1000)] = 200,
-    ) -> dict[str, Any]:
+    ) -> Annotated[CallToolResult, r.ListResult]:
         """List memory notes (path, title, type, status, core, last_updated), filtered."""
         return await _guard(service.run(lambda v: reads.list_notes(v, category=category, core=core, status=status, limit=limit)))
 
@@ -343,7 +351,7 @@ def build_server(root: Path, embedding_model: str | None = None, generator: Any 
         text: Annotated[str, Field(min_length=1, max_length=20000, description="the draft memory")],
         category: Annotated[Category | None, Field(description="compare only with this kind")] = None,
         limit: Annotated[int, Field(ge=1, le=20)] = 5,
-    ) -> dict[str, Any]:
+    ) -> Annotated[CallToolResult, r.ToolDedupResult]:
         """Before creating a memory, pass the draft: the closest existing notes with their similarity.
         `strong` (similarity 0.90 or more, PROGRAM.md) almost always means the memory exists: update, not add."""
         return await _guard(service.run(lambda v, i: reads.dedup(v, i, text, category=category, limit=limit), index=True))
@@ -353,7 +361,7 @@ def build_server(root: Path, embedding_model: str | None = None, generator: Any 
         link_text: Annotated[str, Field(min_length=1, max_length=1000, description="the link target that does not exist")],
         path: Annotated[str | None, Field(max_length=1000, description="the note holding the link, for context")] = None,
         limit: Annotated[int, Field(ge=1, le=20)] = 5,
-    ) -> dict[str, Any]:
+    ) -> Annotated[CallToolResult, r.RepairCandidates]:
         """Candidate notes for a link whose target does not exist (name similarity and meaning).
         Rewrite the link to the right one, or create the target from what the candidates say."""
         return await _guard(service.run(lambda v, i: reads.orphan_repair(v, i, link_text, path=path, limit=limit), index=True))
@@ -393,7 +401,7 @@ def build_server(root: Path, embedding_model: str | None = None, generator: Any 
             Field(max_length=500, description="person/project: the text of the fact this replaces (moved to the history note)"),
         ] = "",
         due: Annotated[str, Field(max_length=10, description="ActionItem: due date YYYY-MM-DD")] = "",
-    ) -> dict[str, Any]:
+    ) -> Annotated[CallToolResult, r.AgentSaveResult]:
         """Save a typed memory. The vault applies PROGRAM.md's update logic and answers what it did:
         `ADD decisions/x.md`, `NOOP: already in ...`, `UPDATE ...`, `SUPERSEDE ...` (old one archived),
         `INBOX ...` (confidence below 0.6: the person reviews it). It picks the path, links entities
@@ -439,7 +447,7 @@ def build_server(root: Path, embedding_model: str | None = None, generator: Any 
             ),
         ] = "",
         session_id: Annotated[str, Field(max_length=200)] = "",
-    ) -> dict[str, Any]:
+    ) -> Annotated[CallToolResult, r.AgentSessionEndResult]:
         """End the session: appends to daily/{date}.md, files the summary as a typed memory (the
         project's Recent Changes, or an Insight), saves the decisions, and runs the local extraction
         pass over the transcript for what you did not save yourself. One journaled run."""
@@ -467,20 +475,20 @@ def build_server(root: Path, embedding_model: str | None = None, generator: Any 
     async def palinode_related(
         path: Annotated[str, Field(min_length=1, max_length=1000, description="vault-relative note path")],
         limit: Annotated[int, Field(ge=1, le=50)] = 10,
-    ) -> dict[str, Any]:
+    ) -> Annotated[CallToolResult, r.ToolRelatedResult]:
         """Notes close in meaning to a note that are not linked with it: links worth adding."""
         return await _guard(service.run(lambda v, i: reads.related(v, i, path, limit=limit), index=True))
 
     @server.tool(annotations=ReadOnly)
     async def palinode_lint(
         path: Annotated[str | None, Field(max_length=1000, description="one note; omit for the whole vault")] = None,
-    ) -> dict[str, Any]:
+    ) -> Annotated[CallToolResult, r.LintResult]:
         """Check the wiki contract and schemas (drift between entities and links, broken links, missing
         frontmatter...). Findings name file, line and check."""
         return await _guard(service.run(lambda v: reads.lint(v, path)))
 
     @server.tool(annotations=ReadOnly)
-    async def palinode_consolidate() -> dict[str, Any]:
+    async def palinode_consolidate() -> Annotated[CallToolResult, r.ToolConsolidateResult]:
         """The weekly consolidation as a DRY RUN only: every planned operation and diff, nothing written.
         The run that writes is the person's (palinode-vault consolidate) or the sidecar's weekly one."""
         return await _guard(service.run(reads.consolidate_dry_run))

@@ -63,7 +63,7 @@ MAX_BATCH = 100
 #: Characters in one answer (a single response or a whole batch). A result past it is answered
 #: with BUSY naming the size; batch members after the budget is spent are not run.
 MAX_ANSWER_CHARS = 16 * 1024 * 1024
-#: Validate every answer against its method's result model (palinode_vault/sidecar/results.py).
+#: Validate every answer against its method's result model (palinode_vault/results.py).
 #: The test suite turns it on, so a handler that drifts from the protocol fails a test; off by
 #: default because a vault-wide lint answer would be validated for nothing.
 CHECK_RESULTS = os.environ.get("PALINODE_CHECK_RESULTS") == "1"

@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import Field
 
+from palinode_vault import results as r
 from palinode_vault.server import Connection, Dispatcher, PalinodeError
-from palinode_vault.sidecar import results as r
 
 INVALID_PARAMS = -32602
 BUSY = -32014

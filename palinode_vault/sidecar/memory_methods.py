@@ -19,8 +19,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from palinode_vault import results as r
 from palinode_vault.server import Connection, Dispatcher, PalinodeError
-from palinode_vault.sidecar import results as r
 
 log = logging.getLogger(__name__)
 NOT_AVAILABLE = -32013

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from palinode_vault import results as r
 from palinode_vault.core.entities import canonical_ref
 from palinode_vault.core.findings import CHECKS
 from palinode_vault.core.fix import fixable
@@ -19,7 +20,6 @@ from palinode_vault.maintenance import memory_file_count, repair_links
 from palinode_vault.maintenance import undo as run_undo
 from palinode_vault.pathsafe import PathOutsideVault, vault_relative
 from palinode_vault.server import BUSY, NOT_FOUND, Connection, Dispatcher, PalinodeError
-from palinode_vault.sidecar import results as r
 from palinode_vault.sidecar.app import Sidecar, in_order
 from palinode_vault.vault import NoteText
 

@@ -9,12 +9,12 @@ from typing import Any
 
 from watchfiles import awatch
 
+from palinode_vault.results import check_notification
 from palinode_vault.server import Dispatcher, RpcServer, open_server, stop_on_signals
 from palinode_vault.server.rpc import CHECK_RESULTS
 from palinode_vault.settings import Settings
 from palinode_vault.sidecar.app import Sidecar
 from palinode_vault.sidecar.methods import register
-from palinode_vault.sidecar.results import check_notification
 from palinode_vault.sidecar.watch import VaultFilter, relative_changes
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ async def run_sidecar(
 
     def notify(method: str, params: dict) -> None:
         """Push a notification; vault work runs in worker threads, the socket in the loop."""
-        if CHECK_RESULTS:  # tests: what is pushed is what sidecar/results.py says
+        if CHECK_RESULTS:  # tests: what is pushed is what palinode_vault/results.py says
             check_notification(method, params)
         server = holder.get("server")
         if server is None:

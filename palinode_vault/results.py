@@ -1,6 +1,8 @@
-"""What every socket method answers, as pydantic models (docs/PROTOCOL.md; issue 21).
+"""What palinode-vault answers, as pydantic models: every socket method (docs/PROTOCOL.md) and
+every MCP tool (issue 21).
 
-These models are the one statement of the protocol's results. `scripts/gen_protocol.py` writes
+These models are the one statement of the results. The MCP server publishes each tool's model as
+its `outputSchema`, and the SDK validates every tool result against it. `scripts/gen_protocol.py` writes
 the plugin's TypeScript types and PROTOCOL.md's results table from them (CI checks both are
 current), and with `PALINODE_CHECK_RESULTS=1` (the test suite sets it) the dispatcher validates
 every answer against its method's model, so a handler that drifts from its model fails a test
@@ -350,32 +352,37 @@ class CoreResult(_Result):
     chars: int
 
 
-class AgentSessionEndResult(_Result):
+class _AgentWrite(_Result):
+    """What an agent's write answers besides its own fields: the files written as one journaled
+    run (`undo` reverts it), or with `dry_run` the diff instead."""
+
+    outcomes: list[ExtractItem]
+    summary: str
+    written: list[str]
+    run: str | None
+    conflicts: list[str] | None = Field(default=None, description="files changed on disk meanwhile: not written")
+    diff: str | None = None
+    via: Literal["sidecar", "local"] | None = Field(
+        default=None, description="MCP only: written by the sidecar serving the vault, or by the MCP server itself"
+    )
+
+
+class AgentSessionEndResult(_AgentWrite):
     """`agent.session_end` (the `palinode_session_end` tool): the pass's outcomes, the daily note the
     session's summary went to, and what was written."""
 
-    outcomes: list[ExtractItem]
     daily: str
     withheld_secrets: int
     turns: int
-    summary: str
-    written: list[str]
-    run: str | None
-    conflicts: list[str] | None = None
-    diff: str | None = None
 
 
-class AgentSaveResult(_Result):
+class AgentSaveResult(_AgentWrite):
+    """`agent.save` (the `palinode_save` tool): the operation the vault chose for the memory."""
+
     op: str
     path: str | None
-    summary: str
     reason: str
-    outcomes: list[ExtractItem]
     similarity: str
-    written: list[str]
-    run: str | None
-    conflicts: list[str] | None = None
-    diff: str | None = None
 
 
 # --- what the sidecar sends unasked: notifications, and its one request to the plugin -----------
@@ -446,5 +453,81 @@ def check_notification(method: str, params: Any) -> None:
     """Raise ValueError when a notification's params are not what its model says (tests)."""
     model = NOTIFICATIONS.get(method)
     if model is None:
-        raise ValueError(f"notification {method!r} has no model in palinode_vault/sidecar/results.py")
+        raise ValueError(f"notification {method!r} has no model in palinode_vault/results.py")
     model.model_validate(params)
+
+
+# --- MCP tools (palinode_vault/mcp/server.py): each tool's structured result --------------------
+
+
+class CoreNote(_Result):
+    path: str
+    title: str
+    text: str
+
+
+class CoreLeftOut(_Result):
+    path: str
+    title: str
+    chars: int
+    reason: str
+
+
+class SessionStartResult(_Result):
+    """`palinode_session_start`: the core memories with their full text, within PROGRAM.md's budget."""
+
+    session: str
+    core: list[CoreNote]
+    chars: int
+    max_chars: int
+    left_out: list[CoreLeftOut] = Field(description="core notes past the budget")
+    next: str = Field(description="what to call next")
+
+
+class ReadResult(_Result):
+    """`palinode_read`: one note, its frontmatter as JSON (dates as ISO strings) and its text."""
+
+    path: str
+    title: str
+    ref: str | None = Field(description="its canonical entity ref, when it is a person or project note")
+    frontmatter: dict[str, Any]
+    text: str
+    truncated: bool
+
+
+class ListedNote(_Result):
+    path: str
+    title: str
+    type: str
+    status: str
+    core: bool
+    last_updated: Any = Field(description="as written: an ISO date or time string, or null")
+
+
+class ListResult(_Result):
+    notes: list[ListedNote]
+    total: int
+    truncated: bool
+
+
+class ToolDedupResult(_Result):
+    """`palinode_dedup_suggest`: `strong` at PROGRAM.md's strong_duplicate; `method` says whether
+    meaning (embeddings) or keywords alone were compared."""
+
+    results: list[DedupHit]
+    strong_at: float
+    method: str
+
+
+class ToolRelatedResult(_Result):
+    path: str
+    results: list[RelatedHit]
+
+
+class ToolConsolidateResult(_Result):
+    """`palinode_consolidate`: a dry run only; the consolidation that writes is the person's."""
+
+    operations: list[Operation]
+    diff: str
+    dry_run: Literal[True]
+    note: str
