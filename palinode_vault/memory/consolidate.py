@@ -16,12 +16,14 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from rapidfuzz import fuzz
 
 from palinode_vault.core.entities import entity_refs, ref_of_path, slugify, split_ref
+from palinode_vault.core.note import Note
 from palinode_vault.core.prose import wikilinks
 from palinode_vault.kinds import INBOX_FOLDER, memory_type
 from palinode_vault.memory.core_memory import date_of, doubtful
@@ -125,7 +127,7 @@ class Consolidation:
         self.ops.append({"op": op, "path": path, "reason": reason})
         self.ws.log(Operation(op, type_name, path, None, self.source, reason))
 
-    def notes_in(self, folder: str):
+    def notes_in(self, folder: str) -> Iterator[tuple[str, Note]]:
         for path, note in sorted(self.vault.state.notes.items()):
             if path.startswith(folder + "/") and path.count("/") == 1:
                 yield path, note

@@ -36,7 +36,7 @@ import datetime as dt
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from palinode_vault.core.entities import ref_of_path
 from palinode_vault.core.prose import stems
@@ -47,6 +47,9 @@ from palinode_vault.memory.core_memory import date_of
 from palinode_vault.memory.oplog import read_log, unfiled_statement
 from palinode_vault.memory.patterns import group, plain
 from palinode_vault.memory.workspace import body_of, set_keys
+
+if TYPE_CHECKING:  # the pass that runs these steps (consolidate.py imports this module)
+    from palinode_vault.memory.weekly_pass import WeeklyPass
 
 _GAP = re.compile(r"type unclear \('([^']+)'\)")
 
@@ -177,7 +180,7 @@ def lexical_vectors(texts: list[str]) -> Any:
     return out
 
 
-def _filed_sentences(cons: Any, week_ops: list[dict[str, Any]]) -> list[str]:
+def _filed_sentences(cons: WeeklyPass, week_ops: list[dict[str, Any]]) -> list[str]:
     """The sentences of the memories filed this week (by the log, and by this consolidation)."""
     paths = sorted({str(o["path"]) for o in week_ops + cons.ops if o.get("op") in FILED and o.get("path")})
     out: list[str] = []
@@ -197,7 +200,7 @@ def _filed_sentences(cons: Any, week_ops: list[dict[str, Any]]) -> list[str]:
     return out[:2000]
 
 
-def unfiled_findings(cons: Any, week_ops: list[dict[str, Any]], least: int, threshold: float) -> list[Finding]:
+def unfiled_findings(cons: WeeklyPass, week_ops: list[dict[str, Any]], least: int, threshold: float) -> list[Finding]:
     """Statements the extraction pass logged as not extracted (SKIP, oplog.unfiled_reason) in at
     least `least` different sessions this week that say the same thing (embedding cosine, or shared
     words without a model, at or above `threshold`), and that no memory filed this week covers."""
@@ -304,7 +307,7 @@ def proposed_text(program_text: str, found: list[Finding], today: dt.date, thres
 # --- core drift ------------------------------------------------------------------------------------
 
 
-def core_changes(cons: Any, week_ops: list[dict[str, Any]], least: int, sessions_min: int) -> tuple[list[CoreChange], int]:
+def core_changes(cons: WeeklyPass, week_ops: list[dict[str, Any]], least: int, sessions_min: int) -> tuple[list[CoreChange], int]:
     """(proposed core changes, sessions this week); nothing is judged below `sessions_min` sessions."""
     sessions = access.week(access.read(cons.vault.root), cons.today, cons.s.consolidation.window_days)
     started = [s for s in sessions.values() if s.started]
@@ -362,7 +365,7 @@ def core_changes(cons: Any, week_ops: list[dict[str, Any]], least: int, sessions
 # --- staging the proposals -------------------------------------------------------------------------
 
 
-def _proposal_item(cons: Any, path: str, ident: str, title: str, body: str, evidence: list[str]) -> None:
+def _proposal_item(cons: WeeklyPass, path: str, ident: str, title: str, body: str, evidence: list[str]) -> None:
     from palinode_vault.memory.update import Item, render_new
 
     item = Item("Insight", title, body, 0.5)

@@ -13,12 +13,15 @@ mentions.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from palinode_vault.core.entities import entity_refs, odd_entities_value, slugify
 from palinode_vault.core.note import parse_note
 from palinode_vault.kinds import is_memory_path, memory_type
 from palinode_vault.memory.workspace import frontmatter_of, set_keys
+
+if TYPE_CHECKING:  # the pass that runs these steps (consolidate.py imports this module)
+    from palinode_vault.memory.weekly_pass import WeeklyPass
 
 _COMMENT = re.compile(r"<!--.*?-->|%%.*?%%", re.S)
 _HEADING_LINE = re.compile(r"^#{1,6}[ \t].*$", re.M)
@@ -77,7 +80,7 @@ def links_to(note: Any, slug: str) -> bool:
     return False
 
 
-def link_mentions(cons: Any, ref: str, new_path: str, names: list[str]) -> list[str]:
+def link_mentions(cons: WeeklyPass, ref: str, new_path: str, names: list[str]) -> list[str]:
     """Link the plain mentions of `ref` (whose file `new_path` this pass creates) in the memory
     notes of the vault; returns the paths staged. Logged as UPDATE, one line per note."""
     slug = ref.split("/", 1)[1]

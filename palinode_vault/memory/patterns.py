@@ -26,7 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from palinode_vault.core.entities import entity_refs, ref_of_path, slugify
 from palinode_vault.core.prose import STOP, links_as_read, wikilinks
@@ -34,6 +34,9 @@ from palinode_vault.kinds import INBOX_FOLDER, memory_type
 from palinode_vault.memory.core_memory import date_of
 from palinode_vault.memory.update import Item, render_new
 from palinode_vault.memory.workspace import body_of, now_utc, set_keys
+
+if TYPE_CHECKING:  # the pass that runs these steps (consolidate.py imports this module)
+    from palinode_vault.memory.weekly_pass import WeeklyPass
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*$")
 _FOOTER = re.compile(r"<!-- palinode:see-also -->.*?<!-- /palinode:see-also -->", re.S)
@@ -87,7 +90,7 @@ def _topic(heading: str) -> str:
 class Statements:
     """Collects the week's statements with their contexts."""
 
-    def __init__(self, cons: Any):
+    def __init__(self, cons: WeeklyPass):
         self.cons = cons
         self.state = cons.vault.state
         self.items: list[Statement] = []
@@ -201,7 +204,7 @@ def group(
         left -= set(members)
 
 
-def _label(cons: Any, context: str) -> str:
+def _label(cons: WeeklyPass, context: str) -> str:
     note = cons.vault.state.notes.get(context)
     return note.title if note is not None else context
 
@@ -240,7 +243,7 @@ def _insight_lead(text: str) -> str:
     return f"{title}. {first}"[:1000]
 
 
-def find_patterns(cons: Any, dailies: list[tuple[dt.date, str, str]]) -> None:
+def find_patterns(cons: WeeklyPass, dailies: list[tuple[dt.date, str, str]]) -> None:
     """The pattern pass of a Consolidation: new Insights and new evidence for existing ones."""
     s = cons.s
     need = s.consolidation.pattern_min_mentions
@@ -321,7 +324,7 @@ def find_patterns(cons: Any, dailies: list[tuple[dt.date, str, str]]) -> None:
         file_pattern(cons, [statements[i] for i in members], statements[free[pattern.centre]], pattern, embedder)
 
 
-def file_pattern(cons: Any, members: list[Statement], centre: Statement, pattern: Pattern, embedder: Any) -> None:
+def file_pattern(cons: WeeklyPass, members: list[Statement], centre: Statement, pattern: Pattern, embedder: Any) -> None:
     """Stage the Insight for one pattern: insights/ at or above the confidence threshold, else inbox/."""
     s = cons.s
     threshold = s.extraction.confidence_threshold
