@@ -11,6 +11,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -83,15 +84,16 @@ def open_vault_index(
         else:
             v.load(bar)
     except KeyboardInterrupt:
-        counts = index.counts()
-        index.close()
-        click.echo(
-            f"\ninterrupted: {counts['vectors']} chunk texts embedded, {counts['pending']} to go; "
-            "run the command again to resume",
-            err=True,
-        )
-        sys.exit(130)
+        _interrupted(index, "run the command again to resume")
     return v, index
+
+
+def _interrupted(index, resume: str) -> NoReturn:
+    """Ctrl-C during indexing: what is embedded stays (committed in batches); say how to go on."""
+    counts = index.counts()
+    index.close()
+    click.echo(f"\ninterrupted: {counts['vectors']} chunk texts embedded, {counts['pending']} to go; {resume}", err=True)
+    sys.exit(130)
 
 
 def _note_or_fail(v, path: str) -> str:
@@ -352,14 +354,7 @@ def reindex_command(vault: Path, keep: bool, as_json: bool, embedding_model: str
     try:
         report = refresh(index, v, bar)
     except KeyboardInterrupt:
-        counts = index.counts()
-        index.close()
-        click.echo(
-            f"\ninterrupted: {counts['vectors']} chunk texts embedded, {counts['pending']} to go; "
-            "run palinode-vault reindex --keep to resume",
-            err=True,
-        )
-        sys.exit(130)
+        _interrupted(index, "run palinode-vault reindex --keep to resume")
     data = {**report.to_json(), **index.describe()}
     index.close()
     if as_json:

@@ -36,35 +36,37 @@ def register_agent(dispatcher: Dispatcher, sidecar: Any) -> None:
         worker = getattr(sidecar, "index_worker", None)
         return getattr(worker, "reader", None) if worker is not None else None
 
-    async def save(params: SaveParams, conn: Connection) -> dict:
+    async def agent_write(label: str, client: str, run_pass) -> dict:
+        """Plan the pass with no lock held, write under it (memory/planned.py), announce the writes."""
         await sidecar.ready.wait()
-        req = SaveRequest(**params.model_dump(exclude={"client"}))
-        source = client_source(params.client)
-        try:  # planned with no lock held (statement embeddings), written under it (memory/planned.py)
-            result = await planned_pass(sidecar, lambda snap, write: ops.save(snap, req, source, index=index(), write=write))
+        try:
+            result = await planned_pass(sidecar, run_pass)
         except AgentError as exc:
             raise PalinodeError(INVALID_PARAMS, str(exc)) from None
         except StalePlan as exc:
             raise PalinodeError(BUSY, str(exc)) from None
-        await sidecar.after_write(result["written"], f"agent.save {client_source(params.client)}")
+        await sidecar.after_write(result["written"], f"{label} {client_source(client)}")
         return result
 
+    async def save(params: SaveParams, conn: Connection) -> dict:
+        req = SaveRequest(**params.model_dump(exclude={"client"}))
+        source = client_source(params.client)
+        # the statement embeddings of the update logic are computed with no lock held
+        return await agent_write(
+            "agent.save", params.client, lambda snap, write: ops.save(snap, req, source, index=index(), write=write)
+        )
+
     async def session_end(params: EndParams, conn: Connection) -> dict:
-        await sidecar.ready.wait()
         req = SessionEndRequest(**params.model_dump(exclude={"client"}))
         generator = getattr(sidecar, "memory_generator", None)
         memo = MemoGenerator(generator) if generator is not None else None
         source = client_source(params.client)
-        try:  # the model reads the transcript with no lock held (memory/planned.py)
-            result = await planned_pass(
-                sidecar, lambda snap, write: ops.session_end(snap, req, source, generator=memo, index=index(), write=write)
-            )
-        except AgentError as exc:
-            raise PalinodeError(INVALID_PARAMS, str(exc)) from None
-        except StalePlan as exc:
-            raise PalinodeError(BUSY, str(exc)) from None
-        await sidecar.after_write(result["written"], f"agent.session_end {client_source(params.client)}")
-        return result
+        # the model reads the transcript with no lock held
+        return await agent_write(
+            "agent.session_end",
+            params.client,
+            lambda snap, write: ops.session_end(snap, req, source, generator=memo, index=index(), write=write),
+        )
 
     dispatcher.register("agent.save", save, SaveParams, r.AgentSaveResult)
     dispatcher.register("agent.session_end", session_end, EndParams, r.AgentSessionEndResult)
