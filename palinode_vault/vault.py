@@ -23,19 +23,13 @@ from palinode_vault.core.note import Note, parse_note
 from palinode_vault.core.text import RawShape, normalise, sha256_text
 from palinode_vault.core.vault_state import Unreadable, VaultState
 from palinode_vault.exclusions import load_exclusions
-from palinode_vault.kinds import IGNORED_DIRS
+from palinode_vault.files import FileStat, is_note, safe_name, walk_with_problems
+from palinode_vault.files import walk as walk  # noqa: F401  (callers import it from here)
 from palinode_vault.pathsafe import inside_private
 from palinode_vault.settings import Settings
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 PARALLEL_MIN = 300  # below this many notes to parse, one process is faster
-
-
-@dataclass(frozen=True)
-class FileStat:
-    path: str  # vault-relative, '/'-separated
-    size: int
-    mtime_ns: int
 
 
 @dataclass(frozen=True)
@@ -48,93 +42,6 @@ class NoteText:
     shape: RawShape
     text: str
     text_hash: str  # of the normalised text (what Obsidian's editor sees)
-
-
-def is_note(path: str) -> bool:
-    return path.lower().endswith(".md")
-
-
-def _safe_name(rel: str) -> str | None:
-    """None when `rel` is valid UTF-8 text; else a printable stand-in (a file name that is not
-    UTF-8 comes from the OS as lone surrogates, which crash every later encode)."""
-    try:
-        rel.encode("utf-8")
-        return None
-    except UnicodeEncodeError:
-        return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
-def walk_with_problems(root: Path) -> tuple[list[FileStat], list[Unreadable]]:
-    """Every file Obsidian would show (no dot-files or dot-folders, no symlinked folders), and
-    what could not be looked at: a folder that cannot be listed, a name that is not UTF-8, a
-    note that is not a regular file (a FIFO would hang a read, a device would never end).
-
-    A symlinked file counts only when it points to a regular file inside the vault and not into
-    `.palinode/`, `.obsidian/` or `.git/` (the sidecar's token is not a note).
-    """
-    out: list[FileStat] = []
-    problems: list[Unreadable] = []
-    root_real = os.path.realpath(root)
-    stack = [(str(root), "")]
-    while stack:
-        folder, prefix = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError as exc:
-            if prefix:  # the vault root itself is checked by the caller
-                problems.append(
-                    Unreadable(
-                        _safe_name(prefix[:-1]) or prefix[:-1],
-                        f"folder cannot be read ({exc.strerror or exc}); its notes are not checked",
-                    )
-                )
-            continue
-        for entry in entries:
-            name = entry.name
-            if name.startswith(".") or name in IGNORED_DIRS:
-                continue
-            rel = prefix + name
-            try:
-                if entry.is_symlink():
-                    real = os.path.realpath(entry.path)
-                    if not (real == root_real or real.startswith(root_real + os.sep)) or os.path.isdir(real):
-                        continue  # outside the vault, or a folder link that could loop
-                    if inside_private(root, real):
-                        continue  # into .palinode/, .obsidian/ or .git/: never a note
-                    st = os.stat(entry.path)
-                elif entry.is_dir(follow_symlinks=False):
-                    shown = _safe_name(rel)
-                    if shown is not None:
-                        problems.append(
-                            Unreadable(shown, "folder name is not valid UTF-8; rename it (its notes are not checked)")
-                        )
-                        continue
-                    stack.append((entry.path, rel + "/"))
-                    continue
-                else:
-                    st = entry.stat(follow_symlinks=False)
-            except OSError as exc:
-                if is_note(name):
-                    problems.append(Unreadable(_safe_name(rel) or rel, f"cannot be read: {exc.strerror or exc}"))
-                continue
-            shown = _safe_name(rel)
-            if shown is not None:
-                if is_note(shown):
-                    problems.append(Unreadable(shown, "file name is not valid UTF-8; rename it"))
-                continue
-            if not stat_module.S_ISREG(st.st_mode):
-                if is_note(rel):
-                    problems.append(Unreadable(rel, "not a regular file (a FIFO, device or socket named .md); not read"))
-                continue
-            out.append(FileStat(rel, st.st_size, st.st_mtime_ns))
-    out.sort(key=lambda f: f.path)
-    problems.sort(key=lambda u: u.path)
-    return out, problems
-
-
-def walk(root: Path) -> list[FileStat]:
-    """The vault's files (see `walk_with_problems`)."""
-    return walk_with_problems(root)[0]
 
 
 def read_note_text(root: Path, rel: str, max_bytes: int) -> NoteText | Unreadable:
@@ -172,7 +79,10 @@ def read_note_text(root: Path, rel: str, max_bytes: int) -> NoteText | Unreadabl
         line = data[: exc.start].count(b"\n") + 1
         return Unreadable(rel, f"invalid UTF-8 at byte {exc.start} (line {line}); save the file as UTF-8", line)
     text, shape = normalise(raw)
-    return NoteText(rel, data, raw, shape, text, sha256_text(text))
+    # A note without a BOM or CRLF is its own normalised text: hash the bytes as read rather
+    # than encode the text again (valid UTF-8 encodes back to exactly these bytes).
+    digest = hashlib.sha256(data).hexdigest() if text is raw else sha256_text(text)
+    return NoteText(rel, data, raw, shape, text, digest)
 
 
 def fork_context():
@@ -375,7 +285,7 @@ class Vault:
                 st = full.stat()
             except OSError:
                 st = None
-            shown = _safe_name(rel)
+            shown = safe_name(rel)
             if st is not None and shown is not None:
                 if is_note(shown):
                     affected |= self.state.mark_unreadable(Unreadable(shown, "file name is not valid UTF-8; rename it"))

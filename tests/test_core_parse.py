@@ -414,6 +414,27 @@ _block = st.sampled_from(
         "[a",
         "b]: /u",
         "\t```",
+        # fences in quotes (callouts holding code) and HTML blocks, which the scanner reads itself
+        "> ```",
+        ">```md",
+        ">  ~~~",
+        ">   ```",
+        "  > ```",
+        "> ```\t",
+        "> > ```",
+        ">",
+        "<p>x</p>",
+        "<!-- a",
+        "b -->",
+        "</pre>",
+        "  <div>",
+        # fences inside list items, and math (text to markdown-it: no math rule)
+        "  ```",
+        "   ~~~",
+        "  ```\t",
+        "$$",
+        "$$ a | b $$",
+        "$[[x]]$",
     ]
 )
 _cells = st.lists(st.one_of(_inline, st.just(""), st.just("[[a\\|b]]"), st.just("`x\\|y`")), min_size=1, max_size=4)
