@@ -41,6 +41,8 @@ def is_note(path: str) -> bool:
 def safe_name(rel: str) -> str | None:
     """None when `rel` is valid UTF-8 text; else a printable stand-in (a file name that is not
     UTF-8 comes from the OS as lone surrogates, which crash every later encode)."""
+    if rel.isascii():
+        return None
     try:
         rel.encode("utf-8")
         return None

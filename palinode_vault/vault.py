@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from palinode_vault.cache import PARSER_VERSION, ParseCache, encode_note
+from palinode_vault.cache import PARSER_VERSION, ParseCache, Undecodable, decode_note, encode_note, seal_key
 from palinode_vault.core.note import Note, parse_note
 from palinode_vault.core.text import RawShape, normalise, sha256_text
 from palinode_vault.core.vault_state import Unreadable, VaultState
@@ -44,10 +44,26 @@ class NoteText:
     text_hash: str  # of the normalised text (what Obsidian's editor sees)
 
 
+def _read_all(fd: int, size: int, max_bytes: int) -> bytes:
+    """The file's bytes up to EOF, or more than `max_bytes` when it grew past them (plain
+    `os.read`s: no buffered file object per note)."""
+    parts: list[bytes] = []
+    total = 0
+    want = min(size, max_bytes) + 1  # a file read whole in one call, EOF seen in the next
+    while total <= max_bytes:
+        chunk = os.read(fd, want)
+        if not chunk:
+            break
+        parts.append(chunk)
+        total += len(chunk)
+        want = min(1 << 20, max_bytes + 1 - total)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
 def read_note_text(root: Path, rel: str, max_bytes: int) -> NoteText | Unreadable:
     """Read one note as text, or say clearly why it cannot be (binary, encoding, size, not a
     regular file). Opened without blocking, so a FIFO put in a note's place cannot hang it."""
-    full = root / rel
+    full = os.path.join(root, rel)  # a str: a Path per note cost more than the read
     try:
         fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
@@ -57,17 +73,18 @@ def read_note_text(root: Path, rel: str, max_bytes: int) -> NoteText | Unreadabl
             raise  # out of file descriptors: nothing wrong with the note; the caller retries
         return Unreadable(rel, f"cannot read: {exc.strerror or exc}")
     try:
-        with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if not stat_module.S_ISREG(info.st_mode):
-                return Unreadable(rel, "not a regular file (a FIFO, device or socket named .md); not read")
-            if info.st_size > max_bytes:
-                return Unreadable(
-                    rel, f"note is {info.st_size / 1048576:.1f} MB, over the {max_bytes / 1048576:.0f} MB limit; it is not parsed"
-                )
-            data = handle.read(max_bytes + 1)
+        info = os.fstat(fd)
+        if not stat_module.S_ISREG(info.st_mode):
+            return Unreadable(rel, "not a regular file (a FIFO, device or socket named .md); not read")
+        if info.st_size > max_bytes:
+            return Unreadable(
+                rel, f"note is {info.st_size / 1048576:.1f} MB, over the {max_bytes / 1048576:.0f} MB limit; it is not parsed"
+            )
+        data = _read_all(fd, info.st_size, max_bytes)
     except OSError as exc:
         return Unreadable(rel, f"cannot read: {exc.strerror or exc}")
+    finally:
+        os.close(fd)
     if len(data) > max_bytes:
         return Unreadable(rel, f"note grew over the {max_bytes / 1048576:.0f} MB limit while being read; it is not parsed")
     if b"\x00" in data:
@@ -119,16 +136,36 @@ def _parse_one(root: Path, stat: FileStat, max_bytes: int) -> tuple[Note | Unrea
     return parse_note(stat.path, read.text, read.text_hash), stat
 
 
-def _parse_batch(root: str, stats: list[FileStat], max_bytes: int) -> list[tuple[Note | Unreadable, bytes | None, FileStat]]:
-    """Parse in a worker process; each note comes back with its cache row already encoded, so
-    the parent only stores it (the note itself travels by the pool's own pickling, between our
-    own processes, never through a file)."""
-    out: list[tuple[Note | Unreadable, bytes | None, FileStat]] = []
+def _parse_batch(
+    root: str, stats: list[FileStat], max_bytes: int
+) -> list[tuple[Note | Unreadable | None, bytes | None, FileStat]]:
+    """Parse in a worker process. Each note comes back as its cache row only (None in the first
+    place): the parent decodes the row it stores anyway, which costs less than pickling the
+    note here and unpickling it there. A note the row format cannot hold comes back itself."""
+    out: list[tuple[Note | Unreadable | None, bytes | None, FileStat]] = []
     with gc_paused():
         for stat in stats:
             item, _ = _parse_one(Path(root), stat, max_bytes)
-            out.append((item, None if isinstance(item, Unreadable) else encode_note(item), stat))
+            if isinstance(item, Unreadable):
+                out.append((item, None, stat))
+                continue
+            row = encode_note(item)
+            out.append((None, row, stat) if row is not None else (item, None, stat))
     return out
+
+
+def _from_worker(
+    item: Note | Unreadable | None, row: bytes | None, stat: FileStat, root: Path, max_bytes: int
+) -> Note | Unreadable:
+    """A worker's result as the parent keeps it: the note decoded from its row (parsed here
+    again in the unlikely case that the row does not decode)."""
+    if item is not None:
+        return item
+    assert row is not None, "a worker sends the note itself when it has no row"
+    try:
+        return decode_note(row, stat.path)
+    except Undecodable:
+        return _parse_one(root, stat, max_bytes)[0]
 
 
 class Vault:
@@ -252,9 +289,11 @@ class Vault:
             chunk = max(50, total // (workers * 8))
             batches = [need[i : i + chunk] for i in range(0, total, chunk)]
             done = 0
+            seal_key()  # read (or made) before the fork: workers seal rows with the parent's key
             with ProcessPoolExecutor(workers, mp_context=fork_context()) as pool:
                 for batch in pool.map(_parse_batch, [str(self.root)] * len(batches), batches, [max_bytes] * len(batches)):
-                    yield from batch
+                    for item, data, stat in batch:
+                        yield _from_worker(item, data, stat, self.root, max_bytes), data, stat
                     done += len(batch)
                     if progress:
                         progress("scan", done, total)

@@ -624,6 +624,18 @@ _FOUND = [
     "text\n<span>\n[[f]]\n",
     "<pre>\n[[g]]\n</pre>\n[[h]]\n",
     "> <!-- x -->\n> [[i]]\n",
+    # session 9: callout fences, fences in list items, HTML blocks, math, trailing tabs
+    "```\nx [[a]]\n```\t\n[[b]]\n",
+    "> [!example]\n> ```md\n> [[a]]\n> ```\t\n> [[b]]\n",
+    ">  ```md\n> [[a]]\n\n[[c]]",
+    "> ```\n> x\nlazy [[a]]\n",
+    "- a\n  ```\n  [[x]]\n\n  ```\n[[b]]\n",
+    "- a\n  ```\n  [[x]]\n- c [[d]]\n",
+    "1. a\n   ~~~\n   x\n   ~~~\n   [[y]]",
+    "<!-- a\n  ",
+    '<div style="x">\n[[a]]\n\n[[b]]\n',
+    "x\n<span>\n[[a]]\n\n[[b]]",
+    "$$\n|a| = [[b]]\n$$\n",
 ]
 
 

@@ -24,6 +24,7 @@ _ONE_LINE_COMMENT = re.compile(r"<!--(?:(?!-->|\[\[)[^\n])*-->")
 _SETEXT = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
 # a heading or an HTML block (a comment too) inside list items or quotes, nested or not
 _CONTAINER_BLOCK = re.compile(r" *(?:(?:[-*+]|\d+[.)])[ \t]+|>[ \t]*)+[#<]")
+_CONTAINER_RUN = re.compile(r" *(?:(?:[-*+]|\d+[.)])[ \t]+|>[ \t]*)+")  # the markers those share
 _LINK_DEF = re.compile(r" {0,3}\[(?:[^\]\\]|\\.)*(?:\]:|\\?$)")  # a definition, or a label going on below
 _CONTAINER_LINK_DEF = re.compile(r" *(?:(?:[-*+]|\d+[.)])[ \t]+|>[ \t]*)+\[(?!\^)(?:[^\]\\]|\\.)*(?:\]:|\\?$)")
 # a table's delimiter row (`|---|:-:|`, `--|--`), inside quotes or not; markdown-it's own test
@@ -54,9 +55,17 @@ def _line_needs_markdown_it(line: str, indent: int, previous: str) -> bool:
     if first in ("=", "-") and previous.strip() and _SETEXT.fullmatch(line):
         return True  # a setext heading underline
     if first and (first in "-*+>" or first.isdigit()):
-        block = _CONTAINER_BLOCK.match(line)
-        if block and _opens_block(line[block.end() - 1 :]) or _DEEP_NESTING.match(line) or _CONTAINER_LINK_DEF.match(line):
-            return True
+        # The three container patterns share their run of markers, and that run has only one
+        # way to match: each of them can only match where the run ends, or (five deep) after
+        # five characters. One match of the run, then only the pattern that can apply.
+        run = _CONTAINER_RUN.match(line)
+        if run is not None:
+            end = run.end()
+            after = line[end : end + 1]
+            if after in ("#", "<") and _opens_block(line[end:]):
+                return True  # a heading or an HTML block inside the container
+            if end >= 5 and _DEEP_NESTING.match(line) or after == "[" and _CONTAINER_LINK_DEF.match(line):
+                return True
     if first in "|:->" and previous.strip() and _DELIMITER_ROW.fullmatch(line):
         return True  # a table's delimiter row under its header
     return False
