@@ -14,19 +14,28 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from palinode_vault import __version__
 from palinode_vault.cache import PARSER_VERSION, ParseCache, Undecodable, decode_summary, encode_summary
 from palinode_vault.exclusions import source_texts
-from palinode_vault.files import MAX_NOTE_BYTES, walk_with_problems
+from palinode_vault.files import MAX_NOTE_BYTES, FileStat, walk_with_problems
 from palinode_vault.program import program_path
+
+if TYPE_CHECKING:
+    from palinode_vault.core.vault_state import Unreadable
 
 RESULT_NAME = "scan-summary"
 
 
-def fingerprint(root: Path, today: dt.date, max_note_bytes: int = MAX_NOTE_BYTES) -> str:
-    """A hash of everything `scan`'s summary depends on (see the module's docstring)."""
+def fingerprint(
+    root: Path,
+    today: dt.date,
+    walked: tuple[list[FileStat], list[Unreadable]] | None = None,
+    max_note_bytes: int = MAX_NOTE_BYTES,
+) -> str:
+    """A hash of everything `scan`'s summary depends on (see the module's docstring); `walked`:
+    the vault's `walk_with_problems`, when the caller has it (else the vault is walked here)."""
     digest = hashlib.sha256()
     digest.update(f"{__version__}|{PARSER_VERSION}|{max_note_bytes}|{today.isoformat()}\0".encode())
     try:
@@ -36,7 +45,7 @@ def fingerprint(root: Path, today: dt.date, max_note_bytes: int = MAX_NOTE_BYTES
     digest.update(b"\0")
     for text in source_texts(root):
         digest.update(text.encode("utf-8", "surrogatepass") + b"\0")
-    files, problems = walk_with_problems(root)
+    files, problems = walked if walked is not None else walk_with_problems(root)
     for f in files:
         digest.update(f"{f.path}\0{f.size}\0{f.mtime_ns}\n".encode("utf-8", "surrogatepass"))
     for p in problems:

@@ -205,10 +205,16 @@ class Vault:
     def walk(self) -> list[FileStat]:
         """The vault's files (walked once per load)."""
         if self._walked is None:
-            self.excluded = load_exclusions(self.root).excludes
-            walked, self.walk_problems = walk_with_problems(self.root)
-            self._walked = [f for f in walked if not self.excluded(f.path)]
+            self.use_walk(walk_with_problems(self.root))
+        assert self._walked is not None, "set by use_walk"
         return self._walked
+
+    def use_walk(self, walked: tuple[list[FileStat], list[Unreadable]]) -> None:
+        """Take a walk of this vault just made (`walk_with_problems`) for the next load, rather
+        than walking again (`scan` walks once for its quick fingerprint, then loads)."""
+        self.excluded = load_exclusions(self.root).excludes
+        files, self.walk_problems = walked
+        self._walked = [f for f in files if not self.excluded(f.path)]
 
     def fingerprint(self, *extra: str) -> str:
         """A hash of every file's path, size and mtime, plus `extra` (settings, dates...).

@@ -121,15 +121,18 @@ def scan(vault: Path, as_json: bool, now) -> None:
     """Count notes, links, unresolved links, orphans and findings per check."""
     no_cyclic_gc()
     from palinode_vault import quick_scan
+    from palinode_vault.files import walk_with_problems
 
     root = resolve_vault(vault)
-    key = quick_scan.fingerprint(root, now.date() if now else dt.date.today())
+    walked = walk_with_problems(root)
+    key = quick_scan.fingerprint(root, now.date() if now else dt.date.today(), walked)
     summary = quick_scan.stored_summary(root, key)  # nothing changed: no parser, no pydantic
     if summary is None:
         from palinode_vault.core.program import ProgramError
         from palinode_vault.maintenance import vault_report
 
         v = open_vault(vault, now, quiet=as_json, load=False)
+        v.use_walk(walked)  # the files as fingerprinted: walked once
         try:
             _, summary = vault_report(v, _progress(as_json))
         except ProgramError as exc:
