@@ -31,8 +31,6 @@ _CONTAINER_LINK_DEF = re.compile(r" *(?:(?:[-*+]|\d+[.)])[ \t]+|>[ \t]*)+\[(?!\^
 _DELIMITER_ROW = re.compile(r"[ >]*(?!-[ \t])[|:-][|: \t-]*")
 # lists and quotes nested this deep on one line: markdown-it stops at its nesting limit
 _DEEP_NESTING = re.compile(r" *(?:(?:[-*+]|\d+[.)])[ \t]+|>[ \t]*){5}")
-
-
 _ASCII_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
 
@@ -364,7 +362,7 @@ def _unsure_in_container(line: str, stripped: str, indent: int, item_indent: int
     return _may_open_block(line, stripped)
 
 
-def _quote_fence_line(line: str, fence: tuple[str, int, int]) -> None:
+def _goes_on_with_the_quote(line: str) -> None:
     """Check that a non-blank line inside a quote's fence goes on with the quote (a `>` within
     three spaces); any other line may be a lazy continuation or end the quote: markdown-it decides."""
     lead = len(line) - len(line.lstrip(" "))
@@ -428,7 +426,7 @@ def scan(body: str):
                 continue
             if quote_fence is not None:
                 if line.strip(" \t"):
-                    _quote_fence_line(line, quote_fence)  # raises when the quote may end here
+                    _goes_on_with_the_quote(line)  # raises when the quote may end here
                     if _closes_quote_fence(line, quote_fence):
                         code.append((quote_fence[2], min(base + step, size)))
                         quote_fence = None
