@@ -21,17 +21,18 @@ import os
 import secrets
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgpack
 
-from palinode_vault.core import frontmatter as fm
 from palinode_vault.core.findings import Finding
-from palinode_vault.core.note import Footer, Link, Note
 from palinode_vault.pathsafe import open_private, private_database
 
+if TYPE_CHECKING:
+    from palinode_vault.core.note import Note
+
 # Bump when Note's shape or the parser's output changes, so old rows are ignored.
-PARSER_VERSION = 11
+PARSER_VERSION = 12
 TAG_BYTES = 16
 
 # MessagePack extension codes for the YAML values JSON-like data lacks.
@@ -171,6 +172,10 @@ def encode_note(note: Note) -> bytes | None:
 
 def decode_note(blob: bytes, path: str) -> Note:
     """The note of a sealed row for `path`; `Undecodable` when it is not a row we wrote for it."""
+    # Imported here, not at the top: `quick_scan` reads stored summaries without the parser.
+    from palinode_vault.core import frontmatter as fm
+    from palinode_vault.core.note import Footer, Link, Note
+
     try:
         (
             p,
@@ -232,6 +237,26 @@ def decode_report(blob: bytes) -> tuple[int, list[Finding], dict[str, Any]]:
         raise
     except Exception as exc:  # noqa: BLE001
         raise Undecodable(f"malformed report: {exc}") from None
+
+
+def encode_summary(summary: dict[str, Any]) -> bytes | None:
+    """`scan`'s summary as `quick_scan` stores it, sealed."""
+    try:
+        return seal(_pack(summary))
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def decode_summary(blob: bytes) -> dict[str, Any]:
+    try:
+        summary = _unpack(unseal(blob))
+    except Undecodable:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        raise Undecodable(f"malformed summary: {exc}") from None
+    if not isinstance(summary, dict):
+        raise Undecodable("not a summary")
+    return summary
 
 
 # --- the database -----------------------------------------------------------------------------

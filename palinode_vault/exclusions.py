@@ -116,6 +116,13 @@ def load_exclusions(root: Path) -> Exclusions:
     return Exclusions(tuple(dict.fromkeys(prefixes)), tuple(patterns))
 
 
+def source_texts(root: Path) -> tuple[str, str]:
+    """The text of `.obsidian/app.json` and `.palinode/ignore` as read (for fingerprints: the
+    exclusions are a function of these and of PROGRAM.md)."""
+    root = Path(root)
+    return _read_text(root / OBSIDIAN_APP), _read_text(root / IGNORE_FILE)
+
+
 def write_ignore_file(root: Path, folders: list[str]) -> list[str]:
     """Writes `.palinode/ignore` atomically (the CLI and tests; the plugin writes it the same way)."""
     import os

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from palinode_vault.core.program import ProgramSettings, parse_program
+if TYPE_CHECKING:
+    from palinode_vault.core.program import ProgramSettings
 
 SHIPPED = Path(__file__).with_name("PROGRAM.md")
 
@@ -36,6 +38,8 @@ def load_program(vault: Path) -> Program:
     hit = _LOADED.get(path)
     if hit is not None and hit[0] == key:
         return hit[1]
+    from palinode_vault.core.program import parse_program  # pydantic and YAML: not for `program_path`
+
     text = path.read_text(encoding="utf-8")
     program = Program(path, text, parse_program(text, str(path)))
     _LOADED[path] = (key, program)

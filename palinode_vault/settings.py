@@ -7,11 +7,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from palinode_vault.files import MAX_NOTE_BYTES
+
 
 class Settings(BaseModel):
     vault: Path
     now: dt.date | None = None  # "today" for date-based checks; None means the real today
-    max_note_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)  # larger notes are findings
+    max_note_bytes: int = Field(default=MAX_NOTE_BYTES, ge=1024)  # larger notes are findings
     workers: int = Field(default=2, ge=1)  # processes for a cold parse of many notes
     quiet_seconds: float = Field(default=3.0, ge=0)  # sidecar: leave a file alone this long after a change
     auto_fix_footer: bool = True  # sidecar: keep See also footers current automatically

@@ -18,24 +18,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from palinode_vault.cache import PARSER_VERSION, ParseCache, encode_note
+from palinode_vault.cache import PARSER_VERSION, ParseCache, Undecodable, decode_note, encode_note, seal_key
 from palinode_vault.core.note import Note, parse_note
 from palinode_vault.core.text import RawShape, normalise, sha256_text
 from palinode_vault.core.vault_state import Unreadable, VaultState
 from palinode_vault.exclusions import load_exclusions
-from palinode_vault.kinds import IGNORED_DIRS
+from palinode_vault.files import FileStat, is_note, safe_name, walk_with_problems
+from palinode_vault.files import walk as walk  # noqa: F401  (callers import it from here)
 from palinode_vault.pathsafe import inside_private
 from palinode_vault.settings import Settings
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 PARALLEL_MIN = 300  # below this many notes to parse, one process is faster
-
-
-@dataclass(frozen=True)
-class FileStat:
-    path: str  # vault-relative, '/'-separated
-    size: int
-    mtime_ns: int
 
 
 @dataclass(frozen=True)
@@ -50,97 +44,26 @@ class NoteText:
     text_hash: str  # of the normalised text (what Obsidian's editor sees)
 
 
-def is_note(path: str) -> bool:
-    return path.lower().endswith(".md")
-
-
-def _safe_name(rel: str) -> str | None:
-    """None when `rel` is valid UTF-8 text; else a printable stand-in (a file name that is not
-    UTF-8 comes from the OS as lone surrogates, which crash every later encode)."""
-    try:
-        rel.encode("utf-8")
-        return None
-    except UnicodeEncodeError:
-        return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
-def walk_with_problems(root: Path) -> tuple[list[FileStat], list[Unreadable]]:
-    """Every file Obsidian would show (no dot-files or dot-folders, no symlinked folders), and
-    what could not be looked at: a folder that cannot be listed, a name that is not UTF-8, a
-    note that is not a regular file (a FIFO would hang a read, a device would never end).
-
-    A symlinked file counts only when it points to a regular file inside the vault and not into
-    `.palinode/`, `.obsidian/` or `.git/` (the sidecar's token is not a note).
-    """
-    out: list[FileStat] = []
-    problems: list[Unreadable] = []
-    root_real = os.path.realpath(root)
-    stack = [(str(root), "")]
-    while stack:
-        folder, prefix = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError as exc:
-            if prefix:  # the vault root itself is checked by the caller
-                problems.append(
-                    Unreadable(
-                        _safe_name(prefix[:-1]) or prefix[:-1],
-                        f"folder cannot be read ({exc.strerror or exc}); its notes are not checked",
-                    )
-                )
-            continue
-        for entry in entries:
-            name = entry.name
-            if name.startswith(".") or name in IGNORED_DIRS:
-                continue
-            rel = prefix + name
-            try:
-                if entry.is_symlink():
-                    real = os.path.realpath(entry.path)
-                    if not (real == root_real or real.startswith(root_real + os.sep)) or os.path.isdir(real):
-                        continue  # outside the vault, or a folder link that could loop
-                    if inside_private(root, real):
-                        continue  # into .palinode/, .obsidian/ or .git/: never a note
-                    st = os.stat(entry.path)
-                elif entry.is_dir(follow_symlinks=False):
-                    shown = _safe_name(rel)
-                    if shown is not None:
-                        problems.append(
-                            Unreadable(shown, "folder name is not valid UTF-8; rename it (its notes are not checked)")
-                        )
-                        continue
-                    stack.append((entry.path, rel + "/"))
-                    continue
-                else:
-                    st = entry.stat(follow_symlinks=False)
-            except OSError as exc:
-                if is_note(name):
-                    problems.append(Unreadable(_safe_name(rel) or rel, f"cannot be read: {exc.strerror or exc}"))
-                continue
-            shown = _safe_name(rel)
-            if shown is not None:
-                if is_note(shown):
-                    problems.append(Unreadable(shown, "file name is not valid UTF-8; rename it"))
-                continue
-            if not stat_module.S_ISREG(st.st_mode):
-                if is_note(rel):
-                    problems.append(Unreadable(rel, "not a regular file (a FIFO, device or socket named .md); not read"))
-                continue
-            out.append(FileStat(rel, st.st_size, st.st_mtime_ns))
-    out.sort(key=lambda f: f.path)
-    problems.sort(key=lambda u: u.path)
-    return out, problems
-
-
-def walk(root: Path) -> list[FileStat]:
-    """The vault's files (see `walk_with_problems`)."""
-    return walk_with_problems(root)[0]
+def _read_all(fd: int, size: int, max_bytes: int) -> bytes:
+    """The file's bytes up to EOF, or more than `max_bytes` when it grew past them (plain
+    `os.read`s: no buffered file object per note)."""
+    parts: list[bytes] = []
+    total = 0
+    want = min(size, max_bytes) + 1  # a file read whole in one call, EOF seen in the next
+    while total <= max_bytes:
+        chunk = os.read(fd, want)
+        if not chunk:
+            break
+        parts.append(chunk)
+        total += len(chunk)
+        want = min(1 << 20, max_bytes + 1 - total)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def read_note_text(root: Path, rel: str, max_bytes: int) -> NoteText | Unreadable:
     """Read one note as text, or say clearly why it cannot be (binary, encoding, size, not a
     regular file). Opened without blocking, so a FIFO put in a note's place cannot hang it."""
-    full = root / rel
+    full = os.path.join(root, rel)  # a str: a Path per note cost more than the read
     try:
         fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
@@ -150,17 +73,18 @@ def read_note_text(root: Path, rel: str, max_bytes: int) -> NoteText | Unreadabl
             raise  # out of file descriptors: nothing wrong with the note; the caller retries
         return Unreadable(rel, f"cannot read: {exc.strerror or exc}")
     try:
-        with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if not stat_module.S_ISREG(info.st_mode):
-                return Unreadable(rel, "not a regular file (a FIFO, device or socket named .md); not read")
-            if info.st_size > max_bytes:
-                return Unreadable(
-                    rel, f"note is {info.st_size / 1048576:.1f} MB, over the {max_bytes / 1048576:.0f} MB limit; it is not parsed"
-                )
-            data = handle.read(max_bytes + 1)
+        info = os.fstat(fd)
+        if not stat_module.S_ISREG(info.st_mode):
+            return Unreadable(rel, "not a regular file (a FIFO, device or socket named .md); not read")
+        if info.st_size > max_bytes:
+            return Unreadable(
+                rel, f"note is {info.st_size / 1048576:.1f} MB, over the {max_bytes / 1048576:.0f} MB limit; it is not parsed"
+            )
+        data = _read_all(fd, info.st_size, max_bytes)
     except OSError as exc:
         return Unreadable(rel, f"cannot read: {exc.strerror or exc}")
+    finally:
+        os.close(fd)
     if len(data) > max_bytes:
         return Unreadable(rel, f"note grew over the {max_bytes / 1048576:.0f} MB limit while being read; it is not parsed")
     if b"\x00" in data:
@@ -172,7 +96,10 @@ def read_note_text(root: Path, rel: str, max_bytes: int) -> NoteText | Unreadabl
         line = data[: exc.start].count(b"\n") + 1
         return Unreadable(rel, f"invalid UTF-8 at byte {exc.start} (line {line}); save the file as UTF-8", line)
     text, shape = normalise(raw)
-    return NoteText(rel, data, raw, shape, text, sha256_text(text))
+    # A note without a BOM or CRLF is its own normalised text: hash the bytes as read rather
+    # than encode the text again (valid UTF-8 encodes back to exactly these bytes).
+    digest = hashlib.sha256(data).hexdigest() if text is raw else sha256_text(text)
+    return NoteText(rel, data, raw, shape, text, digest)
 
 
 def fork_context():
@@ -209,16 +136,36 @@ def _parse_one(root: Path, stat: FileStat, max_bytes: int) -> tuple[Note | Unrea
     return parse_note(stat.path, read.text, read.text_hash), stat
 
 
-def _parse_batch(root: str, stats: list[FileStat], max_bytes: int) -> list[tuple[Note | Unreadable, bytes | None, FileStat]]:
-    """Parse in a worker process; each note comes back with its cache row already encoded, so
-    the parent only stores it (the note itself travels by the pool's own pickling, between our
-    own processes, never through a file)."""
-    out: list[tuple[Note | Unreadable, bytes | None, FileStat]] = []
+def _parse_batch(
+    root: str, stats: list[FileStat], max_bytes: int
+) -> list[tuple[Note | Unreadable | None, bytes | None, FileStat]]:
+    """Parse in a worker process. Each note comes back as its cache row only (None in the first
+    place): the parent decodes the row it stores anyway, which costs less than pickling the
+    note here and unpickling it there. A note the row format cannot hold comes back itself."""
+    out: list[tuple[Note | Unreadable | None, bytes | None, FileStat]] = []
     with gc_paused():
         for stat in stats:
             item, _ = _parse_one(Path(root), stat, max_bytes)
-            out.append((item, None if isinstance(item, Unreadable) else encode_note(item), stat))
+            if isinstance(item, Unreadable):
+                out.append((item, None, stat))
+                continue
+            row = encode_note(item)
+            out.append((None, row, stat) if row is not None else (item, None, stat))
     return out
+
+
+def _from_worker(
+    item: Note | Unreadable | None, row: bytes | None, stat: FileStat, root: Path, max_bytes: int
+) -> Note | Unreadable:
+    """A worker's result as the parent keeps it: the note decoded from its row (parsed here
+    again in the unlikely case that the row does not decode)."""
+    if item is not None:
+        return item
+    assert row is not None, "a worker sends the note itself when it has no row"
+    try:
+        return decode_note(row, stat.path)
+    except Undecodable:
+        return _parse_one(root, stat, max_bytes)[0]
 
 
 class Vault:
@@ -258,10 +205,16 @@ class Vault:
     def walk(self) -> list[FileStat]:
         """The vault's files (walked once per load)."""
         if self._walked is None:
-            self.excluded = load_exclusions(self.root).excludes
-            walked, self.walk_problems = walk_with_problems(self.root)
-            self._walked = [f for f in walked if not self.excluded(f.path)]
+            self.use_walk(walk_with_problems(self.root))
+        assert self._walked is not None, "set by use_walk"
         return self._walked
+
+    def use_walk(self, walked: tuple[list[FileStat], list[Unreadable]]) -> None:
+        """Take a walk of this vault just made (`walk_with_problems`) for the next load, rather
+        than walking again (`scan` walks once for its quick fingerprint, then loads)."""
+        self.excluded = load_exclusions(self.root).excludes
+        files, self.walk_problems = walked
+        self._walked = [f for f in files if not self.excluded(f.path)]
 
     def fingerprint(self, *extra: str) -> str:
         """A hash of every file's path, size and mtime, plus `extra` (settings, dates...).
@@ -342,9 +295,11 @@ class Vault:
             chunk = max(50, total // (workers * 8))
             batches = [need[i : i + chunk] for i in range(0, total, chunk)]
             done = 0
+            seal_key()  # read (or made) before the fork: workers seal rows with the parent's key
             with ProcessPoolExecutor(workers, mp_context=fork_context()) as pool:
                 for batch in pool.map(_parse_batch, [str(self.root)] * len(batches), batches, [max_bytes] * len(batches)):
-                    yield from batch
+                    for item, data, stat in batch:
+                        yield _from_worker(item, data, stat, self.root, max_bytes), data, stat
                     done += len(batch)
                     if progress:
                         progress("scan", done, total)
@@ -375,7 +330,7 @@ class Vault:
                 st = full.stat()
             except OSError:
                 st = None
-            shown = _safe_name(rel)
+            shown = safe_name(rel)
             if st is not None and shown is not None:
                 if is_note(shown):
                     affected |= self.state.mark_unreadable(Unreadable(shown, "file name is not valid UTF-8; rename it"))

@@ -77,7 +77,7 @@ def test_a_read_only_vault_runs_without_a_cache(make_vault, load_vault):
 
 
 def test_two_processes_give_what_one_gives(tmp_path, load_vault):
-    """The parallel cold load (parse workers sending pickled notes, stored as they come) and the
+    """The parallel cold load (parse workers sending cache rows the parent decodes and stores) and the
     forked lint of a large vault give exactly the single-process notes and findings."""
     from test_bench_make_vault import make_vault
 

@@ -414,6 +414,27 @@ _block = st.sampled_from(
         "[a",
         "b]: /u",
         "\t```",
+        # fences in quotes (callouts holding code) and HTML blocks, which the scanner reads itself
+        "> ```",
+        ">```md",
+        ">  ~~~",
+        ">   ```",
+        "  > ```",
+        "> ```\t",
+        "> > ```",
+        ">",
+        "<p>x</p>",
+        "<!-- a",
+        "b -->",
+        "</pre>",
+        "  <div>",
+        # fences inside list items, and math (text to markdown-it: no math rule)
+        "  ```",
+        "   ~~~",
+        "  ```\t",
+        "$$",
+        "$$ a | b $$",
+        "$[[x]]$",
     ]
 )
 _cells = st.lists(st.one_of(_inline, st.just(""), st.just("[[a\\|b]]"), st.just("`x\\|y`")), min_size=1, max_size=4)
@@ -603,6 +624,18 @@ _FOUND = [
     "text\n<span>\n[[f]]\n",
     "<pre>\n[[g]]\n</pre>\n[[h]]\n",
     "> <!-- x -->\n> [[i]]\n",
+    # session 9: callout fences, fences in list items, HTML blocks, math, trailing tabs
+    "```\nx [[a]]\n```\t\n[[b]]\n",
+    "> [!example]\n> ```md\n> [[a]]\n> ```\t\n> [[b]]\n",
+    ">  ```md\n> [[a]]\n\n[[c]]",
+    "> ```\n> x\nlazy [[a]]\n",
+    "- a\n  ```\n  [[x]]\n\n  ```\n[[b]]\n",
+    "- a\n  ```\n  [[x]]\n- c [[d]]\n",
+    "1. a\n   ~~~\n   x\n   ~~~\n   [[y]]",
+    "<!-- a\n  ",
+    '<div style="x">\n[[a]]\n\n[[b]]\n',
+    "x\n<span>\n[[a]]\n\n[[b]]",
+    "$$\n|a| = [[b]]\n$$\n",
 ]
 
 

@@ -3,7 +3,6 @@ Claude Code hooks `agent hook session-start|session-end`."""
 
 from __future__ import annotations
 
-import asyncio
 import difflib
 import json
 import os
@@ -123,6 +122,8 @@ def agent_doctor(client: str, project: Path | None) -> None:
     command, args = entry
     click.echo(f"config: {path}")
     click.echo(f"command: {command} {' '.join(args)}")
+    import asyncio  # here, not at the top: every other command starts faster without it
+
     try:
         tools = asyncio.run(_probe(command, args))
     except Exception as exc:  # noqa: BLE001 - the doctor reports, never a traceback
@@ -134,6 +135,8 @@ def agent_doctor(client: str, project: Path | None) -> None:
 
 
 async def _probe(command: str, args: list[str]) -> list[str]:
+    import asyncio
+
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
@@ -195,6 +198,8 @@ def hook_session_end(vault: Path) -> None:
         from palinode_vault.mcp.ops import session_end
 
         return session_end(v, req, client_source("claude-code"), generator=model, index=index, write=write)
+
+    import asyncio
 
     try:
         result = asyncio.run(service.write("agent.session_end", {**req.model_dump(), "client": "claude-code"}, local))

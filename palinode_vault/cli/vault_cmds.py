@@ -120,18 +120,28 @@ def _print_findings(findings) -> None:
 def scan(vault: Path, as_json: bool, now) -> None:
     """Count notes, links, unresolved links, orphans and findings per check."""
     no_cyclic_gc()
-    from palinode_vault.core.program import ProgramError
-    from palinode_vault.maintenance import vault_report
+    from palinode_vault import quick_scan
+    from palinode_vault.files import walk_with_problems
 
-    v = open_vault(vault, now, quiet=as_json, load=False)
-    try:
-        _, summary = vault_report(v, _progress(as_json))
-    except ProgramError as exc:
-        raise _program_error(exc) from None
+    root = resolve_vault(vault)
+    walked = walk_with_problems(root)
+    key = quick_scan.fingerprint(root, now.date() if now else dt.date.today(), walked)
+    summary = quick_scan.stored_summary(root, key)  # nothing changed: no parser, no pydantic
+    if summary is None:
+        from palinode_vault.core.program import ProgramError
+        from palinode_vault.maintenance import vault_report
+
+        v = open_vault(vault, now, quiet=as_json, load=False)
+        v.use_walk(walked)  # the files as fingerprinted: walked once
+        try:
+            _, summary = vault_report(v, _progress(as_json))
+        except ProgramError as exc:
+            raise _program_error(exc) from None
+        quick_scan.store_summary(root, key, summary)
     if as_json:
         click.echo(json.dumps(summary, indent=2))
         return
-    click.echo(f"vault: {v.root}")
+    click.echo(f"vault: {root}")
     for key in ("markdown_files", "memory_files", "attachments", "links", "unresolved", "orphans"):
         click.echo(f"  {key.replace('_', ' ')}: {summary[key]}")
     click.echo("  findings:" + ("" if summary["findings"] else " none"))

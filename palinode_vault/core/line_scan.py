@@ -18,12 +18,13 @@ from markdown_it.rules_block.html_block import HTML_SEQUENCES
 from markdown_it.rules_block.table import escapedSplit, headerLineRe
 from markdown_it.rules_inline.autolink import AUTOLINK_RE, EMAIL_RE
 
-_NEEDS_FULL_TEXT = ("][", "$$")  # reference links, math
+_NEEDS_FULL_TEXT = ("][",)  # reference links (their definitions may be anywhere)
 # a one-line HTML comment without links, at the start of a line: an HTML block the scanner takes
 _ONE_LINE_COMMENT = re.compile(r"<!--(?:(?!-->|\[\[)[^\n])*-->")
 _SETEXT = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
 # a heading or an HTML block (a comment too) inside list items or quotes, nested or not
 _CONTAINER_BLOCK = re.compile(r" *(?:(?:[-*+]|\d+[.)])[ \t]+|>[ \t]*)+[#<]")
+_CONTAINER_RUN = re.compile(r" *(?:(?:[-*+]|\d+[.)])[ \t]+|>[ \t]*)+")  # the markers those share
 _LINK_DEF = re.compile(r" {0,3}\[(?:[^\]\\]|\\.)*(?:\]:|\\?$)")  # a definition, or a label going on below
 _CONTAINER_LINK_DEF = re.compile(r" *(?:(?:[-*+]|\d+[.)])[ \t]+|>[ \t]*)+\[(?!\^)(?:[^\]\\]|\\.)*(?:\]:|\\?$)")
 # a table's delimiter row (`|---|:-:|`, `--|--`), inside quotes or not; markdown-it's own test
@@ -52,9 +53,17 @@ def _line_needs_markdown_it(line: str, indent: int, previous: str) -> bool:
     if first in ("=", "-") and previous.strip() and _SETEXT.fullmatch(line):
         return True  # a setext heading underline
     if first and (first in "-*+>" or first.isdigit()):
-        block = _CONTAINER_BLOCK.match(line)
-        if block and _opens_block(line[block.end() - 1 :]) or _DEEP_NESTING.match(line) or _CONTAINER_LINK_DEF.match(line):
-            return True
+        # The three container patterns share their run of markers, and that run has only one
+        # way to match: each of them can only match where the run ends, or (five deep) after
+        # five characters. One match of the run, then only the pattern that can apply.
+        run = _CONTAINER_RUN.match(line)
+        if run is not None:
+            end = run.end()
+            after = line[end : end + 1]
+            if after in ("#", "<") and _opens_block(line[end:]):
+                return True  # a heading or an HTML block inside the container
+            if end >= 5 and _DEEP_NESTING.match(line) or after == "[" and _CONTAINER_LINK_DEF.match(line):
+                return True
     if first in "|:->" and previous.strip() and _DELIMITER_ROW.fullmatch(line):
         return True  # a table's delimiter row under its header
     return False
@@ -66,6 +75,15 @@ _ATX_OPEN = re.compile(r"#{1,6}(?:[ \t]|$)")
 def _opens_html_block(text: str) -> bool:
     """Whether a line's content (from its '<') starts an HTML block, as markdown-it decides."""
     return any(sequence[0].search(text) for sequence in HTML_SEQUENCES)
+
+
+def _html_block_end(text: str, in_paragraph: bool) -> re.Pattern[str] | None:
+    """The end condition of the HTML block a line's content (from its '<') opens, as markdown-it
+    decides (None: no block; a tag alone on its line does not interrupt a paragraph)."""
+    for opening, closing, interrupts in HTML_SEQUENCES:
+        if opening.search(text):
+            return closing if interrupts or not in_paragraph else None
+    return None
 
 
 def _opens_block(text: str) -> bool:
@@ -89,6 +107,10 @@ _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _SPECIAL = re.compile(r"[\[`<\\]")
 _BLOCK_STARTS = frozenset(" `~<#|[=-*+>_:")
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}(?=[^`]*$)|~{3,})")
+# A fence opening a quote at the top level (a callout's code), its content indented by at most
+# one space past "> ": too little to sit inside a list item of the quote, so it closes only
+# on a quote line of its own fence and ends with the quote.
+_QUOTE_FENCE_OPEN = re.compile(r">[ ]?[ ]?(`{3,}(?=[^`]*$)|~{3,})")
 _THEMATIC_BREAK = re.compile(r" {0,3}(?:(?:\*[ ]*){3,}|(?:-[ ]*){3,}|(?:_[ ]*){3,})")
 _CONTAINER_START = re.compile(r" {0,3}(?:>|(?:[-*+]|\d{1,9}[.)])(?: |$))")
 _LIST_ITEM = re.compile(r" {0,3}([-*+]|\d{1,9}[.)])( *)")
@@ -340,6 +362,41 @@ def _unsure_in_container(line: str, stripped: str, indent: int, item_indent: int
     return _may_open_block(line, stripped)
 
 
+def _goes_on_with_the_quote(line: str) -> None:
+    """Check that a non-blank line inside a quote's fence goes on with the quote (a `>` within
+    three spaces); any other line may be a lazy continuation or end the quote: markdown-it decides."""
+    lead = len(line) - len(line.lstrip(" "))
+    if lead >= 4 or line[lead] != ">":
+        raise _NotSure
+
+
+def _closes_quote_fence(line: str, fence: tuple[str, int, int]) -> bool:
+    """Whether a quote line (`>` within three spaces) is the closing line of the quote's fence."""
+    char, length, _ = fence
+    content = line.lstrip(" ")[1:]
+    stripped = content.lstrip(" \t")
+    if not stripped.startswith(char * length):
+        return False
+    if "\t" in content[: len(content) - len(stripped)]:
+        raise _NotSure  # tabs after '>': columns only markdown-it counts
+    if content[:1] == " ":
+        content = content[1:]
+    return len(content) - len(content.lstrip(" ")) < 4 and not stripped.rstrip(" \t").strip(char)
+
+
+def _closes_item_fence(line: str, fence: tuple[str, int, int, int]) -> bool:
+    """Whether a line inside a list item's fence closes it. A line indented less than the item's
+    content (not blank) ends the item and the fence with it: markdown-it decides what follows."""
+    char, length, _, item = fence
+    rest = line.lstrip(" ")
+    if not rest.strip(" \t"):
+        return False  # blank lines belong to the fence
+    lead = len(line) - len(rest)
+    if rest[0] == "\t" or lead < item:
+        raise _NotSure
+    return lead - item < 4 and rest.startswith(char * length) and not rest.rstrip(" \t").strip(char)
+
+
 def scan(body: str):
     """(links, headings, code) the way markdown-it would find them, or None if unsure."""
     links: list[tuple[str, str, int, int]] = []
@@ -347,6 +404,9 @@ def scan(body: str):
     code: list[tuple[int, int]] = []
     base = 0
     fence: tuple[str, int, int] | None = None  # (char, length, start offset) of an open fence
+    quote_fence: tuple[str, int, int] | None = None  # the same, for a fence inside a quote
+    item_fence: tuple[str, int, int, int] | None = None  # ... inside a list item (+ its content column)
+    html: tuple[re.Pattern[str], int] | None = None  # (end condition, start offset) of an HTML block
     indented: list[int] | None = None  # [start, end] of an open indented code block
     previous = ""
     # A line indented by 4+ spaces is code unless it continues a paragraph; inside a list or a
@@ -364,10 +424,43 @@ def scan(body: str):
             step = len(line) + 1
             if i < after_table:
                 continue
+            if quote_fence is not None:
+                if line.strip(" \t"):
+                    _goes_on_with_the_quote(line)  # raises when the quote may end here
+                    if _closes_quote_fence(line, quote_fence):
+                        code.append((quote_fence[2], min(base + step, size)))
+                        quote_fence = None
+                    previous = line
+                    base += step
+                    continue
+                code.append((quote_fence[2], base))  # a blank line ends the quote and its fence
+                quote_fence = None
+            if html is not None:
+                # markdown-it tests the end condition on the line without its leading whitespace
+                content = line.lstrip(" \t")
+                if not html[0].search(content):
+                    previous = line
+                    base += step
+                    continue
+                if content:  # the closing line belongs to the block
+                    code.append((html[1], min(base + step, size)))
+                    html = None
+                    previous = line
+                    base += step
+                    continue
+                code.append((html[1], base))  # a blank line ends it and is read as usual
+                html = None
+            if item_fence is not None:
+                if _closes_item_fence(line, item_fence):  # raises when the item may end here
+                    code.append((item_fence[2], min(base + step, size)))
+                    item_fence = None
+                previous = line
+                base += step
+                continue
             if fence is not None:
                 if line and line[0] in " `~":
                     char, length, start = fence
-                    stripped = line.strip(" ")
+                    stripped = line.lstrip(" ").rstrip(" \t")  # markdown-it allows trailing tabs too
                     if len(line) - len(line.lstrip(" ")) < 4 and stripped.startswith(char * length) and not stripped.strip(char):
                         code.append((start, min(base + step, size)))
                         fence = None
@@ -426,20 +519,54 @@ def scan(body: str):
             was_paragraph, in_paragraph = in_paragraph, True
             first = line[0]
             # Most lines start with a letter; only the others can open a block construct.
-            if first in "-*+" and line[1:2] == " " and line[2:3].isalpha():
-                in_container = True  # a plain list item "- text": none of the checks below apply
+            if (
+                first in "-*+"
+                and line[1:2] == " "
+                and (line[2:3].isalpha() or line[2:4] == "[[" and "]" in line and "]:" not in line and "\\" not in line)
+            ):
+                # A plain list item "- text" or "- [[link]]": none of the checks below apply
+                # (a ']' but no ']:' or escape on the line: `_CONTAINER_LINK_DEF` cannot match).
+                in_container = True
                 item_indent = 2
             elif indent < 4 and (first in _BLOCK_STARTS or first.isdigit()):
+                if stripped[0] == "<" and not in_container and not _ONE_LINE_COMMENT.match(line):
+                    # An HTML block at the top level: skipped like code up to its end condition.
+                    closing = _html_block_end(stripped, was_paragraph)
+                    if closing is not None:
+                        if closing.search(stripped):
+                            code.append((base, min(base + step, size)))  # it ends on its own line
+                        else:
+                            html = (closing, base)
+                        in_paragraph = False
+                        previous = line
+                        base += step
+                        continue
                 if _line_needs_markdown_it(line, indent, previous):
                     raise _NotSure
+                if first == ">":
+                    quoted = _QUOTE_FENCE_OPEN.match(line)
+                    if quoted:
+                        quote_fence = (quoted.group(1)[0], len(quoted.group(1)), base)
+                        in_container, item_indent, in_paragraph = True, None, False
+                        previous = line
+                        base += step
+                        continue
                 opened = _FENCE_OPEN.match(line) if stripped[0] in "`~" else None
                 if in_container and (
                     opened
-                    or _THEMATIC_BREAK.fullmatch(line)
+                    or stripped[0] in "*-_"
+                    and _THEMATIC_BREAK.fullmatch(line)
                     or stripped.startswith("<!--")
                     or stripped[0] == "#"
                     and _ATX.match(line)
                 ):
+                    if indent and opened and item_indent is not None and item_indent <= indent:
+                        # a fence inside the list item whose content starts at `item_indent`
+                        item_fence = (opened.group(1)[0], len(opened.group(1)), base, item_indent)
+                        in_paragraph = False
+                        previous = line
+                        base += step
+                        continue
                     if indent:
                         raise _NotSure  # a block inside a list item, or closing it: markdown-it decides
                     in_container = False  # unindented, it closes every open list and quote
@@ -475,9 +602,16 @@ def scan(body: str):
         return None
     if indented is not None:
         code.append((indented[0], indented[1]))
-    if fence is not None:  # an unclosed fence runs to the end of the note...
-        tail = body.rfind("\n") + 1
-        # ...where markdown-it does not count a last line of only spaces without a newline
-        end = tail if tail < size and not body[tail:].strip(" \t") else size
+    # An unclosed fence or HTML block runs to the end of the note, where markdown-it does not
+    # count a last line of only spaces without a newline.
+    tail = body.rfind("\n") + 1
+    end = tail if tail < size and not body[tail:].strip(" \t") else size
+    if html is not None:
+        code.append((html[1], end))
+    if quote_fence is not None:
+        code.append((quote_fence[2], end))
+    if fence is not None:
         code.append((fence[2], end))
+    if item_fence is not None:
+        code.append((item_fence[2], end))
     return links, headings, code

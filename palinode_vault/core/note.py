@@ -15,7 +15,6 @@ from urllib.parse import unquote
 from palinode_vault.core import frontmatter as fm
 from palinode_vault.core import line_scan
 from palinode_vault.core.markers import FOOTER_END, FOOTER_START, LEGACY_FOOTER_MARKER
-from palinode_vault.core.text import line_col, line_starts
 from palinode_vault.kinds import is_memory_path
 
 
@@ -208,7 +207,31 @@ def _see_also_before(text: str, marker: int, body_start: int) -> int | None:
     return None
 
 
-def _property_links(text: str, block: fm.Block, data: dict[str, Any], starts) -> list[Link]:
+class _LineOf:
+    """1-based (line, column) of offsets asked for mostly in increasing order, counting newlines
+    from the last offset asked (a table of every line start cost more than the links need;
+    offsets asked for in order cost one pass over the text in all)."""
+
+    __slots__ = ("text", "pos", "line", "start")
+
+    def __init__(self, text: str):
+        self.text = text
+        self.pos = 0  # the last offset asked for
+        self.line = 1  # its line
+        self.start = 0  # where that line starts
+
+    def __call__(self, offset: int) -> tuple[int, int]:
+        if offset < self.pos:
+            self.pos, self.line, self.start = 0, 1, 0
+        moved = self.text.count("\n", self.pos, offset)
+        if moved:
+            self.line += moved
+            self.start = self.text.rfind("\n", self.pos, offset) + 1
+        self.pos = offset
+        return self.line, offset - self.start + 1
+
+
+def _property_links(text: str, block: fm.Block, data: dict[str, Any], line_of: _LineOf) -> list[Link]:
     links: list[Link] = []
     region = text[block.content_start : block.content_end]
     cursor = 0
@@ -223,7 +246,7 @@ def _property_links(text: str, block: fm.Block, data: dict[str, Any], starts) ->
                     continue  # escapes in a quoted value: no span of the file reads as this link
                 at, end = found
                 cursor = end
-                line, col = line_col(starts, block.content_start + at)
+                line, col = line_of(block.content_start + at)
                 target, sub, shown = split_inner(m.group(1))
                 links.append(
                     Link("property", target, sub, shown, block.content_start + at, block.content_start + end, line, col, prop=key)
@@ -268,7 +291,7 @@ def parse_note(path: str, text: str, text_hash: str = "") -> Note:
         data, error = fm.parse(text, block)
         body_start = block.end
     body = text[body_start:]
-    starts = line_starts(text)
+    line_of = _LineOf(text)
     body_line0 = text.count("\n", 0, body_start)
 
     fast = None if line_scan.needs_markdown_it(body) else line_scan.scan(body)
@@ -303,11 +326,11 @@ def parse_note(path: str, text: str, text_hash: str = "") -> Note:
             shown = None
         else:
             target, sub, shown = split_inner(inner)
-        line, col = line_col(starts, s)
+        line, col = line_of(s)
         in_footer = footer is not None and footer.start <= s < footer.end
         links.append(Link(kind, target, sub, shown, s, e, line, col, in_footer))
     if block is not None and data:
-        links.extend(_property_links(text, block, data, starts))
+        links.extend(_property_links(text, block, data, line_of))
 
     block_ids: set[str] = set()
     if "^" in body:
@@ -332,5 +355,5 @@ def parse_note(path: str, text: str, text_hash: str = "") -> Note:
     if is_memory_path(path):  # only memory notes carry cross_refs
         note.mention_text = " ".join(tokens(body_for_mentions(text, note)))
     if block is not None and data:
-        note.key_lines = {k: line_col(starts, span.start)[0] for k, span in fm.key_spans(text, block).items()}
+        note.key_lines = {k: line_of(span.start)[0] for k, span in fm.key_spans(text, block).items()}
     return note

@@ -74,6 +74,9 @@ class Resolver:
         # (link path, linking note's folder) -> result: a vault links the same targets from the
         # same folders over and over. Forgotten whenever a file comes or goes.
         self._memo: dict[tuple[str, str], str | None] = {}
+        # link path key -> its candidates, shortest path first (rule 4's order within a group);
+        # shared by every folder that links it. Forgotten with `_memo`.
+        self._ranked: dict[str, list[tuple[str, str]]] = {}
         for path in files:
             self.add(path)
 
@@ -82,6 +85,7 @@ class Resolver:
         if lower in self._by_lower:
             return
         self._memo.clear()
+        self._ranked.clear()
         self._by_lower[lower] = path
         self._by_name[lower.rsplit("/", 1)[-1]].append((lower, path))
 
@@ -90,6 +94,7 @@ class Resolver:
         if self._by_lower.pop(lower, None) is None:
             return
         self._memo.clear()
+        self._ranked.clear()
         name = lower.rsplit("/", 1)[-1]
         bucket = self._by_name.get(name, [])
         self._by_name[name] = [(k, p) for k, p in bucket if k != lower]
@@ -138,12 +143,18 @@ class Resolver:
         if found:
             return found
         lower = path_key(linkpath)
-        name = lower.rsplit("/", 1)[-1]
-        matches = [(k, p) for k, p in self._by_name.get(name, ()) if k.endswith(lower)]
-        matches += [(k, p) for k, p in self._by_name.get(name + ".md", ()) if k.endswith(lower + ".md")]
-        if len(matches) <= 1:
-            return matches[0][1] if matches else None
-        return min(matches, key=lambda kp: (not kp[1].startswith(folder), len(kp[1]), kp[0], kp[1]))[1]
+        ranked = self._ranked.get(lower)
+        if ranked is None:
+            name = lower.rsplit("/", 1)[-1]
+            matches = [(k, p) for k, p in self._by_name.get(name, ()) if k.endswith(lower)]
+            matches += [(k, p) for k, p in self._by_name.get(name + ".md", ()) if k.endswith(lower + ".md")]
+            ranked = self._ranked[lower] = sorted(matches, key=lambda kp: (len(kp[1]), kp[0], kp[1]))
+        if len(ranked) <= 1:
+            return ranked[0][1] if ranked else None
+        for _, path in ranked:  # the linking note's folder first, shortest first within it
+            if path.startswith(folder):
+                return path
+        return ranked[0][1]
 
     def link_path(self, target: str, source: str) -> str:
         """The shortest link path that resolves to `target` from note `source`.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from functools import lru_cache
 
 from palinode_vault.core.entities import canonical_ref, ref_of_path, slug_of_path, slugify
 from palinode_vault.core.note import Link, Note
@@ -27,7 +28,12 @@ def _link_keys(link: Link) -> tuple[str, str]:
 
     (A label link such as [[Alice Smith]] can come to mean alice-smith.md by slug.)
     """
-    name = path_key(link.target.replace("\\", "/").rsplit("/", 1)[-1])
+    return _target_keys(link.target)
+
+
+@lru_cache(maxsize=65536)  # a vault links the same names over and over (NFC and slugs are not free)
+def _target_keys(target: str) -> tuple[str, str]:
+    name = path_key(target.replace("\\", "/").rsplit("/", 1)[-1])
     name = name[:-3] if name.endswith(".md") else name
     return name, "slug:" + slugify(name)
 
