@@ -61,10 +61,10 @@ def links_as_read(text: str) -> str:
 
 # --- sentences: the one splitter (issue 21) -------------------------------------------------------
 
-#: Where one sentence ends and the next begins: a line break, or `.`, `!` or `?` (closing quotes and
-#: brackets after it belong to the sentence) followed by white space and a capital, a digit, a
-#: quotation mark or an opening bracket. "e.g. this" and "v1.2 is out" stay one sentence.
-_SENTENCE_BREAK = re.compile(r"\n+|(?<=[.!?])([\"'”’)\]]*)\s+(?=[A-Z0-9\"'“‘(\[])")
+#: Where one sentence may end: a line break, or `.`, `!` or `?` (closing quotes and brackets after
+#: it belong to the sentence) followed by white space. Chat is often lower case ("done. also we
+#: ..."), so the next word's case does not matter; an abbreviation's full stop ends nothing (below).
+_SENTENCE_BREAK = re.compile(r"\n+|(?<=[.!?])([\"'”’)\]]*)\s+")
 #: A list item's marker at a line's start ("- ", "* ", "1. ", "2) ", "- [ ] ").
 _LIST_MARK = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+(?:\[[ xX]\][ \t]+)?")
 
@@ -74,11 +74,26 @@ def list_item(line: str) -> bool:
     return _LIST_MARK.match(line) is not None
 
 
+def _abbreviation(text: str, end: int) -> bool:
+    """Whether the word ending at `end` with a full stop is an abbreviation or an initial, whose
+    full stop ends no sentence: one or two characters ("J.", "e.") or stops inside it ("e.g.",
+    "p.m.", "U.S.")."""
+    if text[end - 1 : end] != ".":
+        return False
+    start = end
+    while start > 0 and not text[start - 1].isspace():
+        start -= 1
+    word = text[start:end].lstrip("\"'“‘([")
+    return len(word) <= 2 or word.count(".") >= 2
+
+
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) offsets in `text` of each sentence, white space and list markers outside them."""
     spans = []
     start = 0
     for brk in [*_SENTENCE_BREAK.finditer(text), None]:
+        if brk is not None and _abbreviation(text, brk.start()):
+            continue
         # closing quotes and brackets after the full stop stay with their sentence
         end = brk.start() + len(brk.group(1) or "") if brk is not None else len(text)
         piece = text[start:end]

@@ -270,7 +270,11 @@ def _item(
         reasons.append(f"type {type_name} unknown, filed as {ex.uncertain_type}")
         type_name = ex.uncertain_type
     replaces, replaces_path = "", ""
-    if choice.replaces in decisions:
+    if type_name in ("PersonMemory", "ProjectSnapshot"):
+        # a fact of a person or project note it replaces, in the person's words ("..., replacing the
+        # beta planned for mid-December"): the update logic moves that line to the history note
+        replaces = replaced_clause(composed.text)
+    elif choice.replaces in decisions:
         if type_name == "Decision":
             replaces, replaces_path = choice.replaces, decisions[choice.replaces]
         else:
@@ -313,22 +317,23 @@ def verify(
     """The items to hand to the update logic (see the module docstring, stage 5)."""
     ex = program.settings.extraction
     out = Verified([], chosen={c.statement for c in choices})
-    mine: list[Item] = []
+    mine: list[tuple[Item, list[int]]] = []
+    taken: set[int] = set()  # statements an item of the model's is made of
     for choice in sorted(choices, key=lambda c: -c.confidence):
-        if choice.statement in out.covered:
+        if choice.statement in taken:
             out.dropped.append(f"statement {choice.statement}: chosen again or part of another item")
             continue
         item, why, used = _item(choice, statements, out.chosen, program, ratings, names, decisions, known, self_person, True)
         if item is None:
             out.dropped.append(why)
             continue
-        mine.append(item)
-        out.covered.update(used)
-    unoffered: list[tuple[float, Item]] = []
+        mine.append((item, used))
+        taken.update(used)
+    unoffered: list[tuple[float, Item, list[int]]] = []
     if ex.review_unoffered:
         types = memory_types(program)
         for s in statements:
-            if s.number in out.covered or s.number in out.chosen:
+            if s.number in taken or s.number in out.chosen:
                 continue
             rating = ratings.get(s.number) if ratings is not None else None
             cue = type_by_wording(s.text, types)
@@ -337,14 +342,14 @@ def verify(
                 continue
             choice = Selection(s.number, stated, "", "", (), (), 0.0)
             item, _, used = _item(choice, statements, out.chosen, program, ratings, {}, {}, known, self_person, False)
-            if item is not None and not set(used) & out.covered:
-                unoffered.append((rating.memory if rating else 0.0, item))
-                out.covered.update(used)
+            if item is not None and not set(used) & taken:
+                unoffered.append((rating.memory if rating else 0.0, item, used))
+                taken.update(used)
     unoffered.sort(key=lambda x: -x[0])
-    for _, item in unoffered[MAX_UNOFFERED:]:
+    for _, item, _ in unoffered[MAX_UNOFFERED:]:
         out.dropped.append(f"'{item.title[:40]}': over {MAX_UNOFFERED} unoffered statements in one pass")
     per_type: dict[str, int] = {}
-    for item in mine + [i for _, i in unoffered[:MAX_UNOFFERED]]:
+    for item, used in mine + [(i, u) for _, i, u in unoffered[:MAX_UNOFFERED]]:
         if len(out.items) >= ex.max_items_per_pass:
             out.dropped.append(f"'{item.title[:40]}': over {ex.max_items_per_pass} items in one pass")
         elif per_type.get(item.type, 0) >= ex.max_items_per_type:
@@ -352,6 +357,7 @@ def verify(
         else:
             per_type[item.type] = per_type.get(item.type, 0) + 1
             out.items.append(item)
+            out.covered.update(used)
     return out
 
 
