@@ -284,11 +284,16 @@ def test_extract_logs_unfiled_statements_as_skip_bounded_and_never_secrets(vault
     new = read_log(vault.root)[before:]
     skipped = [unfiled_statement(e) for e in new if e["op"] == "SKIP"]
     # statements that read like memories and got no item: at most three are logged, in the order said
-    # (Tariq's waits for review, unoffered; the caps leave no room for the others)
+    # four statements read like memories and got no item of the model's; at most three are logged
     assert [text for _, text in skipped] == [
+        "Tariq prefers written specs.",
         "We decided to drop the fax integration.",
         "Mira joined the Harbor app team last week.",
-        "We chose Postgres for the audit log.",
+    ]
+    assert [why for why, _ in skipped] == [
+        "PersonMemory wording; the model did not choose it; its words go to review",  # the caps left room for one
+        "Decision wording; the model did not choose it",
+        "PersonMemory wording; the model did not choose it",
     ]
     for entry in new:
         line = json.dumps(entry)
@@ -421,7 +426,12 @@ def test_a_plain_statement_the_model_did_not_choose_waits_in_inbox_in_the_person
     assert "status: review" in text and "confidence: 0.50" in text
     assert "We decided to drop the fax integration, because no clinic has sent a fax since March." in text
     assert "Morning" not in text  # the opener is small talk, not the memory
-    assert [unfiled_statement(e) for e in read_log(vault.root) if e["op"] == "SKIP"] == []  # it is covered by review
+    assert [unfiled_statement(e) for e in read_log(vault.root) if e["op"] == "SKIP"] == [
+        (
+            "Decision wording; the model did not choose it; its words go to review",
+            "We decided to drop the fax integration, because no clinic has sent a fax since March.",
+        )
+    ]
     # said again before the person reviewed it: no second copy in the inbox
     again = run(vault, {"items": []}, text=FAX)
     assert [(x.op, x.path) for x in again.outcomes] == [("NOOP", o.path)]

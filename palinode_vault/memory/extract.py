@@ -144,7 +144,8 @@ class Verified:
     items: list[Item]
     dropped: list[str] = field(default_factory=list)  # why (no content, no secret values)
     chosen: set[int] = field(default_factory=set)  # statement numbers the model chose
-    covered: set[int] = field(default_factory=set)  # statement numbers an item is made of
+    covered: set[int] = field(default_factory=set)  # statement numbers an item of the model's is made of
+    for_review: set[int] = field(default_factory=set)  # statement numbers of unoffered items (inbox/)
 
 
 def review_confidence(program: Program) -> float:
@@ -233,15 +234,15 @@ def _item(
     ex = program.settings.extraction
     types = memory_types(program)
     statement = next(s for s in statements if s.number == choice.statement)
-    cue = type_by_wording(statement.text, types)
+    choice, ignored = checked_pointers(choice, statement, statements, decisions, known)
+    composed = compose(choice, statements, chosen)
+    cue = type_by_wording(composed.text, types)  # the person's words it is made of
     rating = ratings.get(statement.number) if ratings is not None else None
     judged = rating if rating is not None and rating.memory >= (ex.review_judged or 0) and rating.type else None
     where = f"statement {statement.number} ({statement.provenance()})"
     if ratings is not None and not cue and not judged:
         rated = f" ({rating.memory:.2f})" if rating else ""
         return None, f"{where}: neither its wording nor the judge{rated} says it is a memory", []
-    choice, ignored = checked_pointers(choice, statement, statements, decisions, known)
-    composed = compose(choice, statements, chosen)
     stated = cue or (judged.type if judged else None)
     reasons: list[str] = []
     type_name = choice.type
@@ -349,6 +350,7 @@ def verify(
     for _, item, _ in unoffered[MAX_UNOFFERED:]:
         out.dropped.append(f"'{item.title[:40]}': over {MAX_UNOFFERED} unoffered statements in one pass")
     per_type: dict[str, int] = {}
+    kept_unoffered = [id(i) for _, i, _ in unoffered[:MAX_UNOFFERED]]
     for item, used in mine + [(i, u) for _, i, u in unoffered[:MAX_UNOFFERED]]:
         if len(out.items) >= ex.max_items_per_pass:
             out.dropped.append(f"'{item.title[:40]}': over {ex.max_items_per_pass} items in one pass")
@@ -357,7 +359,7 @@ def verify(
         else:
             per_type[item.type] = per_type.get(item.type, 0) + 1
             out.items.append(item)
-            out.covered.update(used)
+            (out.for_review if id(item) in kept_unoffered else out.covered).update(used)
     return out
 
 
@@ -370,9 +372,10 @@ def unfiled(
     ratings: dict[int, Rating] | None,
 ) -> list[Operation]:
     """SKIP lines (without source) for the person's statements that looked like a memory and that
-    no item of this pass is made of: a type's wording or the judge first, then plain statements
-    naming a known person or project, in the order said, at most MAX_UNFILED. A statement with a
-    secret is never numbered, so never logged."""
+    no item of the model's is made of (one that only waits for review counts as not extracted):
+    a type's wording or the judge first, then plain statements naming a known person or project,
+    in the order said, at most MAX_UNFILED. A statement with a secret is never numbered, so never
+    logged."""
     types = memory_types(program)
     threshold = program.settings.extraction.review_judged or 0
     cued, named = [], []
@@ -400,6 +403,8 @@ def unfiled(
     out = []
     for s, type_name, why in (cued + named)[:MAX_UNFILED]:
         how = "the code dropped the model's choice" if s.number in verified.chosen else model_said
+        if s.number in verified.for_review:
+            how += "; its words go to review"
         out.append(Operation("SKIP", type_name, None, None, "", unfiled_reason(f"{why}; {how}", s.text)))
     return out
 

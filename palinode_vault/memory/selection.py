@@ -10,7 +10,7 @@ enums cannot be decoded under the grammar (the in-process model) and fails valid
 (a model server that ignores the schema): either way it is no item.
 
 `compose` then builds the memory from the person's words only: the chosen statement verbatim (with
-the statements right after it in the same turn that go on from it, "It also ..."), a title from
+the statements of the same turn that go on from it, "It also ...", or that it goes on from), a title from
 its first clause (the lead-in that announces it cut, cue_words/en.toml), the rationale and the
 rejected options from the statements the model pointed to, or else from the person's own
 "because" / "instead of" wording in the same turn.
@@ -288,6 +288,15 @@ def compose(choice: Selection, statements: list[Statement], chosen: set[int]) ->
     by_number = {s.number: s for s in statements}
     main = by_number[choice.statement]
     parts, used = [main.text], [main.number]
+    before = by_number.get(main.number - 1)
+    if (
+        before is not None
+        and before.turn == main.turn
+        and before.number not in chosen
+        and starts_with(tokens(main.text), cues.continuations)
+    ):
+        # "This replaces our SMS provider decision." says what it is only with the statement before it
+        parts, used = [before.text, main.text], [before.number, main.number]
     same_turn_after = [s for s in statements if s.turn == main.turn and s.number > main.number]
     for s in same_turn_after[:2]:
         if s.number in chosen or s.number in choice.because or s.number in choice.rejected:
