@@ -149,10 +149,9 @@ class Verified:
 
 
 def review_confidence(program: Program) -> float:
-    """The confidence of an item that must wait for review: below PROGRAM.md's threshold."""
+    """The confidence of an unoffered statement when PROGRAM.md sets no `review_unoffered`: below the threshold."""
     ex = program.settings.extraction
-    level = ex.unmarked_confidence if ex.unmarked_confidence is not None else ex.confidence_threshold
-    return min(level, round(ex.confidence_threshold - 0.01, 2))
+    return round(ex.confidence_threshold - 0.01, 2)
 
 
 def _named(
@@ -240,7 +239,8 @@ def _item(
     rating = ratings.get(statement.number) if ratings is not None else None
     judged = rating if rating is not None and rating.memory >= (ex.review_judged or 0) and rating.type else None
     where = f"statement {statement.number} ({statement.provenance()})"
-    if ratings is not None and not cue and not judged:
+    cap = ex.unmarked_confidence if ex.unmarked_confidence is not None else 1.0
+    if ratings is not None and not cue and not judged and cap < ex.confidence_threshold:
         rated = f" ({rating.memory:.2f})" if rating else ""
         return None, f"{where}: neither its wording nor the judge{rated} says it is a memory", []
     stated = cue or (judged.type if judged else None)
@@ -279,15 +279,18 @@ def _item(
         if type_name == "Decision":
             replaces, replaces_path = choice.replaces, decisions[choice.replaces]
         else:
-            reasons.append(f"only a decision replaces one (it replaces '{choice.replaces[:40]}')")
+            notes.append(f"ignored: replaces '{choice.replaces[:40]}' (only a decision replaces a decision)")
     if not slugify(title):
         return None, f"{where}: no words to name it", []
-    confidence = choice.confidence if offered and not reasons else min(choice.confidence, review_confidence(program))
+    # what the checks do not bear out gets at most `unmarked_confidence` (below the threshold: review;
+    # 1 for a model whose confidence means something: its own number stands, the reasons still noted)
+    confidence = choice.confidence if not reasons else min(choice.confidence, cap)
     if not offered:
         confidence = ex.review_unoffered or review_confidence(program)
         why = f"the judge rated it a {rating.type} ({rating.memory:.2f})" if judged and rating else f"{cue} wording"
         reasons.insert(0, f"{UNOFFERED} ({why})")
-    note = "; ".join([where, *notes] + (["waits for review: " + "; ".join(reasons)] if reasons else []))
+    why = "waits for review" if confidence < ex.confidence_threshold else "not verified"
+    note = "; ".join([where, *notes] + ([f"{why}: " + "; ".join(reasons)] if reasons else []))
     if not offered:
         note = "; ".join(reasons + [where])
     item = Item(
