@@ -116,6 +116,15 @@ def test_the_model_and_the_wording_must_agree_on_the_type_to_file(vault):
     assert "the model said PersonMemory, the wording says Decision" in (vault.root / wait.path).read_text()
 
 
+def test_the_judge_types_a_choice_with_the_wording_as_its_check(vault):
+    """The statement judge on (the shipped weights on the real MiniLM): the model's label is one
+    opinion; the judge's type, confirmed by the wording, is filed."""
+    r = run(vault, {"items": [pick(1, type="Insight")]}, text=FAX)
+    [o] = r.outcomes
+    assert (o.op, o.type, o.path) == ("ADD", "Decision", "decisions/drop-the-fax-integration.md"), o
+    assert "waits for review" not in o.reason
+
+
 def test_a_choice_outside_the_enums_is_no_item(vault):
     """What a server that ignores the schema might answer: numbers that are no statement, a type,
     a name or a decision nobody offered. None of it is an item (the valid choice beside them is)."""

@@ -14,8 +14,8 @@ Named stages, each with what it keeps of where an item came from:
 5. **Verification** (`verify`): what is filed and what waits in `inbox/`, with the reason written
    into the review note:
    - *filed* (confidence kept, at or above PROGRAM.md's `confidence_threshold`): the model chose
-     it, the statement's type (its wording's, else the judge's) is the model's, the judge rates
-     it a memory at `review_judged` or more (or is off and the wording says the type), a person
+     it, the judge rates it a memory at `review_judged` or more and types it as the model labelled
+     it or as its wording says (with the judge off: the wording says the model's type), a person
      or project memory names who or what it is about, and the model's confidence reaches the
      threshold;
    - *review* (confidence lowered below the threshold, `review_unoffered`): the model chose it and
@@ -243,13 +243,18 @@ def _item(
     if ratings is not None and not cue and not judged and cap < ex.confidence_threshold:
         rated = f" ({rating.memory:.2f})" if rating else ""
         return None, f"{where}: neither its wording nor the judge{rated} says it is a memory", []
-    stated = cue or (judged.type if judged else None)
     reasons: list[str] = []
-    type_name = choice.type
     notes = [f"ignored: {x}" for x in ignored]
-    if stated and stated != choice.type:
-        reasons.append(f"the model said {choice.type}, the {'wording' if cue else 'judge'} says {stated}")
-        type_name = stated
+    # the judge types it, with the model's label and the wording's type as its checks: filed when
+    # one of them agrees with the judge (the judge off: when the wording agrees with the model)
+    second = [t for t in (choice.type, cue) if t]
+    agreed = judged.type if judged and judged.type in second else None
+    type_name = agreed or (choice.type if ratings is None and cue == choice.type else None)
+    if type_name is None:
+        stated = cue or (judged.type if judged else None)
+        type_name = stated or choice.type
+        if stated:
+            reasons.append(f"the model said {choice.type}, the {'wording' if cue else 'judge'} says {stated}")
     if ratings is None and not cue:
         reasons.append("no wording says what it is and the judge is off")
     if ratings is not None and not judged:
