@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from palinode_vault.memory.cues import type_by_wording
-from palinode_vault.memory.extract import _person_sentences, _sections, condense, memory_types
+from palinode_vault.memory.numbered import number_statements
+from palinode_vault.memory.selection import condense, memory_types, program_sections
 from palinode_vault.memory.transcript import parse_transcript
 from palinode_vault.models import get_generator
 from palinode_vault.program import load_program
@@ -31,7 +32,7 @@ from palinode_vault.program import load_program
 def main(sets: list[str]) -> None:
     program = load_program(ROOT / "sample-vault")
     types = memory_types(program)
-    prose = condense(_sections(program.text, ("What to remember",)))[:3000]
+    prose = condense(program_sections(program.text, ("What to remember",)))[:3000]
     system = (
         prose + '\n\nYou sort one statement a person made. Answer with JSON {"kind": ...}: the memory type it '
         f'is ({", ".join(types)}), or "none" when a future session would not need it (small talk, questions, '
@@ -43,7 +44,7 @@ def main(sets: list[str]) -> None:
     started = time.monotonic()
     for name in sets:
         for case in json.loads((ROOT / "bench" / "extraction-eval" / name).read_text()):
-            for s in _person_sentences(parse_transcript(case["transcript"])):
+            for s in [x.text for x in number_statements(parse_transcript(case["transcript"]))]:
                 label = next((e["type"] for e in case["expected"] if any(k.lower() in s.lower() for k in e["keywords"])), "none")
                 answer, _ = gen.generate_json(system, f"Statement: {s}", schema, 16)
                 rows.append((label, (answer or {}).get("kind", "?"), type_by_wording(s, types) or "none"))

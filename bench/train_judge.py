@@ -39,8 +39,9 @@ THRESHOLDS = (0.25, 0.3, 0.35, 0.4, 0.5)
 
 def labelled_sentences(set_names: list[str]) -> list[dict]:
     from palinode_vault.memory import secrets
-    from palinode_vault.memory.extract import _person_sentences
-    from palinode_vault.memory.transcript import Turn, parse_transcript
+    from palinode_vault.memory.numbered import number_statements
+    from palinode_vault.memory.pasted import own_words
+    from palinode_vault.memory.transcript import USER, Turn, parse_transcript
 
     rows = []
     for name in set_names:
@@ -48,7 +49,8 @@ def labelled_sentences(set_names: list[str]) -> list[dict]:
             if case.get("repeat"):
                 continue
             turns = [Turn(t.role, secrets.redact(t.content)[0]) for t in parse_transcript(case["transcript"])]
-            for sentence in _person_sentences(turns):
+            turns = [Turn(t.role, own_words(t.content) if t.role == USER else t.content) for t in turns]
+            for sentence in [s.text for s in number_statements(turns)]:
                 label = next(
                     (e["type"] for e in case["expected"] if any(k.lower() in sentence.lower() for k in e["keywords"])), "none"
                 )

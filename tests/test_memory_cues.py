@@ -50,9 +50,19 @@ def test_a_pronoun_or_article_is_not_a_name(text):
     assert type_by_wording(text, TYPES) != "PersonMemory"
 
 
-def test_a_cue_counts_only_in_the_persons_own_words():
-    """The model's text can hold words nobody said; given what the person said, only their cues count."""
-    text = "One patient never got her reminder. She said it was a mistake."
-    assert type_by_wording(text, TYPES) == "Insight"
-    assert type_by_wording(text, TYPES, spoken="one patient never got her reminder for tomorrow.") is None
-    assert type_by_wording(text, TYPES, spoken="it was a mistake in the number.") == "Insight"
+def test_the_words_are_data_one_file_per_language(tmp_path):
+    """The cue words live in cue_words/en.toml, not in code: every type PROGRAM.md knows has words there."""
+    from palinode_vault.memory.cues import CUE_DIR, load
+
+    assert (CUE_DIR / "en.toml").is_file()
+    assert {c.type for c in load().types} == {"ActionItem", "Decision", "Insight", "ProjectSnapshot", "PersonMemory"}
+    assert load() is load()  # read once
+
+
+def test_the_reason_and_the_option_that_lost_come_from_the_persons_words():
+    from palinode_vault.memory.cues import lost_clause, reason_clause, replaced_clause
+
+    text = "We chose Postgres because the team knows it, not MySQL."
+    assert reason_clause(text) == "the team knows it"
+    assert lost_clause(text) == "MySQL"
+    assert replaced_clause("This replaces our current SMS provider decision.") == "our current SMS provider decision"

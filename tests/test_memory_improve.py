@@ -34,9 +34,12 @@ def root(tmp_path):
     shutil.copytree(SAMPLE, tmp_path / "v", ignore=shutil.ignore_patterns(".palinode"))
     # The vault's own copy. The scripted items here stand for a model whose confidence means
     # something (unmarked_confidence: 1): the review judges what was filed and corrected.
+    # The statement judge off: what is filed rests on the wording alone, so the corrections below
+    # are of known writes.
     program = (REPO / "PROGRAM.md").read_text()
     assert "  unmarked_confidence: 0.5 " in program
-    (tmp_path / "v" / "PROGRAM.md").write_text(program.replace("  unmarked_confidence: 0.5 ", "  unmarked_confidence: 1   ", 1))
+    program = program.replace("  unmarked_confidence: 0.5 ", "  unmarked_confidence: 1   ", 1)
+    (tmp_path / "v" / "PROGRAM.md").write_text(program.replace("  review_judged: 0.3 ", "  review_judged: 0   ", 1))
     return tmp_path / "v"
 
 
@@ -46,25 +49,18 @@ def vault(root, today):
     return v
 
 
-def decision(title, text, confidence=0.9, type_name="Decision"):
-    return {
-        "type": type_name,
-        "title": title,
-        "text": text,
-        "rationale": "",
-        "alternatives": "",
-        "entities": [],
-        "due": "",
-        "replaces": "",
-        "confidence": confidence,
-    }
+def decision(text, confidence=0.9, type_name="Decision"):
+    """What the person says, and the model's choice of it (memory/selection.py)."""
+    choice = {"statement": 1, "type": type_name, "about": "", "replaces": "", "because": [], "rejected": []}
+    return text, {**choice, "confidence": confidence}
 
 
-def extract(root, item):
-    gen = ScriptedGenerator([{"items": [item]}])
+def extract(root, said):
+    text, choice = said
+    gen = ScriptedGenerator([{"items": [choice]}], default={"items": []})
     register_generator("improvetest", lambda **options: gen)
-    talk = f"User: {item['title']}. {item['text']}\nAssistant: Noted."
-    r = extract_text(vault(root, dt.date.today()), talk, generator="improvetest", source=f"s-{item['title'][:12]}")
+    talk = f"User: {text}\nAssistant: Noted."
+    r = extract_text(vault(root, dt.date.today()), talk, generator="improvetest", source=f"s-{text[:12]}")
     assert [o.op for o in r.outcomes] in (["ADD"], ["INBOX"]), r.outcomes
     return r.outcomes[0].path
 
@@ -79,16 +75,16 @@ def test_repeated_corrections_become_a_program_proposal(root):
     # journal and log times are the wall clock, so this week is the real one
     today = dt.date.today()
     program = (root / "PROGRAM.md").read_bytes()
-    x = extract(root, decision("Redis for the waiting list cache", "We keep the waiting list cache in Redis."))
+    x = extract(root, decision("We decided to keep the waiting list cache in Redis."))
     edit(root, x, "in Redis", "in Redis, for now")  # the person rewrote it
-    y = extract(root, decision("Staging server moves to Hetzner", "The staging server moves to Hetzner next month."))
+    y = extract(root, decision("We decided the staging server moves to Hetzner next month."))
     edit(root, y, "status: active", "status: archived")  # the person archived it
     z = None
     for _ in range(2):  # the same wrong decision twice, undone twice
-        z = extract(root, decision("Invoices printed as PDF/A", "Invoices are printed as PDF/A files from now on."))
+        z = extract(root, decision("From now on invoices are printed as PDF/A files."))
         assert undo_last(root).restored
-    kept = extract(root, decision("Reminder texts signed by the clinic", "Reminder texts are signed with the clinic name."))
-    w = extract(root, decision("Clinics like short agendas", "Clinics like short agendas in the invite.", 0.4, "Insight"))
+    kept = extract(root, decision("We decided reminder texts are signed with the clinic name."))
+    w = extract(root, decision("We learned clinics like short agendas in the invite.", 0.4, "Insight"))
     assert w.startswith("inbox/")
     # the person approves the inbox item: it moves into insights/ without status: review
     approved = (root / w).read_text().replace("status: review\n", "")
@@ -118,7 +114,7 @@ def test_repeated_corrections_become_a_program_proposal(root):
 
 def test_one_correction_of_a_kind_proposes_nothing(root):
     today = dt.date.today()
-    x = extract(root, decision("Redis for the waiting list cache", "We keep the waiting list cache in Redis."))
+    x = extract(root, decision("We decided to keep the waiting list cache in Redis."))
     edit(root, x, "in Redis", "in Redis, for now")
     r = consolidate(vault(root, today), generator=False, embedder=False, dry_run=True)
     assert not [o for o in r.operations if o["op"] == "PROPOSE"]
@@ -214,7 +210,7 @@ def minilm(embedder):
 
 def session_end(root, sid, said, items=()):
     """A session on the socket that ends with the real extraction pass; the model offers `items`."""
-    gen = ScriptedGenerator([{"items": list(items)}])
+    gen = ScriptedGenerator([{"items": list(items)}], default={"items": []})
     register_generator("unfiledtest", lambda **options: gen)
     turns = [Turn("user", said), Turn("assistant", "Noted.")]
     return end_session(vault(root, dt.date.today()), Session(sid, turns), generator="unfiledtest")
@@ -268,17 +264,7 @@ def test_improve_ignores_a_repeated_fact_a_memory_filed_this_week_says(root, min
     session_end(root, "monday", MAC_MINI[0])
     session_end(root, "thursday", MAC_MINI[1])
     # on Friday the model got it: the vault has it now
-    found = {
-        "type": "Decision",
-        "title": "Harbor builds on the Mac mini",
-        "text": "Harbor app builds are run on the old Mac mini under Sam's desk.",
-        "rationale": "",
-        "alternatives": "",
-        "entities": [],
-        "due": "",
-        "replaces": "",
-        "confidence": 0.9,
-    }
+    found = decision("")[1]  # the model chose statement 1
     r = session_end(root, "friday", "We decided the Harbor app builds run on the old Mac mini under Sam's desk.", [found])
     assert [o.op for o in r.outcomes][:1] in (["ADD"], ["UPDATE"])
     assert [s for s, _ in unfiled(root)] == ["session-monday", "session-thursday"]

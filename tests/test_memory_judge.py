@@ -34,7 +34,7 @@ def vault(sample_vault):
 
 
 def run(vault, text):
-    gen = ScriptedGenerator([{"items": []}])  # the model offers nothing
+    gen = ScriptedGenerator([{"items": []}], default={"items": []})  # the model chooses nothing
     register_generator("judgetest", lambda **options: gen)
     return extract_text(vault, text, generator="judgetest", source="test", now=NOW)
 
@@ -72,7 +72,7 @@ def test_the_judge_tells_statements_that_are_memories_from_chat():
 def test_a_statement_the_judge_rates_a_memory_waits_in_inbox_when_the_model_misses_it(vault):
     r = run(vault, f"User: Quick update. {UNCUED}\nAssistant: Noted.")
     assert [(o.op, o.confidence) for o in r.outcomes] == [("INBOX", 0.5)]
-    assert "the judge rated it a memory" in r.outcomes[0].reason
+    assert "the model did not choose it (the judge rated it a " in r.outcomes[0].reason
     assert UNCUED in (vault.root / r.outcomes[0].path).read_text()
     assert r.judge.startswith("judge judge.json on ")
     skip = [unfiled_statement(e) for e in read_log(vault.root) if e["op"] == "SKIP"]
@@ -124,34 +124,17 @@ def test_the_training_script_writes_weights_the_judge_reads(tmp_path):
     assert list(json.loads(out.read_text())["trained_on"]) == ["cases", "heldout"]
 
 
-def test_an_item_of_the_models_that_neither_wording_nor_the_judge_supports_is_dropped(vault):
+def test_a_choice_of_the_models_that_neither_wording_nor_the_judge_supports_is_dropped(vault):
     chat = "It's raining again here, typical December."
-    gen = ScriptedGenerator(
-        [
-            {
-                "items": [
-                    {
-                        "type": "Insight",
-                        "title": "Rain in December",
-                        "text": chat,
-                        "rationale": "",
-                        "alternatives": "",
-                        "entities": [],
-                        "due": "",
-                        "replaces": "",
-                        "confidence": 0.9,
-                    }
-                ]
-            }
-        ]
-        * 2
-    )
+    choice = {"statement": 1, "type": "Insight", "about": "", "replaces": "", "because": [], "rejected": [], "confidence": 0.9}
+    gen = ScriptedGenerator([{"items": [choice]}] * 2)
     register_generator("judgetest", lambda **options: gen)
     r = extract_text(vault, f"User: {chat}\nAssistant: Stay dry.", generator="judgetest", source="test", now=NOW)
     assert r.outcomes == []
-    assert "no wording says what it is and the judge does not rate it a memory" in " ".join(r.dropped)
-    # with the judge off, the model's item waits for review (capped: no wording supports it)
+    assert "statement 1 (turn 1, characters 0-42): neither its wording nor the judge (" in " ".join(r.dropped)
+    # with the judge off, the model's choice waits for review: no wording says what it is
     program = (ROOT / "PROGRAM.md").read_text()
     (vault.root / "PROGRAM.md").write_text(program.replace("  review_judged: 0.3 ", "  review_judged: 0   ", 1))
     r = extract_text(vault, f"User: {chat}\nAssistant: Stay dry.", generator="judgetest", source="test", now=NOW)
     assert [(o.op, o.confidence) for o in r.outcomes] == [("INBOX", 0.5)]
+    assert "no wording says what it is and the judge is off" in r.outcomes[0].reason

@@ -123,25 +123,8 @@ def test_extraction_files_no_second_copy_of_a_remembered_decision(indexed_sample
     vault = Vault(Settings(vault=root, now=NOW.date()))
     vault.load()
     text = "Harbor stores bookings and patients in Postgres instead of Firebase."
-    gen = ScriptedGenerator(
-        [
-            {
-                "items": [
-                    {
-                        "type": "Decision",
-                        "title": "Postgres not Firebase",
-                        "text": text,
-                        "rationale": "",
-                        "alternatives": "",
-                        "entities": [],
-                        "due": "",
-                        "replaces": "",
-                        "confidence": 0.9,
-                    }
-                ]
-            }
-        ]
-    )
+    choice = {"statement": 1, "type": "Decision", "about": "", "replaces": "", "because": [], "rejected": [], "confidence": 0.9}
+    gen = ScriptedGenerator([{"items": [choice]}], default={"items": []})
     register_generator("statements-test", lambda **options: gen)
     r = extract_text(
         vault,

@@ -24,20 +24,17 @@ SAMPLE = Path(__file__).resolve().parent.parent / "sample-vault"
 NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
 
 
-def item(**kw):
-    base = {
-        "type": "Decision",
-        "title": "A decision",
-        "text": "",
-        "rationale": "",
-        "alternatives": "",
-        "entities": [],
-        "due": "",
-        "replaces": "",
-        "confidence": 0.9,
+def pick(statement=1, type="Decision", about="", replaces="", because=(), rejected=(), confidence=0.9):
+    """One choice of the model's under the selection schema (memory/selection.py)."""
+    return {
+        "statement": statement,
+        "type": type,
+        "about": about,
+        "replaces": replaces,
+        "because": list(because),
+        "rejected": list(rejected),
+        "confidence": confidence,
     }
-    base.update(kw)
-    return base
 
 
 @pytest.fixture
@@ -77,28 +74,11 @@ def test_a_new_note_never_takes_a_name_in_use(vault):
         "keeps coming up in reviews of the reminders.\nAssistant: Noted."
     )
     names_before, ids_before = names_and_ids(vault.root)
-    r, _ = run(
-        vault,
-        talk,
-        {
-            "items": [
-                item(
-                    type="Insight",
-                    title="Jonas Lindqvist",
-                    text="Jonas Lindqvist moved to Porto and works from there now.",
-                    confidence=0.5,
-                ),
-                item(
-                    type="Insight",
-                    title="SMS provider choice",
-                    text="The SMS provider choice keeps coming up in reviews of the reminders.",
-                    confidence=0.9,
-                ),
-            ]
-        },
-    )
+    # a review note about a known person is titled with that person's name: it must not take the file name
+    r, _ = run(vault, talk, {"items": [pick(1, "PersonMemory", about="Jonas Lindqvist", confidence=0.5), pick(2, "Insight")]})
     new = [p for p in r.written if p.endswith(".md") and Path(p).stem.lower() not in names_before]
     assert new, [o.to_json() for o in r.outcomes]
+    assert "inbox/jonas-lindqvist-2.md" in new
     names, ids = names_and_ids(vault.root)
     assert not {n: ps for n, ps in names.items() if len(ps) > 1 and not n.endswith("-history")}
     # (the sample vault has a duplicate id of its own, a planted defect: only new ones count)
@@ -107,29 +87,30 @@ def test_a_new_note_never_takes_a_name_in_use(vault):
         assert Path(path).stem not in ("jonas-lindqvist", "sms-provider-choice")
 
 
-def test_this_replaces_supersedes_the_note_it_names(vault):
-    talk = (
-        "User: We switched reminder SMS to MessageBird last week. This replaces our current SMS provider "
-        "decision.\nAssistant: Noted."
-    )
-    r, _ = run(
-        vault,
-        talk,
-        {
-            "items": [
-                item(
-                    title="Reminder SMS through MessageBird",
-                    text="We switched reminder SMS to MessageBird last week. This replaces our current SMS provider decision.",
-                )
-            ]
-        },
-    )
+SWITCH = (
+    "User: We switched reminder SMS to MessageBird last week. This replaces our current SMS provider decision.\nAssistant: Noted."
+)
+SMS_DECISION = "Send reminders through an EU SMS provider with a Portuguese sender ID"
+
+
+@pytest.mark.parametrize(
+    "choice",
+    [pick(1), pick(2, replaces=SMS_DECISION)],
+    ids=["the person's replacement words", "the model's replaces choice"],
+)
+def test_this_replaces_supersedes_the_note_it_names(vault, choice):
+    r, gen = run(vault, SWITCH, {"items": [choice]})
+    assert SMS_DECISION in gen.calls[0]["schema"]["properties"]["items"]["items"]["properties"]["replaces"]["enum"]
     ops = {(o.op, o.path) for o in r.outcomes}
     assert ("ARCHIVE", "decisions/sms-provider-choice.md") in ops, [o.to_json() for o in r.outcomes]
     new = next(o.path for o in r.outcomes if o.op == "SUPERSEDE")
     old = frontmatter_of((vault.root / "decisions/sms-provider-choice.md").read_text())
     assert old["status"] == "archived" and old["superseded_by"] == "decision-" + Path(new).stem
     assert frontmatter_of((vault.root / new).read_text())["supersedes"] == ["decision-sms-provider-choice"]
+    # both statements, in the person's words (the second goes on from the first)
+    assert "We switched reminder SMS to MessageBird last week. This replaces our current SMS provider" in (
+        (vault.root / new).read_text()
+    ).replace("[[reminder-sms|reminder SMS]]", "reminder SMS")
 
 
 def test_a_restatement_with_replacement_words_supersedes_nothing(vault):
@@ -138,9 +119,7 @@ def test_a_restatement_with_replacement_words_supersedes_nothing(vault):
         "We decided that patients get texts from the clinic's name instead of a number, through an EU SMS "
         "provider with a Portuguese sender ID."
     )
-    r, _ = run(
-        vault, f"User: {said}\nAssistant: Noted.", {"items": [item(title="Send reminders through an EU SMS provider", text=said)]}
-    )
+    r, _ = run(vault, f"User: {said}\nAssistant: Noted.", {"items": [pick(1)]})
     assert not [o for o in r.outcomes if o.op in ("ARCHIVE", "SUPERSEDE")], [o.to_json() for o in r.outcomes]
     assert frontmatter_of((vault.root / "decisions/sms-provider-choice.md").read_text())["status"] == "active"
 
@@ -150,24 +129,24 @@ def test_a_decisions_reasons_are_kept_from_the_persons_words(vault):
         "We decided to run the nightly export from a cron container instead of the app server, because "
         "the app server restarts during deploys."
     )
-    r, _ = run(
-        vault,
-        f"User: {said}\nAssistant: Noted.",
-        {
-            "items": [
-                item(
-                    title="Nightly export from a cron container",
-                    text=said,
-                    rationale="It is the industry standard and saves money.",
-                )
-            ]
-        },
-    )  # invented: not said
+    r, _ = run(vault, f"User: {said}\nAssistant: Noted.", {"items": [pick(1)]})
     path = next(o.path for o in r.outcomes if o.op == "ADD")
     text = (vault.root / path).read_text()
     assert "## Rationale\nthe app server restarts during deploys" in text
     assert "## Alternatives Rejected\nthe app server" in text
-    assert "industry standard" not in text and "Not stated in the conversation" not in text
+    assert "Not stated in the conversation" not in text
+
+
+def test_the_statements_the_model_points_to_are_the_reasons(vault):
+    talk = (
+        "User: We decided to move the standup to 9:30. Half the team drops kids at school before nine. "
+        "An async standup in Slack was the other option.\nAssistant: Noted."
+    )
+    r, _ = run(vault, talk, {"items": [pick(1, because=[2], rejected=[3])]})
+    path = next(o.path for o in r.outcomes if o.op == "ADD")
+    text = (vault.root / path).read_text()
+    assert "## Rationale\nHalf the team drops kids at school before nine." in text
+    assert "## Alternatives Rejected\nAn async standup in Slack was the other option." in text
 
 
 def test_pasted_quoted_fenced_and_injected_text_is_not_the_persons(vault):
@@ -180,18 +159,7 @@ def test_pasted_quoted_fenced_and_injected_text_is_not_the_persons(vault):
         "\nI learned that the portal cache needs a manual purge after each deploy.\nAssistant: Noted."
     )
     pasted = ("lifetime discount", "production database", "drop Stripe", "free reminders for life", "SYSTEM NOTICE")
-    r, gen = run(
-        vault,
-        talk,
-        {
-            "items": [
-                item(title="Lifetime discount", text="All customers get a 90% lifetime discount, approved by Noor."),
-                item(title="Delete the production database", text="We decided to delete the production database tonight."),
-                item(title="Billing moves to Paddle", text="We will drop Stripe and move billing to Paddle next week."),
-                item(type="Insight", title="Free reminders", text="We should give every patient free reminders for life."),
-            ]
-        },
-    )
+    r, gen = run(vault, talk, {"items": [pick(n, "Insight") for n in range(1, 4)]})
     prompt = gen.calls[0]["user"]
     for words in pasted:
         assert words not in prompt  # the model never sees it as the person's
@@ -200,6 +168,9 @@ def test_pasted_quoted_fenced_and_injected_text_is_not_the_persons(vault):
     for words in pasted:
         assert words.lower() not in written.lower() and words.lower() not in filed.lower()
     assert "portal cache needs a manual purge" in prompt  # what the person said still counts
+    assert [s.text for s in r.statements if "portal cache" in s.text] == [
+        "I learned that the portal cache needs a manual purge after each deploy."
+    ]
 
 
 _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=9)

@@ -22,7 +22,8 @@ import pytest
 from click.testing import CliRunner
 
 from palinode_vault.cli import main
-from palinode_vault.memory.extract import extract_text, output_schema
+from palinode_vault.memory.extract import extract_text
+from palinode_vault.memory.selection import selection_schema, selections
 from palinode_vault.models import ModelUnavailable
 from palinode_vault.models.chat_server import ChatServerGenerator, base_url
 from palinode_vault.program import load_program
@@ -133,8 +134,13 @@ def test_constrained_answer_from_the_server_validates(tmp_path, server):
     program = load_program(root)
     gen = ChatServerGenerator(server, timeout=900)  # no model name: the first one the server lists
     assert gen.model == "smollm2"
-    answer, finish = gen.generate_json("Answer with JSON.", "Say nothing: no items.", output_schema(program), 200)
+    # the selection schema the pass sends: enums of statement numbers, types, names and decisions
+    schema = selection_schema(program, 3, ["Mira Okonkwo"], ["SMS provider choice"])
+    statements = "[1] We decided to bill clinics monthly.\n[2] Mira leads the beta.\n[3] We learned the tablets overheat."
+    answer, finish = gen.generate_json("Choose the statements worth remembering.", statements, schema, 400)
     assert finish == "stop" and isinstance(answer, dict) and isinstance(answer.get("items"), list)
+    chosen, invalid = selections(answer, schema)
+    assert invalid == [] and all(c.statement in (1, 2, 3) for c in chosen)  # the server kept to the enums
     assert gen.format_used in ("json_schema", "json_object")  # constrained, not plain text
 
 

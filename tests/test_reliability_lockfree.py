@@ -183,17 +183,9 @@ def test_a_slow_model_blocks_nobody_and_an_edit_made_meanwhile_survives(sample_v
     assert undone_bytes == edited
 
 
-ITEM = {
-    "type": "Decision",
-    "title": "Redis for the waiting list cache",
-    "text": "We keep the waiting list cache in Redis.",
-    "rationale": "",
-    "alternatives": "",
-    "entities": [],
-    "due": "",
-    "replaces": "",
-    "confidence": 0.9,
-}
+SAID = "We decided to keep the waiting list cache in Redis."
+# the model's answer: it chooses statement 1 (memory/selection.py)
+ITEM = {"statement": 1, "type": "Decision", "about": "", "replaces": "", "because": [], "rejected": [], "confidence": 0.9}
 
 
 def test_session_end_model_does_not_hold_the_vault_worker(tmp_path: Path, monkeypatch) -> None:
@@ -203,11 +195,7 @@ def test_session_end_model_does_not_hold_the_vault_worker(tmp_path: Path, monkey
     root = copy_sample(tmp_path)
     transcript = tmp_path / "session.jsonl"
     transcript.write_text(
-        "\n".join(
-            json.dumps(t)
-            for t in [{"role": "user", "content": f"{ITEM['title']}. {ITEM['text']}"}, {"role": "assistant", "content": "Noted."}]
-        )
-        + "\n"
+        "\n".join(json.dumps(t) for t in [{"role": "user", "content": SAID}, {"role": "assistant", "content": "Noted."}]) + "\n"
     )
     gen = HeldGenerator([{"items": [ITEM]}], default={"items": []})
     server = build_server(root, embedding_model=str(tmp_path / "no-such-model.gguf"), generator=gen)

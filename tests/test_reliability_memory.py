@@ -2,7 +2,7 @@
 
 A corpus of conversations carrying API keys, tokens, passwords, private keys and "remember this
 password", run through `extract` with the scripted generator playing the worst model: one that
-copies every secret into its answer and follows every instruction in the transcript. Nothing
+chooses every statement it may and names paths and PROGRAM.md wherever it can. Nothing
 secret may reach any file of the vault (notes, journal, logs, caches, the index) or any log
 record, and a warning must say a secret was withheld, without it. Injected instructions cannot
 make it write outside the memory folders or change PROGRAM.md. One real-model run (SmolLM2)
@@ -62,32 +62,22 @@ def vault(tmp_path):
 
 
 def parrot(text: str) -> dict:
-    """The worst model: every secret and instruction in the transcript copied into its answer."""
-    said = text.replace("User:", "").replace("Assistant:", "")
+    """The worst model under the selection schema: every statement chosen, as a decision, with every
+    other statement as its reasons and options (an answer can only name statement numbers: the
+    secrets never became statements, so they cannot be chosen; numbers past the last statement
+    are invalid and dropped)."""
     return {
         "items": [
             {
+                "statement": n,
                 "type": "Decision",
-                "title": "Keep the credentials",
-                "text": said[:600],
-                "rationale": said[:300],
-                "alternatives": "",
-                "entities": [{"kind": "project", "name": "atlas"}],
-                "due": "",
+                "about": "",
                 "replaces": "",
+                "because": [1, 2],
+                "rejected": [3],
                 "confidence": 0.95,
-            },
-            {
-                "type": "Insight",
-                "title": f"Secret {said[:40]}",
-                "text": f"Remember: {said[:400]}",
-                "rationale": "",
-                "alternatives": "",
-                "entities": [],
-                "due": "",
-                "replaces": "",
-                "confidence": 0.9,
-            },
+            }
+            for n in range(1, 6)
         ]
     }
 
@@ -151,26 +141,16 @@ INJECTIONS = [
 
 
 def evil_items() -> dict:
-    base = {"alternatives": "", "due": "", "replaces": "", "confidence": 0.99, "rationale": "told to"}
+    """Choices that name paths, PROGRAM.md and hidden folders where the schema has enums (invalid:
+    dropped), beside valid choices of the injected statements themselves."""
+    base = {"because": [], "rejected": [], "confidence": 0.99}
     return {
         "items": [
-            {**base, "type": "Decision", "title": "../../etc/cron.d/x", "text": "* * * * * root sh", "entities": []},
-            {
-                **base,
-                "type": "Insight",
-                "title": "PROGRAM.md",
-                "text": "no rules",
-                "entities": [{"kind": "project", "name": "../../PROGRAM"}],
-            },
-            {
-                **base,
-                "type": "Decision",
-                "title": "/etc/passwd",
-                "text": "root shell for everyone",
-                "entities": [{"kind": "person", "name": "/etc/shadow"}],
-            },
-            {**base, "type": "Insight", "title": ".palinode/journal/evil", "text": "x", "entities": []},
-            {**base, "type": "Decision", "title": "x", "text": "y", "replaces": "../../PROGRAM.md", "entities": []},
+            {**base, "statement": 1, "type": "Decision", "about": "../../PROGRAM", "replaces": ""},
+            {**base, "statement": 1, "type": "Insight", "about": "", "replaces": "../../PROGRAM.md"},
+            {**base, "statement": 1, "type": "../../etc/passwd", "about": "", "replaces": ""},
+            {**base, "statement": 1, "type": "Decision", "about": "", "replaces": ""},
+            {**base, "statement": 2, "type": "Insight", "about": "", "replaces": ""},
         ]
     }
 

@@ -20,18 +20,10 @@ from palinode_vault.sidecar.jobs import Cancelled, Jobs
 
 pytestmark = pytest.mark.timeout(120)
 
-ITEM = {
-    "type": "Decision",
-    "title": "Redis for the waiting list cache",
-    "text": "We keep the waiting list cache in Redis.",
-    "rationale": "",
-    "alternatives": "",
-    "entities": [],
-    "due": "",
-    "replaces": "",
-    "confidence": 0.9,
-}
-TALK = f"User: {ITEM['title']}. {ITEM['text']}\nAssistant: Noted."
+SAID = "We decided to keep the waiting list cache in Redis."
+# the model's answer: it chooses statement 1 (memory/selection.py)
+ITEM = {"statement": 1, "type": "Decision", "about": "", "replaces": "", "because": [], "rejected": [], "confidence": 0.9}
+TALK = f"User: {SAID}\nAssistant: Noted."
 
 
 class HeldGenerator(ScriptedGenerator):

@@ -57,3 +57,57 @@ def wikilinks(text: str) -> list[tuple[str, str | None]]:
 def links_as_read(text: str) -> str:
     """Wikilinks reduced to the words a reader sees: `[[x|shown]]` -> shown, `[[people/a-b]]` -> a b."""
     return WIKILINK.sub(lambda m: m.group(2) or m.group(1).rsplit("/", 1)[-1].replace("-", " "), text)
+
+
+# --- sentences: the one splitter (issue 21) -------------------------------------------------------
+
+#: Where one sentence may end: a line break, or `.`, `!` or `?` (closing quotes and brackets after
+#: it belong to the sentence) followed by white space. Chat is often lower case ("done. also we
+#: ..."), so the next word's case does not matter; an abbreviation's full stop ends nothing (below).
+_SENTENCE_BREAK = re.compile(r"\n+|(?<=[.!?])([\"'”’)\]]*)\s+")
+#: A list item's marker at a line's start ("- ", "* ", "1. ", "2) ", "- [ ] ").
+_LIST_MARK = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+(?:\[[ xX]\][ \t]+)?")
+
+
+def list_item(line: str) -> bool:
+    """Whether `line` starts a list item ("- x", "1. x", "- [ ] x")."""
+    return _LIST_MARK.match(line) is not None
+
+
+def _abbreviation(text: str, end: int) -> bool:
+    """Whether the word ending at `end` with a full stop is an abbreviation or an initial, whose
+    full stop ends no sentence: one or two characters ("J.", "e.") or stops inside it ("e.g.",
+    "p.m.", "U.S.")."""
+    if text[end - 1 : end] != ".":
+        return False
+    start = end
+    while start > 0 and not text[start - 1].isspace():
+        start -= 1
+    word = text[start:end].lstrip("\"'“‘([")
+    return len(word) <= 2 or word.count(".") >= 2
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) offsets in `text` of each sentence, white space and list markers outside them."""
+    spans = []
+    start = 0
+    for brk in [*_SENTENCE_BREAK.finditer(text), None]:
+        if brk is not None and _abbreviation(text, brk.start()):
+            continue
+        # closing quotes and brackets after the full stop stay with their sentence
+        end = brk.start() + len(brk.group(1) or "") if brk is not None else len(text)
+        piece = text[start:end]
+        mark = _LIST_MARK.match(piece)
+        lead = mark.end() if mark else 0
+        stripped = piece[lead:].strip()
+        if stripped:
+            s = start + lead + (len(piece[lead:]) - len(piece[lead:].lstrip()))
+            spans.append((s, s + len(stripped)))
+        start = brk.end() if brk is not None else len(text)
+    return spans
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of `text`, in order: split at line breaks and at sentence ends (see
+    `_SENTENCE_BREAK`), list markers dropped. The one splitter `memory/` uses."""
+    return [text[s:e] for s, e in sentence_spans(text)]

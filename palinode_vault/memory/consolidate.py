@@ -24,7 +24,7 @@ from rapidfuzz import fuzz
 
 from palinode_vault.core.entities import entity_refs, ref_of_path, slugify, split_ref
 from palinode_vault.core.note import Note
-from palinode_vault.core.prose import wikilinks
+from palinode_vault.core.prose import sentences, wikilinks
 from palinode_vault.kinds import INBOX_FOLDER, memory_type
 from palinode_vault.memory.core_memory import date_of, doubtful
 from palinode_vault.memory.corrections import pass_label
@@ -81,7 +81,7 @@ class ConsolidationResult:
 
 
 def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in re.split(r"(?<=[.!?])\s+", " ".join(text.split())) if s.strip()]
+    return sentences(" ".join(text.split()))
 
 
 def _paragraphs(text: str) -> list[str]:

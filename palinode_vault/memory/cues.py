@@ -1,139 +1,173 @@
-"""A candidate's type from its wording, when the wording says it plainly.
+"""Cue words: what a statement's wording plainly says, from data files (`cue_words/<lang>.toml`).
 
-The default extraction model (SmolLM2-135M) copies the person's words well but picks types nearly
-at random: asked for items, it lists one of every type in the schema's order with the same text.
 What kind of statement a sentence is shows in its wording, in the terms PROGRAM.md's "What to
 remember" uses: a decision is decided, agreed, chosen or done instead of something; a commitment
-has someone who will do something by a date, or something due; a lesson was learned, taught, or
-made things worse; a project state change is live, shipped, slipped or blocked; a person joined,
-leads, prefers. These are general English cues, not phrases of any test text.
+has someone who will do something by a date; a lesson was learned or made things worse; a project
+went live, slipped or is blocked; a person joined, leads, prefers. The words are data, one file
+per language, loaded once; this module holds the matching, never the words. The statement judge
+(judge.py) uses the type as a feature, the extraction pass as one opinion beside the model's.
 
-`type_by_wording` returns the type of the first cue that matches (commitments before decisions:
-"will send it by Friday" is both), or None when no cue does; the model's type stands then. Given
-the person's own words (`spoken`), a cue counts only where its words are theirs: the model's text
-can hold words nobody said ("she said it was a mistake" under a question about a missing text
-message), and a cue it invented says nothing about what the person meant.
+Matching is on words, not patterns: a sentence is lower-cased into words (a comma is a word of its
+own), and a phrase matches where its words stand in a row.
 """
 
 from __future__ import annotations
 
-import re
+import functools
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-_DAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight|next week|end of (?:the )?(?:day|week|month)|\d{1,2}(?:st|nd|rd|th)?(?: [a-z]+)?)"
-
-CUES: list[tuple[str, re.Pattern[str]]] = [
-    (
-        "ActionItem",
-        re.compile(
-            r"\b(?:will|'ll|is going to|are going to|promised to|has to|have to|needs to|need to|must)\s+(?:\w+\s+){0,2}?"
-            r"(?:send|call|email|write|share|review|check|deliver|finish|book|prepare|draft|update|fix|ask|bring|submit)\b"
-            rf".*\b(?:by|before|on|until|next)\s+{_DAY}\b"
-            r"|\bdue (?:on|by|in)\b|\bremind (?:me|us) to\b|\bfollow(?:-| )up (?:with|on)\b|\bdeadline\b",
-            re.I,
-        ),
-    ),
-    (
-        "Decision",
-        re.compile(
-            r"\b(?:decided|decision|we(?:'ll| will)|we(?:'re| are) (?:going (?:to|with)|cutting|dropping|moving|switching)"
-            r"|going with|settled on|agreed (?:to|that|on)|chose|opted for|instead of|rather than|from now on"
-            r"|(?:our|the) (?:\w+ )?rule\b|is the setting|will (?:own|lead|take over)|switch(?:ed|ing)? (?:to|from)"
-            r"|no longer|not any ?more|now\b[^.;]{0,60}, not)\b",
-            re.I,
-        ),
-    ),
-    (
-        "Insight",
-        re.compile(
-            r"\b(?:lesson|learn(?:ed|t)|taught|turns? out|realis(?:ed|e)|realiz(?:ed|e)|mistake|never again|should have"
-            r"|next time|we should|made (?:\w+ ){0,3}(?:worse|better|less|more)\b)",
-            re.I,
-        ),
-    ),
-    (
-        "ProjectSnapshot",
-        re.compile(
-            r"\b(?:is (?:now )?live|went live|goes live|launched|shipped|released|rolled out|rollout|slip(?:s|ped|ping)|delayed"
-            r"|postponed|blocked|unblocked|milestone|as of today|now runs|mov(?:ed|es) (?:to|back to) (?:\d|january|february|march"
-            r"|april|may|june|july|august|september|october|november|december|next|the (?:first|second|third|last|end))|pushed (?:back|out))\b",
-            re.I,
-        ),
-    ),
-    (
-        "PersonMemory",
-        re.compile(
-            r"^(?!(?:This|That|These|Those|It|Its|There|Here|The|A|An|He|She|We|They|You|What|Which|Who|Our|My|Your|Their)\b)"
-            r"(?:[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?) (?:joined|is (?:our|the|a|an)|leads|runs|manages|owns|prefers|likes"
-            r"|wants|can't stand|hates|handles|covers|works)\b"
-            r"|\bI (?i:(?:always |usually |never |really )?(?:prefer|like|want|hate|draft|write|keep))\b|(?i:\bplease don't\b)"
-        ),
-    ),
-]
+CUE_DIR = Path(__file__).with_name("cue_words")
+LANGUAGE = "en"
 
 
-def type_by_wording(text: str, types: list[str], spoken: str | None = None) -> str | None:
-    """The type the wording of `text` plainly says (see the module docstring), or None.
+@dataclass(frozen=True)
+class TypeCue:
+    type: str
+    phrases: tuple[tuple[str, ...], ...]
+    pairs: tuple[tuple[tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...], int], ...]
+    name_then: tuple[tuple[str, ...], ...] = ()
+    not_names: frozenset[str] = frozenset()
 
-    With `spoken` (the person's words, lower case), only a cue whose matched words occur there counts.
-    """
-    for type_name, pattern in CUES:
-        if type_name not in types:
+
+@dataclass(frozen=True)
+class Cues:
+    """One language's cue words (see cue_words/en.toml for what each list is)."""
+
+    types: tuple[TypeCue, ...]
+    replacement: tuple[str, ...]
+    reason: tuple[str, ...]
+    lost: tuple[str, ...]
+    clause_ends: tuple[str, ...]
+    openers: tuple[tuple[str, ...], ...]
+    small_talk: tuple[tuple[str, ...], ...]
+    small_talk_words: int
+    tool_prefixes: tuple[str, ...]
+    tool_fragments: tuple[str, ...]
+    continuations: tuple[tuple[str, ...], ...]
+    lead_ins: tuple[str, ...]
+    title_words: tuple[int, int]
+
+
+def tokens(text: str) -> list[str]:
+    """`text` as lower-case words: letters, digits, `'` and `-` make words; a comma is a word."""
+    out: list[str] = []
+    word: list[str] = []
+    for ch in text.lower().replace("’", "'"):
+        if ch.isalnum() or ch in "'-":
+            word.append(ch)
             continue
-        for m in pattern.finditer(text):
-            if spoken is None or " ".join(m.group(0).lower().split()) in spoken:
-                return type_name
+        if word:
+            out.append("".join(word))
+            word = []
+        if ch == ",":
+            out.append(",")
+    if word:
+        out.append("".join(word))
+    return out
+
+
+def _phrases(values: Any) -> tuple[tuple[str, ...], ...]:
+    # longest first, so "we decided to" is cut before "we decided"
+    return tuple(sorted((tuple(tokens(str(v))) for v in values or () if tokens(str(v))), key=len, reverse=True))
+
+
+@functools.cache
+def load(language: str = LANGUAGE) -> Cues:
+    """The cue words of `language`, read once per process."""
+    data = tomllib.loads((CUE_DIR / f"{language}.toml").read_text(encoding="utf-8"))
+    types = tuple(
+        TypeCue(
+            str(t["type"]),
+            _phrases(t.get("phrases")),
+            tuple((_phrases(p["first"]), _phrases(p["then"]), int(p.get("within", 8))) for p in t.get("pairs", ())),
+            _phrases(t.get("name_then")),
+            frozenset(str(n).lower() for n in t.get("not_names", ())),
+        )
+        for t in data["types"]
+    )
+    c, s, ti = data["clauses"], data["statements"], data["titles"]
+    low = lambda xs: tuple(str(x).lower() for x in xs)  # noqa: E731
+    return Cues(
+        types,
+        low(c["replacement"]),
+        low(c["reason"]),
+        low(c["lost"]),
+        low(c["ends"]),
+        _phrases(s["openers"]),
+        _phrases(s["small_talk"]),
+        int(s["small_talk_words"]),
+        low(s["tool_prefixes"]),
+        low(s["tool_fragments"]),
+        _phrases(s["continuations"]),
+        tuple(sorted(low(ti["lead_ins"]), key=len, reverse=True)),
+        (int(ti["words"][0]), int(ti["words"][1])),
+    )
+
+
+def _at(words: list[str], phrase: tuple[str, ...], start: int = 0) -> int:
+    """Where `phrase` first stands in `words` from `start` (-1: nowhere)."""
+    n = len(phrase)
+    for i in range(start, len(words) - n + 1):
+        if tuple(words[i : i + n]) == phrase:
+            return i
+    return -1
+
+
+def has_phrase(words: list[str], phrases: tuple[tuple[str, ...], ...]) -> bool:
+    return any(_at(words, p) >= 0 for p in phrases)
+
+
+def starts_with(words: list[str], phrases: tuple[tuple[str, ...], ...]) -> tuple[str, ...] | None:
+    """The first (longest) of `phrases` that `words` open with, else None."""
+    return next((p for p in phrases if tuple(words[: len(p)]) == p), None)
+
+
+def _pair(words: list[str], first: tuple[tuple[str, ...], ...], then: tuple[tuple[str, ...], ...], within: int) -> bool:
+    """A phrase of `first`, then a phrase of `then` starting fewer than `within` words after it."""
+    for f in first:
+        i = _at(words, f)
+        while i >= 0:
+            after = i + len(f)
+            if any(0 <= _at(words, t, after) - after < within for t in then if _at(words, t, after) >= 0):
+                return True
+            i = _at(words, f, i + 1)
+    return False
+
+
+def named_subject(text: str, language: str = LANGUAGE) -> str | None:
+    """The name a sentence opens with when a person's wording follows it ("Kofi Mensah joined as
+    our bookkeeper" → "Kofi Mensah"): one or two capitalised words, none of `not_names`."""
+    cue = next((c for c in load(language).types if c.name_then), None)
+    raw = text.split()
+    words = tokens(text)
+    if cue is None or not words or words[0] in cue.not_names:
+        return None
+    for n in (2, 1):
+        head = raw[:n]
+        if len(head) == n and all(w[:1].isupper() for w in head) and starts_with(tokens(" ".join(raw[n:])), cue.name_then):
+            return " ".join(w.strip(",.;:") for w in head)
     return None
 
 
-# --- what a decision replaces, why, and what lost (English; plain phrases, not patterns) ---------
-
-#: Wording that says a statement replaces an earlier one ("This replaces our SMS provider
-#: decision", "we use X instead of Y", "we no longer ..."): the update logic looks for the note
-#: the words after it name (update.Updater.replaced_note).
-REPLACEMENT = (
-    "replaces",
-    "replace",
-    "replaced",
-    "replacing",
-    "instead of",
-    "in place of",
-    "no longer",
-    "not anymore",
-    "not any more",
-    "supersedes",
-    "switched from",
-    "switching from",
-    "moving away from",
-    "moved away from",
-    "moving off",
-    "dropping",
-    "dropped",
-)
-#: Connectives that open the reason for a decision, and the options that lost.
-REASON = ("because", "since", "so that", "given that", "due to", "the reason is", "as it", "as they", "as we")
-LOST = ("instead of", "rather than", "in place of", ", not ")
-_CLAUSE_ENDS = (". ", "; ", "! ", "? ", " but ", " and then ")
+def type_by_wording(text: str, types: list[str], language: str = LANGUAGE) -> str | None:
+    """The type the wording of `text` plainly says, among `types` (PROGRAM.md's), or None."""
+    words = tokens(text)
+    for cue in load(language).types:
+        if cue.type not in types:
+            continue
+        if (
+            has_phrase(words, cue.phrases)
+            or any(_pair(words, f, t, w) for f, t, w in cue.pairs)
+            or (cue.name_then and named_subject(text, language) is not None)
+        ):
+            return cue.type
+    return None
 
 
-def clause_after(text: str, connectives: tuple[str, ...]) -> str:
-    """The person's words after the first of `connectives` in `text`, to the clause's end ("" when
-    none is there): "We chose Postgres because the team knows it, not MySQL" → "the team knows it"
-    for REASON."""
-    flat = " ".join(text.split())
-    lower = flat.lower()
-    found = [(i + len(c), c) for c in connectives for i in [lower.find(c) if c.startswith(",") else _word_at(lower, c)] if i >= 0]
-    if not found:
-        return ""
-    at, _ = min(found)
-    rest = flat[at:]
-    # a clause that opens the sentence ("Since nobody reads it, we ...") ends at its comma
-    opening = not flat[:at].strip(" ,").lower().split()[:-1] if flat[:at].strip() else True
-    ends = [
-        rest.lower().find(e)
-        for e in _CLAUSE_ENDS + ((", ",) if opening else ()) + tuple(f" {c.strip(' ,')} " for c in REASON + LOST)
-    ]
-    ends = [e for e in ends if e > 0]
-    return rest[: min(ends)].strip(" ,.;:!?") if ends else rest.strip(" ,.;:!?")
+# --- what a decision replaces, why, and what lost -------------------------------------------------
 
 
 def _word_at(lower: str, phrase: str) -> int:
@@ -142,7 +176,42 @@ def _word_at(lower: str, phrase: str) -> int:
     while pos >= 0:
         before = lower[pos - 1] if pos else " "
         after = lower[pos + len(phrase)] if pos + len(phrase) < len(lower) else " "
-        if not before.isalnum() and not after.isalnum():
+        if (not before.isalnum() or not phrase[:1].isalnum()) and (not after.isalnum() or not phrase[-1:].isalnum()):
             return pos
         pos = lower.find(phrase, pos + 1)
     return -1
+
+
+def clause_after(text: str, connectives: tuple[str, ...]) -> str:
+    """The person's words after the first of `connectives` in `text`, to the clause's end ("" when
+    none is there): "We chose Postgres because the team knows it, not MySQL" → "the team knows it"
+    for the reason connectives."""
+    cues = load()
+    flat = " ".join(text.split())
+    lower = flat.lower()
+    found = [(i + len(c), c) for c in connectives for i in [_word_at(lower, c)] if i >= 0]
+    if not found:
+        return ""
+    at, _ = min(found)
+    rest = flat[at:]
+    # a clause that opens the sentence ("Since nobody reads it, we ...") ends at its comma
+    opening = not flat[:at].strip(" ,").lower().split()[:-1] if flat[:at].strip() else True
+    stops = (". ", "; ", "! ", "? ") + tuple(f" {e} " for e in cues.clause_ends) + ((", ",) if opening else ())
+    stops += tuple(f" {c.strip(' ,')} " for c in cues.reason + cues.lost)
+    ends = [e for e in (rest.lower().find(s) for s in stops) if e > 0]
+    return rest[: min(ends)].strip(" ,.;:!?") if ends else rest.strip(" ,.;:!?")
+
+
+def reason_clause(text: str) -> str:
+    """Why, in the person's words after a reason connective ("because ...")."""
+    return clause_after(text, load().reason)
+
+
+def lost_clause(text: str) -> str:
+    """What lost, in the person's words after "instead of", "rather than", ", not" ..."""
+    return clause_after(text, load().lost)
+
+
+def replaced_clause(text: str) -> str:
+    """What a statement replaces, in the words after "replaces", "instead of", "no longer" ..."""
+    return clause_after(text, load().replacement)

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from palinode_vault.core.entities import ref_of_path
-from palinode_vault.core.prose import stems
+from palinode_vault.core.prose import sentences, stems
 from palinode_vault.kinds import INBOX_FOLDER, is_memory_path
 from palinode_vault.maintenance import note_diff
 from palinode_vault.memory import access, corrections, secrets
@@ -156,7 +156,6 @@ def correction_findings(found: list[corrections.Correction], least: int) -> list
 
 FILED = ("ADD", "UPDATE", "INBOX", "SUPERSEDE")
 MAX_UNFILED_FINDINGS = 3  # one proposal stays readable
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def _short(text: str, chars: int = 100) -> str:
@@ -193,7 +192,7 @@ def _filed_sentences(cons: WeeklyPass, week_ops: list[dict[str, Any]]) -> list[s
             text = None
         if not text:
             continue
-        for line in _SENTENCE.split(plain(body_of(text))):
+        for line in sentences(plain(body_of(text))):
             line = line.strip().lstrip("#-*+ ").strip()
             if len(line.split()) >= 3 and len(stems(line)) >= 2:  # a name alone ("Harbor app.") says nothing
                 out.append(line)

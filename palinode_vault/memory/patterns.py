@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from palinode_vault.core.entities import entity_refs, ref_of_path, slugify
-from palinode_vault.core.prose import STOP, links_as_read, wikilinks
+from palinode_vault.core.prose import STOP, links_as_read, list_item, wikilinks
+from palinode_vault.core.prose import sentences as split_sentences
 from palinode_vault.kinds import INBOX_FOLDER, memory_type
 from palinode_vault.memory.core_memory import date_of
 from palinode_vault.memory.update import Item, render_new
@@ -72,12 +73,13 @@ def plain(text: str) -> str:
 
 def sentences(paragraph: str) -> list[str]:
     out = []
-    for line in re.split(r"\n(?=\s*(?:[-*+]|\d+[.)])\s)", paragraph):
-        line = re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?", "", line)
-        for s in re.split(r"(?<=[.!?])\s+", " ".join(line.split())):
-            s = s.strip()
-            if len(s.split()) >= MIN_WORDS and not s.upper().startswith("TODO"):
-                out.append(s)
+    # a wrapped line continues its sentence; a list item starts a new one (a line break to the splitter)
+    joined = ""
+    for line in paragraph.split("\n"):
+        joined += ("\n" if joined and list_item(line) else " ") + " ".join(line.split())
+    for s in split_sentences(joined):
+        if len(s.split()) >= MIN_WORDS and not s.upper().startswith("TODO"):
+            out.append(" ".join(s.split()))
     return out
 
 

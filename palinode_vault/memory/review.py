@@ -155,6 +155,7 @@ def approve(vault: Vault, path: str, now: dt.datetime | None = None) -> Reviewed
         dst, n = f"{folder_path[:-3]}-{n}.md", n + 1
     slug = re.sub(r"^\d{4}-\d{2}-\d{2}-", "", dst.rsplit("/", 1)[1][:-3]) if kind == "research" else dst.rsplit("/", 1)[1][:-3]
     keys = {"id": f"{kind}-{slug}", "last_updated": stamp}  # the id follows the name (x-2 when x is taken)
+    text = _without_key(text, "review_reason")  # why it waited: answered by the approval
     if type_name in ("Decision", "ProjectSnapshot"):
         new = set_keys(text, {**keys, "status": "active"})
     else:

@@ -21,14 +21,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from palinode_vault.core.markers import FOOTER_END, FOOTER_HEADING, FOOTER_START, LEGACY_FOOTER_MARKER
-from palinode_vault.core.prose import links_as_read, stems
+from palinode_vault.core.prose import links_as_read, sentences, stems
 from palinode_vault.memory.workspace import body_of
 
 _FENCE = re.compile(r"^(```|~~~)")
 _MDLINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _BLOCK_ID = re.compile(r"\s\^[\w-]+\s*$")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 _COMMENT = re.compile(r"<!--.*?-->|%%.*?%%", re.DOTALL)
 _NUMBER = re.compile(r"\d+")
 _TOKEN = re.compile(r"\d+|[^\W\d_]+")
@@ -39,15 +38,6 @@ def plain(text: str) -> str:
     """Links reduced to the words a reader sees: `[[x|shown]]` -> shown, `[[x]]` -> x."""
     text = links_as_read(text)
     return _MDLINK.sub(r"\1", text)
-
-
-def sentences(text: str) -> list[str]:
-    """A paragraph or candidate text as its sentences (list items are one sentence each)."""
-    out = []
-    for line in re.split(r"\n+", text):
-        line = _BULLET.sub("", line).strip()
-        out += [s.strip() for s in _SENTENCE_END.split(line) if s.strip()]
-    return out
 
 
 def _without_footer(body: str) -> str:

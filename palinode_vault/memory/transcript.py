@@ -72,16 +72,18 @@ def parse_jsonl(text: str) -> list[Turn] | None:
 def parse_markdown(text: str) -> list[Turn] | None:
     """Speaker turns ("User: ...", "**Assistant:** ...", "## User"); None without any."""
     turns: list[tuple[str, list[str]]] = []
+    speakers = 0  # lines that name a speaker: one "User: ..." line is a transcript of one turn
     for line in text.splitlines():
         m = _SPEAKER.match(line.strip()) if line.strip() else None
         role = _role(m.group("name")) if m else None
         if m and role is not None and (":" in line or line.lstrip().startswith("#")):
+            speakers += 1
             turns.append((role, [m.group("rest")] if m.group("rest") else []))
         elif turns:
             turns[-1][1].append(line)
         elif line.strip():
             turns.append((USER, [line]))
-    if not any(r != USER for r, _ in turns) and len(turns) < 2:
+    if not speakers:
         return None
     return [Turn(r, "\n".join(body).strip()) for r, body in turns if "\n".join(body).strip()]
 

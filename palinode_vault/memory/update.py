@@ -24,9 +24,9 @@ from rapidfuzz import fuzz
 
 from palinode_vault.core.entities import canonical_ref, entity_refs, odd_entities_value, ref_of_path, slugify, split_ref
 from palinode_vault.core.program import ProgramSettings
-from palinode_vault.core.prose import stems
+from palinode_vault.core.prose import sentences, stems
 from palinode_vault.kinds import BY_NAME, INBOX_FOLDER, TYPE_KIND, memory_type
-from palinode_vault.memory.cues import LOST, REASON, REPLACEMENT, clause_after
+from palinode_vault.memory.cues import lost_clause, reason_clause, replaced_clause
 from palinode_vault.memory.oplog import Operation
 from palinode_vault.memory.statements import Judgement, StatementMatcher, matcher_for
 from palinode_vault.memory.workspace import (
@@ -47,7 +47,7 @@ ACTION_ITEM = "ActionItem"
 
 @dataclass
 class Item:
-    """One candidate memory after the code's checks (see extract.clean_items)."""
+    """One candidate memory after the proposer's checks (extract.verify, or mcp/ops.check_save)."""
 
     type: str
     title: str
@@ -59,6 +59,7 @@ class Item:
     due: str = ""
     replaces: str = ""
     note: str = ""  # why the code changed something (e.g. "type unclear, filed as Insight")
+    replaces_path: str = ""  # the note `replaces` names, resolved by the proposer (extraction's `replaces` choice)
 
 
 @dataclass
@@ -87,7 +88,7 @@ def novelty(candidate: str, existing: str) -> float:
 def line_novelty(candidate: str, note_body: str) -> float:
     """Novelty against the closest sentence of a note that collects many facts (a person, a
     project): its words spread over the whole note do not make a new fact old."""
-    parts = [x for x in re.split(r"\n+|(?<=[.!?])\s+", note_body) if x.strip()]
+    parts = sentences(note_body)
     return min((novelty(candidate, x) for x in parts), default=1.0)
 
 
@@ -192,9 +193,9 @@ def keep_reasons(item: Item) -> None:
     """A decision's rationale and the alternatives that lost, from the person's own words when the
     proposer left them out ("..., because the provider times out", "... instead of the web request")."""
     if not item.rationale.strip():
-        item.rationale = clause_after(item.text, REASON)
+        item.rationale = reason_clause(item.text)
     if not item.alternatives.strip():
-        item.alternatives = clause_after(item.text, LOST)
+        item.alternatives = lost_clause(item.text)
 
 
 def note_id(kind: str, path: str) -> str:
@@ -225,9 +226,16 @@ def _yaml_list(values: list[str]) -> str:
 
 
 def render_new(
-    item: Item, path: str, now: dt.datetime, vault: Vault, inbox: bool, source: str, supersedes: list[str] | None = None
+    item: Item,
+    path: str,
+    now: dt.datetime,
+    vault: Vault,
+    inbox: bool,
+    source: str,
+    supersedes: list[str] | None = None,
+    review_reason: str = "",
 ) -> str:
-    """The full text of a new memory file in its schema."""
+    """The full text of a new memory file in its schema; an inbox note says why it waits (`review_reason`)."""
     from palinode_vault.core.frontmatter import render_scalar as q
 
     type_name = item.type if item.type in TYPE_KIND else "Insight"
@@ -241,6 +249,8 @@ def render_new(
         fmv.append(("name", q(item.title)))
     if inbox:
         fmv.append(("status", "review"))
+        if review_reason:
+            fmv.append(("review_reason", q(" ".join(review_reason.split())[:300])))
     elif type_name in ("Decision",):
         fmv.append(("status", "active"))
     elif type_name == "ProjectSnapshot":
@@ -415,6 +425,14 @@ class Updater:
         kind = TYPE_KIND[item.type]
         if item.type == "Decision":
             keep_reasons(item)
+        if (
+            kind not in ("person", "project")
+            and item.replaces_path
+            and self.ws.exists(item.replaces_path)
+            and self._status(item.replaces_path) not in ("archived", "review")
+        ):
+            # the proposer chose the note it replaces among the vault's own: that note is superseded
+            return self._supersede(item, item.replaces_path, None)
         if kind not in ("person", "project") and not item.replaces:
             old = self.replaced_note(item, kind)
             if old:  # "This replaces our SMS provider decision": the note it names is the one replaced
@@ -516,7 +534,7 @@ class Updater:
         least half, and two when the name has two),
         ahead of any other, and which does not already state the item (a restatement of the
         decision that replaced it is no new replacement)."""
-        said = stems(clause_after(item.text, REPLACEMENT))
+        said = stems(replaced_clause(item.text))
         if not said:
             return None
         folder = BY_NAME[kind].folder
@@ -583,7 +601,7 @@ class Updater:
         path = self.free_path(type_name, item.title, inbox)
         self.ws.put(
             path,
-            render_new(item, path, self.now, self.vault, inbox, self.source),
+            render_new(item, path, self.now, self.vault, inbox, self.source, review_reason=self._why(why, item) if inbox else ""),
             f"{'inbox' if inbox else 'add'}: {item.title[:80]}",
         )
         if inbox:
@@ -591,6 +609,11 @@ class Updater:
                 "INBOX", item, path, f"confidence {item.confidence:.2f} below {self.s.extraction.confidence_threshold}; {why}"
             )
         return self._out("ADD", item, path, why)
+
+    @staticmethod
+    def _why(why: str, item: Item) -> str:
+        """What a review note says about why it waits: the update logic's reason and the proposer's."""
+        return f"{why}; {item.note}" if item.note else why
 
     def _waiting_in_inbox(self, item: Item) -> str | None:
         """An `inbox/` note under review that already holds the item's text: the person said it
@@ -614,7 +637,11 @@ class Updater:
         path = self.free_path(item.type if item.type in TYPE_KIND else "Insight", item.title, True)
         if item.type not in TYPE_KIND:
             item = Item("Insight", item.title, item.text, item.confidence, item.entities, note=item.note)
-        self.ws.put(path, render_new(item, path, self.now, self.vault, True, self.source), f"inbox: {item.title[:80]}")
+        self.ws.put(
+            path,
+            render_new(item, path, self.now, self.vault, True, self.source, review_reason=self._why(why, item)),
+            f"inbox: {item.title[:80]}",
+        )
         return self._out("INBOX", item, path, why)
 
     def _update_single(self, item: Item, path: str, sim: float, measured: str | None = None) -> Outcome:
