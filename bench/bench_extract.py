@@ -141,7 +141,7 @@ def run_model(
     cache: Path | None = None,
     server: str | None = None,
 ) -> dict:
-    from palinode_vault.memory.extract import extract_text, load_generator
+    from palinode_vault.memory.extraction.extract import extract_text, load_generator
     from palinode_vault.settings import Settings
     from palinode_vault.vault import Vault
 

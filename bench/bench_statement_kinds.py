@@ -21,10 +21,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from palinode_vault.memory.cues import type_by_wording
-from palinode_vault.memory.numbered import number_statements
-from palinode_vault.memory.selection import condense, memory_types, program_sections
-from palinode_vault.memory.transcript import parse_transcript
+from palinode_vault.memory.extraction.cues import type_by_wording
+from palinode_vault.memory.extraction.numbered import number_statements
+from palinode_vault.memory.extraction.selection import condense, memory_types, program_sections
+from palinode_vault.memory.extraction.transcript import parse_transcript
 from palinode_vault.models import get_generator
 from palinode_vault.program import load_program
 

@@ -49,8 +49,8 @@ from palinode_vault.kinds import (
     BY_NAME,
     TYPE_KIND,
 )
-from palinode_vault.memory.update import Item, Updater, line_novelty, novelty, similar_for
-from palinode_vault.memory.workspace import Workspace, body_of
+from palinode_vault.memory.update.logic import Item, Updater, line_novelty, novelty, similar_for
+from palinode_vault.memory.update.workspace import Workspace, body_of
 from palinode_vault.program import SHIPPED
 from palinode_vault.settings import Settings
 from palinode_vault.vault import Vault

@@ -38,10 +38,10 @@ THRESHOLDS = (0.25, 0.3, 0.35, 0.4, 0.5)
 
 
 def labelled_sentences(set_names: list[str]) -> list[dict]:
-    from palinode_vault.memory import secrets
-    from palinode_vault.memory.numbered import number_statements
-    from palinode_vault.memory.pasted import own_words
-    from palinode_vault.memory.transcript import USER, Turn, parse_transcript
+    from palinode_vault.memory.extraction import secrets
+    from palinode_vault.memory.extraction.numbered import number_statements
+    from palinode_vault.memory.extraction.pasted import own_words
+    from palinode_vault.memory.extraction.transcript import USER, Turn, parse_transcript
 
     rows = []
     for name in set_names:
@@ -59,7 +59,7 @@ def labelled_sentences(set_names: list[str]) -> list[dict]:
 
 
 def feature_matrix(rows: list[dict]) -> tuple[np.ndarray, str]:
-    from palinode_vault.memory.judge import features
+    from palinode_vault.memory.extraction.judge import features
     from palinode_vault.models.embedder import Embedder
 
     embedder = Embedder()

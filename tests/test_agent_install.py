@@ -13,7 +13,7 @@ from conftest import tree_digest
 from mcp_helpers import copy_sample
 from sidecar_helpers import cli_env, palinode_vault_cmd
 
-from palinode_vault.memory.transcript import ASSISTANT, USER, parse_transcript
+from palinode_vault.memory.extraction.transcript import ASSISTANT, USER, parse_transcript
 
 
 def run(*args, home: Path, stdin: str | None = None, timeout: float = 300) -> subprocess.CompletedProcess:

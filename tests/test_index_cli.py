@@ -135,7 +135,7 @@ def test_lint_json_has_candidates_with_the_index(vault, tmp_path):
 def test_cli_search_is_recorded_in_the_session_core_started(vault, monkeypatch):
     """CLI reads go to `.palinode/access.jsonl` for the weekly core-drift check: a search joins
     the session the CLI's `core` started, PALINODE_SESSION names one, and the query is never kept."""
-    from palinode_vault.memory import access
+    from palinode_vault.memory.weekly import access
 
     monkeypatch.delenv(access.SESSION_ENV, raising=False)
     lone = run("search", "--vault", str(vault), "why not firebase", "--json", "--limit", "3")
@@ -160,7 +160,7 @@ def test_cli_search_is_recorded_in_the_session_core_started(vault, monkeypatch):
 def test_cli_search_starts_a_new_session_when_core_is_old(vault, monkeypatch):
     import datetime as dt
 
-    from palinode_vault.memory import access
+    from palinode_vault.memory.weekly import access
 
     monkeypatch.delenv(access.SESSION_ENV, raising=False)
     long_ago = dt.datetime.now(dt.UTC) - dt.timedelta(hours=access.CLI_SESSION_HOURS + 1)

@@ -18,7 +18,7 @@ SECRET = "sk_live_51HvT8qLz9XbC2mN4pR7sV0wY"
 
 
 def frontmatter(root: Path, rel: str) -> dict:
-    from palinode_vault.memory.workspace import frontmatter_of
+    from palinode_vault.memory.update.workspace import frontmatter_of
 
     return frontmatter_of((root / rel).read_text(encoding="utf-8"))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from palinode_vault.memory.cues import type_by_wording
+from palinode_vault.memory.extraction.cues import type_by_wording
 
 TYPES = ["PersonMemory", "ProjectSnapshot", "Decision", "Insight", "ResearchRef", "ActionItem"]
 
@@ -52,7 +52,7 @@ def test_a_pronoun_or_article_is_not_a_name(text):
 
 def test_the_words_are_data_one_file_per_language(tmp_path):
     """The cue words live in cue_words/en.toml, not in code: every type PROGRAM.md knows has words there."""
-    from palinode_vault.memory.cues import CUE_DIR, load
+    from palinode_vault.memory.extraction.cues import CUE_DIR, load
 
     assert (CUE_DIR / "en.toml").is_file()
     assert {c.type for c in load().types} == {"ActionItem", "Decision", "Insight", "ProjectSnapshot", "PersonMemory"}
@@ -60,7 +60,7 @@ def test_the_words_are_data_one_file_per_language(tmp_path):
 
 
 def test_the_reason_and_the_option_that_lost_come_from_the_persons_words():
-    from palinode_vault.memory.cues import lost_clause, reason_clause, replaced_clause
+    from palinode_vault.memory.extraction.cues import lost_clause, reason_clause, replaced_clause
 
     text = "We chose Postgres because the team knows it, not MySQL."
     assert reason_clause(text) == "the team knows it"

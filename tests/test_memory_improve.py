@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from palinode_vault.core.note import parse_note
-from palinode_vault.memory import access
-from palinode_vault.memory.consolidate import consolidate
-from palinode_vault.memory.corrections import find
-from palinode_vault.memory.extract import extract_text
-from palinode_vault.memory.oplog import read_log, unfiled_statement
-from palinode_vault.memory.session import Session, end_session
-from palinode_vault.memory.transcript import Turn
+from palinode_vault.memory.extraction.extract import extract_text
+from palinode_vault.memory.extraction.session import Session, end_session
+from palinode_vault.memory.extraction.transcript import Turn
+from palinode_vault.memory.weekly import access
+from palinode_vault.memory.weekly.consolidate import consolidate
+from palinode_vault.memory.weekly.corrections import find
+from palinode_vault.memory.weekly.oplog import read_log, unfiled_statement
 from palinode_vault.models import ScriptedGenerator, register_generator
 from palinode_vault.settings import Settings
 from palinode_vault.vault import Vault
@@ -50,7 +50,7 @@ def vault(root, today):
 
 
 def decision(text, confidence=0.9, type_name="Decision"):
-    """What the person says, and the model's choice of it (memory/selection.py)."""
+    """What the person says, and the model's choice of it (memory/extraction/selection.py)."""
     choice = {"statement": 1, "type": type_name, "about": "", "replaces": "", "because": [], "rejected": []}
     return text, {**choice, "confidence": confidence}
 

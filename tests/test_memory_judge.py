@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from palinode_vault.memory.cues import type_by_wording
-from palinode_vault.memory.extract import extract_text
-from palinode_vault.memory.judge import WEIGHTS, Judge, judge_embedder, load_judge
-from palinode_vault.memory.oplog import read_log, unfiled_statement
+from palinode_vault.memory.extraction.cues import type_by_wording
+from palinode_vault.memory.extraction.extract import extract_text
+from palinode_vault.memory.extraction.judge import WEIGHTS, Judge, judge_embedder, load_judge
+from palinode_vault.memory.weekly.oplog import read_log, unfiled_statement
 from palinode_vault.models import ScriptedGenerator, register_generator
 from palinode_vault.settings import Settings
 from palinode_vault.vault import Vault

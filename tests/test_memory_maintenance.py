@@ -12,9 +12,9 @@ import pytest
 from test_memory_consolidate import root, snapshot, vault  # noqa: E402,F401
 
 from palinode_vault.core.note import parse_note
-from palinode_vault.memory.consolidate import consolidate
-from palinode_vault.memory.oplog import read_log
-from palinode_vault.memory.patterns import group
+from palinode_vault.memory.weekly.consolidate import consolidate
+from palinode_vault.memory.weekly.oplog import read_log
+from palinode_vault.memory.weekly.patterns import group
 from palinode_vault.writer import undo_last
 
 

@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 from palinode_vault.cli import main
 from palinode_vault.memory import review
-from palinode_vault.memory.extract import extract_text
-from palinode_vault.memory.oplog import read_log
+from palinode_vault.memory.extraction.extract import extract_text
+from palinode_vault.memory.weekly.oplog import read_log
 from palinode_vault.models import ScriptedGenerator, register_generator
 from palinode_vault.settings import Settings
 from palinode_vault.vault import Vault
@@ -161,7 +161,7 @@ def test_the_socket_lists_approves_and_rejects(root):
 
 
 def test_the_weekly_review_counts_a_rejection_as_a_correction_and_an_approval_not(root):
-    from palinode_vault.memory.corrections import find
+    from palinode_vault.memory.weekly.corrections import find
 
     keep = said(root, "We decided to drop the fax integration, because no clinic has sent a fax since March.")
     drop = said(root, "We decided to move standups to Tuesdays, because Mondays are full.")

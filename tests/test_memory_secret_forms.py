@@ -11,8 +11,8 @@ import string
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from palinode_vault.memory import secrets
-from palinode_vault.memory.secrets import find_secrets, redact
+from palinode_vault.memory.extraction import secrets
+from palinode_vault.memory.extraction.secrets import find_secrets, redact
 
 ALNUM = string.ascii_letters + string.digits
 UPPER_DIGITS = string.ascii_uppercase + string.digits

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from palinode_vault.memory.secrets import asks_to_remember_secret, find_secrets, redact, redact_conversation
+from palinode_vault.memory.extraction.secrets import asks_to_remember_secret, find_secrets, redact, redact_conversation
 
 
 @pytest.mark.parametrize(

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from palinode_vault.core.prose import links_as_read, sentence_spans, sentences
-from palinode_vault.memory.extract import extract_text
-from palinode_vault.memory.numbered import number_statements
-from palinode_vault.memory.pasted import own_words
-from palinode_vault.memory.selection import memory_types, selection_schema, selections, system_prompt, user_prompt
-from palinode_vault.memory.transcript import USER, Turn, parse_transcript
+from palinode_vault.memory.extraction.extract import extract_text
+from palinode_vault.memory.extraction.numbered import number_statements
+from palinode_vault.memory.extraction.pasted import own_words
+from palinode_vault.memory.extraction.selection import memory_types, selection_schema, selections, system_prompt, user_prompt
+from palinode_vault.memory.extraction.transcript import USER, Turn, parse_transcript
 from palinode_vault.program import load_program
 from palinode_vault.settings import Settings
 from palinode_vault.vault import Vault
@@ -69,7 +69,7 @@ def test_one_splitter_for_chat_and_notes():
 def test_no_other_sentence_splitter_in_memory():
     """Issue 21: sentences were split in 10 places with 4 definitions; memory/ now uses core.prose."""
     root = Path(__file__).resolve().parent.parent / "palinode_vault" / "memory"
-    copies = [p.name for p in root.glob("*.py") if "(?<=[.!?])" in p.read_text()]
+    copies = [p.name for p in root.rglob("*.py") if "(?<=[.!?])" in p.read_text()]
     assert copies == []
 
 
@@ -124,8 +124,8 @@ def test_the_schema_offers_only_choices():
 def test_the_real_model_can_only_answer_with_the_numbers_and_names_offered():
     """SmolLM2-135M on llama.cpp, decoding under the grammar the schema becomes: whatever it
     chooses is a statement number, a type, a name and a decision that were offered."""
-    from palinode_vault.memory.extract import load_generator
-    from palinode_vault.memory.selection import token_budget
+    from palinode_vault.memory.extraction.extract import load_generator
+    from palinode_vault.memory.extraction.selection import token_budget
 
     program = load_program(SAMPLE)
     statements = number_statements(own(CONVERSATION))

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from palinode_vault.memory.consolidate import consolidate
-from palinode_vault.memory.extract import extract_text
+from palinode_vault.memory.extraction.extract import extract_text
+from palinode_vault.memory.weekly.consolidate import consolidate
 from palinode_vault.settings import Settings
 from palinode_vault.vault import Vault
 
@@ -25,7 +25,7 @@ ALLOWED = {"people", "projects", "decisions", "insights", "research", "inbox", "
 
 @pytest.fixture(scope="module")
 def smollm2():
-    from palinode_vault.memory.extract import load_generator
+    from palinode_vault.memory.extraction.extract import load_generator
     from palinode_vault.models import ModelUnavailable
 
     try:

@@ -14,10 +14,10 @@ import pytest
 
 from palinode_vault.core.program import ProgramError, parse_program
 from palinode_vault.index import open_index
-from palinode_vault.memory.extract import extract_text
-from palinode_vault.memory.statements import statements
-from palinode_vault.memory.update import Item, Updater, keyword_similar, similar_for
-from palinode_vault.memory.workspace import Workspace
+from palinode_vault.memory.extraction.extract import extract_text
+from palinode_vault.memory.update.logic import Item, Updater, keyword_similar, similar_for
+from palinode_vault.memory.update.statements import statements
+from palinode_vault.memory.update.workspace import Workspace
 from palinode_vault.models import ScriptedGenerator, register_generator
 from palinode_vault.program import SHIPPED, load_program
 from palinode_vault.settings import Settings
@@ -176,7 +176,7 @@ def test_a_statement_number_out_of_range_names_the_key():
 def test_one_matcher_per_index_keeps_statement_vectors_between_passes(indexed_sample, embedder):
     """A long-lived process (the MCP server, the sidecar) runs many passes on one index: the
     statements it embedded for one save are not embedded again for the next, within a bound."""
-    from palinode_vault.memory.statements import matcher_for
+    from palinode_vault.memory.update.statements import matcher_for
 
     index = open_index(indexed_sample, embedder=embedder)
     try:

@@ -1,6 +1,6 @@
 """Exact outcomes of the extraction pass and update logic, driven by the scripted generator.
 
-The model's answer is a selection (memory/selection.py): statement numbers and choices among
+The model's answer is a selection (memory/extraction/selection.py): statement numbers and choices among
 enums. Every word a note gets is the person's."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from palinode_vault.memory.extract import extract_text
-from palinode_vault.memory.oplog import read_log, unfiled_statement
+from palinode_vault.memory.extraction.extract import extract_text
+from palinode_vault.memory.weekly.oplog import read_log, unfiled_statement
 from palinode_vault.models import ScriptedGenerator, register_generator
 from palinode_vault.settings import Settings
 from palinode_vault.vault import Vault
@@ -339,8 +339,8 @@ def test_extract_dry_run_logs_no_skip(vault):
     )
     assert [o.op for o in r.outcomes] == ["INBOX", "INBOX"] and log.read_bytes() == before  # planned, not written
     assert not (vault.root / r.outcomes[0].path).exists()
-    from palinode_vault.memory.session import Session, end_session
-    from palinode_vault.memory.transcript import Turn
+    from palinode_vault.memory.extraction.session import Session, end_session
+    from palinode_vault.memory.extraction.transcript import Turn
 
     end_session(
         vault,
@@ -509,7 +509,7 @@ def test_the_models_prompt_does_not_carry_the_codes_review_rule(vault):
     """SmolLM2 copies numbers from its instructions: with the review rule's 0.5 in the prompt it gave
     every item confidence 0.5 and filed nothing (heldout4's first run). The rule sits outside the
     sections the model reads."""
-    from palinode_vault.memory.selection import system_prompt
+    from palinode_vault.memory.extraction.selection import system_prompt
     from palinode_vault.program import load_program
 
     prompt = system_prompt(load_program(vault.root))
@@ -564,7 +564,7 @@ def test_a_statement_that_held_an_unlabelled_token_never_goes_to_review_with_it(
     ],
 )
 def test_a_title_from_the_persons_words_says_something(said, title):
-    from palinode_vault.memory.selection import title_from
+    from palinode_vault.memory.extraction.selection import title_from
 
     assert title_from(said) == title
 

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from palinode_vault.memory.extract import extract_text
-from palinode_vault.memory.pasted import PASTED, own_words
-from palinode_vault.memory.workspace import frontmatter_of
+from palinode_vault.memory.extraction.extract import extract_text
+from palinode_vault.memory.extraction.pasted import PASTED, own_words
+from palinode_vault.memory.update.workspace import frontmatter_of
 from palinode_vault.models import ScriptedGenerator, register_generator
 from palinode_vault.settings import Settings
 from palinode_vault.vault import Vault
@@ -25,7 +25,7 @@ NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
 
 
 def pick(statement=1, type="Decision", about="", replaces="", because=(), rejected=(), confidence=0.9):
-    """One choice of the model's under the selection schema (memory/selection.py)."""
+    """One choice of the model's under the selection schema (memory/extraction/selection.py)."""
     return {
         "statement": statement,
         "type": type,

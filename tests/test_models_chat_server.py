@@ -22,8 +22,8 @@ import pytest
 from click.testing import CliRunner
 
 from palinode_vault.cli import main
-from palinode_vault.memory.extract import extract_text
-from palinode_vault.memory.selection import selection_schema, selections
+from palinode_vault.memory.extraction.extract import extract_text
+from palinode_vault.memory.extraction.selection import selection_schema, selections
 from palinode_vault.models import ModelUnavailable
 from palinode_vault.models.chat_server import ChatServerGenerator, base_url
 from palinode_vault.program import load_program

@@ -190,7 +190,7 @@ def test_symlinks_in_palinode_are_not_followed(tmp_path, name):
     code = textwrap.dedent(f"""
         from pathlib import Path
         from palinode_vault.server.lock import VaultLock, holder
-        from palinode_vault.memory import access
+        from palinode_vault.memory.weekly import access
         from palinode_vault.cache import ParseCache
         root = Path({str(root)!r})
         try:

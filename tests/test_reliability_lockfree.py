@@ -184,7 +184,7 @@ def test_a_slow_model_blocks_nobody_and_an_edit_made_meanwhile_survives(sample_v
 
 
 SAID = "We decided to keep the waiting list cache in Redis."
-# the model's answer: it chooses statement 1 (memory/selection.py)
+# the model's answer: it chooses statement 1 (memory/extraction/selection.py)
 ITEM = {"statement": 1, "type": "Decision", "about": "", "replaces": "", "because": [], "rejected": [], "confidence": 0.9}
 
 

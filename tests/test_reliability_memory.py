@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-memory = pytest.importorskip("palinode_vault.memory.extract", reason="palinode_vault.memory is not importable yet")
+memory = pytest.importorskip("palinode_vault.memory.extraction.extract", reason="palinode_vault.memory is not importable yet")
 
 REPO = Path(__file__).resolve().parents[1]
 NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)

@@ -21,7 +21,7 @@ from palinode_vault.sidecar.jobs import Cancelled, Jobs
 pytestmark = pytest.mark.timeout(120)
 
 SAID = "We decided to keep the waiting list cache in Redis."
-# the model's answer: it chooses statement 1 (memory/selection.py)
+# the model's answer: it chooses statement 1 (memory/extraction/selection.py)
 ITEM = {"statement": 1, "type": "Decision", "about": "", "replaces": "", "because": [], "rejected": [], "confidence": 0.9}
 TALK = f"User: {SAID}\nAssistant: Noted."
 

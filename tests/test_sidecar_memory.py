@@ -43,7 +43,7 @@ def test_core_consolidate_and_a_session_through_the_socket(sample_vault: Path):
 
 
 def test_core_and_search_calls_are_recorded_for_the_core_drift_check(sample_vault: Path):
-    from palinode_vault.memory import access
+    from palinode_vault.memory.weekly import access
 
     async def body():
         async with running_sidecar(sample_vault, quiet=0.3, auto_fix=False):

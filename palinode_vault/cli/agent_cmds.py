@@ -158,7 +158,7 @@ def hook_session_start(vault: Path) -> None:
     """SessionStart: print the core memories, which Claude Code adds to the session's context."""
     from palinode_vault.cli.vault_cmds import open_vault
     from palinode_vault.mcp.reads import session_start
-    from palinode_vault.memory import access
+    from palinode_vault.memory.weekly import access
 
     v = open_vault(vault, quiet=True)
     result = session_start(v, access.new_session("hook"))
@@ -186,12 +186,12 @@ def hook_session_end(vault: Path) -> None:
     root = resolve_vault(vault)
     service = VaultService(root)
 
-    from palinode_vault.memory.extract import load_generator
-    from palinode_vault.memory.planned import MemoGenerator
+    from palinode_vault.memory.extraction.extract import load_generator
+    from palinode_vault.memory.update.planned import MemoGenerator
     from palinode_vault.program import load_program
 
     # One memory of the model's answers for the call, so a re-plan (a note changed while the model
-    # ran; memory/planned.py) does not ask the model again.
+    # ran; memory/update/planned.py) does not ask the model again.
     model = MemoGenerator(lambda: load_generator(None, load_program(root)))
 
     def local(v, index, write):

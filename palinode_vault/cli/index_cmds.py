@@ -159,7 +159,7 @@ def search_command(
     Never waits for a whole vault to be embedded: keywords are brought up to date, new text is
     embedded for a few seconds at most, and the answer says how much of the vault has vectors."""
     from palinode_vault.index import search
-    from palinode_vault.memory import access
+    from palinode_vault.memory.weekly import access
 
     v, index = open_vault_index(
         vault, embedding_model, update=not no_update, quiet=as_json, embed_seconds=0 if mode == "keyword" else embed_seconds
@@ -178,7 +178,7 @@ def search_command(
             include_daily=include_daily,
             include_archived=include_archived,
         )
-    # what sessions find, for the weekly core-drift check (memory/access.py)
+    # what sessions find, for the weekly core-drift check (memory/weekly/access.py)
     access.record(v.root, "search", access.cli_session(v.root), [r.get("path") for r in result["results"]])
     if as_json:
         click.echo(json.dumps(result, indent=2, ensure_ascii=False))

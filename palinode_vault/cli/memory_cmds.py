@@ -48,8 +48,8 @@ def _program_or_fail(root: Path):
 def extract(vault: Path, transcript: str, dry_run: bool, as_json: bool, model: str | None, model_server: str | None) -> None:
     """Turn a conversation into memories (markdown speaker turns, JSONL of {role, content}, Claude
     Code's transcript JSONL, or text)."""
-    from palinode_vault.memory.extract import extract_text, load_generator, server_settings
-    from palinode_vault.memory.planned import MemoGenerator, StalePlan, plan_then_write
+    from palinode_vault.memory.extraction.extract import extract_text, load_generator, server_settings
+    from palinode_vault.memory.update.planned import MemoGenerator, StalePlan, plan_then_write
     from palinode_vault.models import ModelUnavailable
 
     v = open_vault(vault, quiet=as_json)
@@ -114,9 +114,9 @@ def extract(vault: Path, transcript: str, dry_run: bool, as_json: bool, model: s
 @click.option("--no-model", is_flag=True, help="Use only the rules in code (supersession stays 'unclear').")
 def consolidate(vault: Path, dry_run: bool, now, as_json: bool, model: str | None, no_model: bool) -> None:
     """The weekly consolidation pass of PROGRAM.md (one journaled run: palinode-vault undo reverts it)."""
-    from palinode_vault.memory.consolidate import consolidate as run_consolidation
-    from palinode_vault.memory.extract import load_generator
-    from palinode_vault.memory.planned import MemoGenerator, StalePlan, plan_then_write
+    from palinode_vault.memory.extraction.extract import load_generator
+    from palinode_vault.memory.update.planned import MemoGenerator, StalePlan, plan_then_write
+    from palinode_vault.memory.weekly.consolidate import consolidate as run_consolidation
     from palinode_vault.models import ModelUnavailable
 
     v = open_vault(vault, now, quiet=as_json)
@@ -149,13 +149,13 @@ def consolidate(vault: Path, dry_run: bool, now, as_json: bool, model: str | Non
 @now_option
 def core(vault: Path, as_json: bool, now) -> None:
     """The core memory set (core: true notes) for a session start, within core.max_chars."""
-    from palinode_vault.memory import access
-    from palinode_vault.memory.core_memory import core_set
+    from palinode_vault.memory.weekly import access
+    from palinode_vault.memory.weekly.core_memory import core_set
 
     v = open_vault(vault, now, quiet=as_json)
     _program_or_fail(v.root)
     result = core_set(v)
-    # a session starts here: recorded for the weekly core-drift check (memory/access.py)
+    # a session starts here: recorded for the weekly core-drift check (memory/weekly/access.py)
     access.record(v.root, "core", access.cli_session(v.root, start=True), [f["path"] for f in result.files])
     if as_json:
         data = result.to_json()

@@ -2,9 +2,9 @@
 and the sidecar's `agent.*` socket methods (when the sidecar runs, writes go through it).
 
 An agent's typed memory goes through the same code as the extraction pass's items: PROGRAM.md's
-types, the secret rules (memory/secrets.py), the update logic (memory/update.py: NOOP, UPDATE,
+types, the secret rules (memory/extraction/secrets.py), the update logic (memory/update/logic.py: NOOP, UPDATE,
 ADD, SUPERSEDE with history, confidence below the threshold to inbox/), the wiki contract and one
-journaled run (memory/workspace.py). What differs is only what an agent can get wrong that a
+journaled run (memory/update/workspace.py). What differs is only what an agent can get wrong that a
 model's item cannot: it names paths, entities and superseded notes itself, so each is checked
 here first, and anything wrong is refused with an `AgentError` that says what to change; nothing
 is written or logged for a refused call.
@@ -21,14 +21,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from palinode_vault.core.entities import canonical_ref, ref_of_path, slugify, split_ref
 from palinode_vault.kinds import BY_NAME, MEMORY_FOLDERS, TYPE_KIND, top_folder
-from palinode_vault.memory import secrets
-from palinode_vault.memory.corrections import pass_label
-from palinode_vault.memory.extract import ExtractResult, assert_no_secrets, extract_turns, memory_types
-from palinode_vault.memory.oplog import Operation
-from palinode_vault.memory.session import Session, daily_entry
-from palinode_vault.memory.transcript import parse_transcript
-from palinode_vault.memory.update import Item, Outcome, Updater, similar_for
-from palinode_vault.memory.workspace import Workspace, frontmatter_of, now_utc, set_keys
+from palinode_vault.memory.extraction import secrets
+from palinode_vault.memory.extraction.extract import ExtractResult, assert_no_secrets, extract_turns, memory_types
+from palinode_vault.memory.extraction.session import Session, daily_entry
+from palinode_vault.memory.extraction.transcript import parse_transcript
+from palinode_vault.memory.update.logic import Item, Outcome, Updater, similar_for
+from palinode_vault.memory.update.workspace import Workspace, frontmatter_of, now_utc, set_keys
+from palinode_vault.memory.weekly.corrections import pass_label
+from palinode_vault.memory.weekly.oplog import Operation
 from palinode_vault.pathsafe import PathOutsideVault, vault_relative
 from palinode_vault.program import load_program
 from palinode_vault.vault import Vault

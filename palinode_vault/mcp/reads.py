@@ -12,8 +12,8 @@ from typing import Any
 from palinode_vault.core.entities import ref_of_path
 from palinode_vault.kinds import BY_NAME, is_memory_path, memory_type, top_folder
 from palinode_vault.mcp.ops import MAX_READ_CHARS, AgentError
-from palinode_vault.memory import access
-from palinode_vault.memory.update import keyword_similar
+from palinode_vault.memory.update.logic import keyword_similar
+from palinode_vault.memory.weekly import access
 from palinode_vault.pathsafe import PathOutsideVault, vault_relative
 from palinode_vault.program import load_program
 from palinode_vault.vault import NoteText, Vault
@@ -46,7 +46,7 @@ def note_path(vault: Vault, raw: str) -> str:
 
 
 def session_start(vault: Vault, session: str) -> dict[str, Any]:
-    from palinode_vault.memory.core_memory import core_set
+    from palinode_vault.memory.weekly.core_memory import core_set
 
     result = core_set(vault)
     access.record(vault.root, "core", session, [f["path"] for f in result.files])
@@ -200,7 +200,7 @@ def lint(vault: Vault, path: str | None = None) -> dict[str, Any]:
 
 def consolidate_dry_run(vault: Vault) -> dict[str, Any]:
     """The weekly consolidation as a dry run: planned operations and diffs, nothing written."""
-    from palinode_vault.memory.consolidate import consolidate
+    from palinode_vault.memory.weekly.consolidate import consolidate
 
     result = consolidate(vault, dry_run=True, generator=False, embedder=False)
     return {

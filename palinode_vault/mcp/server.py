@@ -195,7 +195,7 @@ class VaultService:
 
         # The worker thread is this server's vault lock: it refreshes and snapshots the vault and
         # writes; the pass itself (the model, embeddings) runs beside it, so reads keep answering
-        # while a transcript is extracted (memory/planned.py).
+        # while a transcript is extracted (memory/update/planned.py).
         def locked(fn: Callable[[], Any]) -> Any:
             return self._worker.submit(fn).result()
 
@@ -208,7 +208,7 @@ class VaultService:
             return vault, index
 
         def whole():
-            from palinode_vault.memory.planned import StalePlan, plan_then_write
+            from palinode_vault.memory.update.planned import StalePlan, plan_then_write
 
             with self._pass_lock:
                 vault, index = locked(prepare)
@@ -277,7 +277,7 @@ def build_server(root: Path, embedding_model: str | None = None, generator: Any 
 
     from palinode_vault import __version__
     from palinode_vault.mcp import ops, reads
-    from palinode_vault.memory import access
+    from palinode_vault.memory.weekly import access
     from palinode_vault.program import program_path
 
     ReadOnly = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -287,10 +287,10 @@ def build_server(root: Path, embedding_model: str | None = None, generator: Any 
     server.palinode_service = service  # type: ignore[attr-defined]  # tests and the CLI close it
 
     def memo():
-        """The extraction model behind a memory of its answers (memory/planned.py), loaded at the
+        """The extraction model behind a memory of its answers (memory/update/planned.py), loaded at the
         first prompt: `generator`, else PROGRAM.md's model server or the default model."""
-        from palinode_vault.memory.extract import load_generator
-        from palinode_vault.memory.planned import MemoGenerator
+        from palinode_vault.memory.extraction.extract import load_generator
+        from palinode_vault.memory.update.planned import MemoGenerator
         from palinode_vault.program import load_program
 
         return MemoGenerator(generator if generator is not None else (lambda: load_generator(None, load_program(root))))

@@ -19,11 +19,11 @@ from typing import Any
 from palinode_vault.core.entities import entity_refs
 from palinode_vault.core.frontmatter import find_block, key_spans
 from palinode_vault.kinds import INBOX_FOLDER, TYPE_KIND, memory_type
-from palinode_vault.memory.corrections import review_label
-from palinode_vault.memory.oplog import Operation
-from palinode_vault.memory.statements import plain
-from palinode_vault.memory.update import Item, Updater, memory_path, similar_for
-from palinode_vault.memory.workspace import Workspace, body_of, frontmatter_of, now_utc, section_bounds, set_keys
+from palinode_vault.memory.update.logic import Item, Updater, memory_path, similar_for
+from palinode_vault.memory.update.statements import plain
+from palinode_vault.memory.update.workspace import Workspace, body_of, frontmatter_of, now_utc, section_bounds, set_keys
+from palinode_vault.memory.weekly.corrections import review_label
+from palinode_vault.memory.weekly.oplog import Operation
 from palinode_vault.pathsafe import PathOutsideVault, vault_relative
 from palinode_vault.program import load_program
 from palinode_vault.vault import Vault

@@ -23,7 +23,7 @@ BUSY = -32014
 def register_agent(dispatcher: Dispatcher, sidecar: Any) -> None:
     from palinode_vault.mcp import ops
     from palinode_vault.mcp.ops import AgentError, SaveRequest, SessionEndRequest, client_source
-    from palinode_vault.memory.planned import MemoGenerator, StalePlan
+    from palinode_vault.memory.update.planned import MemoGenerator, StalePlan
     from palinode_vault.sidecar.memory_methods import planned_pass
 
     class SaveParams(SaveRequest):
@@ -37,7 +37,7 @@ def register_agent(dispatcher: Dispatcher, sidecar: Any) -> None:
         return getattr(worker, "reader", None) if worker is not None else None
 
     async def agent_write(label: str, client: str, run_pass) -> dict:
-        """Plan the pass with no lock held, write under it (memory/planned.py), announce the writes."""
+        """Plan the pass with no lock held, write under it (memory/update/planned.py), announce the writes."""
         await sidecar.ready.wait()
         try:
             result = await planned_pass(sidecar, run_pass)

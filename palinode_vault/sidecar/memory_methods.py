@@ -3,7 +3,7 @@ the review of inbox/ (inbox.list, inbox.approve, inbox.reject).
 
 Registered by `methods.register` through `register_memory(dispatcher, sidecar)`. A pass that
 calls a model is planned on a snapshot with no vault lock held and written under the lock
-(`planned_pass`, memory/planned.py); other vault work runs under the lock in a worker thread.
+(`planned_pass`, memory/update/planned.py); other vault work runs under the lock in a worker thread.
 Every file written is remembered as the sidecar's own write and announced with `wrote`.
 """
 
@@ -66,10 +66,10 @@ class JobParams(_Params):
 
 
 def planned_pass(sidecar: Any, run_pass: Callable, check: Callable[[], None] | None = None):
-    """Run a memory pass with no vault lock held while models work (memory/planned.py): the
+    """Run a memory pass with no vault lock held while models work (memory/update/planned.py): the
     snapshot and the writes take the sidecar's lock, briefly. One pass at a time (one model in
     memory; two passes would make each other's plans stale). Awaitable; raises StalePlan."""
-    from palinode_vault.memory.planned import plan_then_write
+    from palinode_vault.memory.update.planned import plan_then_write
 
     loop = asyncio.get_running_loop()
     if getattr(sidecar, "pass_lock", None) is None:  # agent methods may be registered alone
@@ -94,14 +94,14 @@ def planned_pass(sidecar: Any, run_pass: Callable, check: Callable[[], None] | N
 
 def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
     """Add the memory methods to `dispatcher`, bound to `sidecar`."""
-    from palinode_vault.memory.session import Sessions, end_session
+    from palinode_vault.memory.extraction.session import Sessions, end_session
 
     sessions = Sessions()
     state: dict[str, Any] = {"generator": None}
 
     def generator():
         if state["generator"] is None:
-            from palinode_vault.memory.extract import load_generator
+            from palinode_vault.memory.extraction.extract import load_generator
 
             state["generator"] = load_generator(sidecar.settings.generation_model)
         return state["generator"]
@@ -110,7 +110,7 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
         return PalinodeError(NOT_AVAILABLE, f"no generation model: {exc}")
 
     # ---- jobs: long work answers at once; progress and the end are pushed (sidecar/jobs.py) ----
-    from palinode_vault.memory.planned import MemoGenerator, StalePlan
+    from palinode_vault.memory.update.planned import MemoGenerator, StalePlan
     from palinode_vault.sidecar.jobs import Jobs
 
     jobs: Jobs = getattr(sidecar, "jobs", None) or Jobs(sidecar.notify)
@@ -156,8 +156,8 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
         return {"operations": result.operations, "written": result.written}
 
     async def core(params: NoParams, conn: Connection) -> dict:
-        from palinode_vault.memory import access
-        from palinode_vault.memory.core_memory import core_set
+        from palinode_vault.memory.weekly import access
+        from palinode_vault.memory.weekly.core_memory import core_set
 
         result = await sidecar.run(core_set, sidecar.vault)
         # a core call starts a session: the weekly core-drift check counts sessions by it
@@ -191,9 +191,9 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
         return wrapped
 
     async def extract_work(params: ExtractParams, ctx) -> dict:
-        """Extraction planned on a snapshot with no lock while the model reads (memory/planned.py),
+        """Extraction planned on a snapshot with no lock while the model reads (memory/update/planned.py),
         then written under the vault lock; a job cancelled before the write writes nothing."""
-        from palinode_vault.memory.extract import extract_text
+        from palinode_vault.memory.extraction.extract import extract_text
         from palinode_vault.models import ModelUnavailable
 
         report = ctx.progress if ctx is not None else (lambda done, total, message="": None)
@@ -300,8 +300,8 @@ async def run_consolidation(
 ):
     """A consolidation planned with no lock held, written under the sidecar's lock (the socket
     method, its job and the weekly schedule). Raises StalePlan."""
-    from palinode_vault.memory.consolidate import consolidate as consolidate_vault
-    from palinode_vault.memory.planned import MemoGenerator
+    from palinode_vault.memory.update.planned import MemoGenerator
+    from palinode_vault.memory.weekly.consolidate import consolidate as consolidate_vault
 
     gen = MemoGenerator(generator) if generator not in (None, False) else generator
     worker = getattr(sidecar, "index_worker", None)
@@ -322,7 +322,7 @@ async def run_consolidation(
 
 async def weekly_consolidation(sidecar: Any, check_every: float = 3600.0) -> None:
     """Run the consolidation on PROGRAM.md's weekday (Sunday by default), once that day."""
-    from palinode_vault.memory.consolidate import is_due
+    from palinode_vault.memory.weekly.consolidate import is_due
 
     await sidecar.ready.wait()
     while True:

@@ -335,7 +335,7 @@ def _register_index_methods(dispatcher: Dispatcher, sidecar: Sidecar, note_path,
             raise PalinodeError(NOT_AVAILABLE, f"needs an embedding model: {exc}") from exc
 
     async def search_method(params: SearchParams, conn: Connection) -> dict:
-        from palinode_vault.memory import access
+        from palinode_vault.memory.weekly import access
 
         idx = index()
         args = params.model_dump()
@@ -344,7 +344,7 @@ def _register_index_methods(dispatcher: Dispatcher, sidecar: Sidecar, note_path,
 
         def work() -> dict:
             found = search(idx, query, **args)
-            # what sessions find, for the weekly core-drift check (memory/access.py)
+            # what sessions find, for the weekly core-drift check (memory/weekly/access.py)
             access.record(sidecar.root, "search", session, [r.get("path") for r in found.get("results", [])])
             return found
 

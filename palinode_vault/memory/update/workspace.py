@@ -23,7 +23,7 @@ from palinode_vault.core.note import parse_note
 from palinode_vault.core.text import Span, apply_spans, normalise, sha256_text
 from palinode_vault.kinds import MEMORY_FOLDERS, is_memory_path, top_folder
 from palinode_vault.maintenance import note_diff
-from palinode_vault.memory.oplog import LOG_PATH, Operation, append_edit
+from palinode_vault.memory.weekly.oplog import LOG_PATH, Operation, append_edit
 from palinode_vault.vault import NoteText, Vault
 from palinode_vault.writer import Edit, Run, sha256_bytes
 

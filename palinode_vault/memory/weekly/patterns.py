@@ -32,12 +32,12 @@ from palinode_vault.core.entities import entity_refs, ref_of_path, slugify
 from palinode_vault.core.prose import STOP, links_as_read, list_item, wikilinks
 from palinode_vault.core.prose import sentences as split_sentences
 from palinode_vault.kinds import INBOX_FOLDER, memory_type
-from palinode_vault.memory.core_memory import date_of
-from palinode_vault.memory.update import Item, render_new
-from palinode_vault.memory.workspace import body_of, now_utc, set_keys
+from palinode_vault.memory.update.logic import Item, render_new
+from palinode_vault.memory.update.workspace import body_of, now_utc, set_keys
+from palinode_vault.memory.weekly.core_memory import date_of
 
 if TYPE_CHECKING:  # the pass that runs these steps (consolidate.py imports this module)
-    from palinode_vault.memory.weekly_pass import WeeklyPass
+    from palinode_vault.memory.weekly.weekly_pass import WeeklyPass
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*$")
 _FOOTER = re.compile(r"<!-- palinode:see-also -->.*?<!-- /palinode:see-also -->", re.S)

@@ -26,12 +26,9 @@ from palinode_vault.core.entities import entity_refs, ref_of_path, slugify, spli
 from palinode_vault.core.note import Note
 from palinode_vault.core.prose import sentences, wikilinks
 from palinode_vault.kinds import INBOX_FOLDER, memory_type
-from palinode_vault.memory.core_memory import date_of, doubtful
-from palinode_vault.memory.corrections import pass_label
-from palinode_vault.memory.mentions import link_mentions
-from palinode_vault.memory.oplog import Operation, read_log
-from palinode_vault.memory.update import Item, Updater, keyword_similar, render_new
-from palinode_vault.memory.workspace import (
+from palinode_vault.memory.extraction.mentions import link_mentions
+from palinode_vault.memory.update.logic import Item, Updater, keyword_similar, render_new
+from palinode_vault.memory.update.workspace import (
     Workspace,
     append_to_section,
     body_of,
@@ -41,6 +38,9 @@ from palinode_vault.memory.workspace import (
     section_bounds,
     set_keys,
 )
+from palinode_vault.memory.weekly.core_memory import date_of, doubtful
+from palinode_vault.memory.weekly.corrections import pass_label
+from palinode_vault.memory.weekly.oplog import Operation, read_log
 from palinode_vault.program import load_program
 from palinode_vault.vault import Vault
 
@@ -140,7 +140,7 @@ class Consolidation:
         if self.generator is False:
             return None
         if self._gen is None:
-            from palinode_vault.memory.extract import load_generator
+            from palinode_vault.memory.extraction.extract import load_generator
 
             self._gen = load_generator(self.generator)
         return self._gen
@@ -198,7 +198,7 @@ class Consolidation:
         self.patterns(dailies)
         self.pruning()
         self.core_review()
-        from palinode_vault.memory.improve import weekly_review
+        from palinode_vault.memory.weekly.improve import weekly_review
 
         weekly_review(self)
         result = ConsolidationResult(self.ops)
@@ -468,7 +468,7 @@ class Consolidation:
         self.op("ADD", path, f"unclear whether {a} replaces {b}; both stay active", "Insight")
 
     def patterns(self, dailies) -> None:
-        from palinode_vault.memory.patterns import find_patterns
+        from palinode_vault.memory.weekly.patterns import find_patterns
 
         find_patterns(self, dailies)
 
@@ -553,7 +553,7 @@ def consolidate(
     `generator`: the model for judgement calls (None: the default; False: rules in code only).
     `embedder`: the embedding model for the pattern pass, an Embedder or the index's ModelSlot
     (None: the default MiniLM, loaded when needed; False: no pattern pass, logged as SKIP).
-    `write(ws, label)` writes the run (default `ws.commit`; see memory/planned.py).
+    `write(ws, label)` writes the run (default `ws.commit`; see memory/update/planned.py).
     """
     if not vault.loaded:
         vault.load()

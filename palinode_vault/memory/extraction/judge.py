@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from palinode_vault.memory.cues import type_by_wording
+from palinode_vault.memory.extraction.cues import type_by_wording
 
 WEIGHTS = Path(__file__).with_name("judge.json")
 NONE = "none"  # the class of sentences that are no memory

@@ -22,7 +22,7 @@ from typing import Any
 
 from palinode_vault.core.markers import FOOTER_END, FOOTER_HEADING, FOOTER_START, LEGACY_FOOTER_MARKER
 from palinode_vault.core.prose import links_as_read, sentences, stems
-from palinode_vault.memory.workspace import body_of
+from palinode_vault.memory.update.workspace import body_of
 
 _FENCE = re.compile(r"^(```|~~~)")
 _MDLINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")

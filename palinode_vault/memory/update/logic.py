@@ -26,10 +26,9 @@ from palinode_vault.core.entities import canonical_ref, entity_refs, odd_entitie
 from palinode_vault.core.program import ProgramSettings
 from palinode_vault.core.prose import sentences, stems
 from palinode_vault.kinds import BY_NAME, INBOX_FOLDER, TYPE_KIND, memory_type
-from palinode_vault.memory.cues import lost_clause, reason_clause, replaced_clause
-from palinode_vault.memory.oplog import Operation
-from palinode_vault.memory.statements import Judgement, StatementMatcher, matcher_for
-from palinode_vault.memory.workspace import (
+from palinode_vault.memory.extraction.cues import lost_clause, reason_clause, replaced_clause
+from palinode_vault.memory.update.statements import Judgement, StatementMatcher, matcher_for
+from palinode_vault.memory.update.workspace import (
     Workspace,
     append_to_section,
     body_of,
@@ -38,6 +37,7 @@ from palinode_vault.memory.workspace import (
     section_bounds,
     set_keys,
 )
+from palinode_vault.memory.weekly.oplog import Operation
 from palinode_vault.vault import Vault
 
 Similar = Callable[[str, "str | None"], "list[tuple[str, float]]"]

@@ -42,14 +42,15 @@ from palinode_vault.core.entities import ref_of_path
 from palinode_vault.core.prose import sentences, stems
 from palinode_vault.kinds import INBOX_FOLDER, is_memory_path
 from palinode_vault.maintenance import note_diff
-from palinode_vault.memory import access, corrections, secrets
-from palinode_vault.memory.core_memory import date_of
-from palinode_vault.memory.oplog import read_log, unfiled_statement
-from palinode_vault.memory.patterns import group, plain
-from palinode_vault.memory.workspace import body_of, set_keys
+from palinode_vault.memory.extraction import secrets
+from palinode_vault.memory.update.workspace import body_of, set_keys
+from palinode_vault.memory.weekly import access, corrections
+from palinode_vault.memory.weekly.core_memory import date_of
+from palinode_vault.memory.weekly.oplog import read_log, unfiled_statement
+from palinode_vault.memory.weekly.patterns import group, plain
 
 if TYPE_CHECKING:  # the pass that runs these steps (consolidate.py imports this module)
-    from palinode_vault.memory.weekly_pass import WeeklyPass
+    from palinode_vault.memory.weekly.weekly_pass import WeeklyPass
 
 _GAP = re.compile(r"type unclear \('([^']+)'\)")
 
@@ -365,7 +366,7 @@ def core_changes(cons: WeeklyPass, week_ops: list[dict[str, Any]], least: int, s
 
 
 def _proposal_item(cons: WeeklyPass, path: str, ident: str, title: str, body: str, evidence: list[str]) -> None:
-    from palinode_vault.memory.update import Item, render_new
+    from palinode_vault.memory.update.logic import Item, render_new
 
     item = Item("Insight", title, body, 0.5)
     text = render_new(item, path, cons.now, cons.vault, True, cons.source)

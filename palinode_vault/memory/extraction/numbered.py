@@ -22,10 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from palinode_vault.core.prose import sentence_spans, words
-from palinode_vault.memory import secrets
-from palinode_vault.memory.cues import load, starts_with, tokens
-from palinode_vault.memory.pasted import PASTED
-from palinode_vault.memory.transcript import USER, Turn
+from palinode_vault.memory.extraction import secrets
+from palinode_vault.memory.extraction.cues import load, starts_with, tokens
+from palinode_vault.memory.extraction.pasted import PASTED
+from palinode_vault.memory.extraction.transcript import USER, Turn
 
 MAX_STATEMENTS = 40  # the newest ones, when a conversation says more (a small model reads ~100 tokens a second)
 MIN_CONTENT_WORDS = 3

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from palinode_vault.memory.oplog import json_lines
+from palinode_vault.memory.weekly.oplog import json_lines
 from palinode_vault.pathsafe import open_private, private_dir, read_private
 
 ACCESS_PATH = ".palinode/access.jsonl"

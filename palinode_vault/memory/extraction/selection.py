@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from palinode_vault.kinds import TYPE_KIND
-from palinode_vault.memory.cues import load, lost_clause, reason_clause, starts_with, tokens
-from palinode_vault.memory.numbered import Statement
-from palinode_vault.memory.update import ACTION_ITEM
+from palinode_vault.memory.extraction.cues import load, lost_clause, reason_clause, starts_with, tokens
+from palinode_vault.memory.extraction.numbered import Statement
+from palinode_vault.memory.update.logic import ACTION_ITEM
 from palinode_vault.program import Program
 
 MAX_POINTERS = 2  # statements in `because` and in `rejected`

@@ -43,15 +43,13 @@ from typing import Any
 from palinode_vault.core.entities import slugify
 from palinode_vault.core.prose import stems, words
 from palinode_vault.kinds import BY_NAME, TYPE_KIND
-from palinode_vault.memory import secrets
-from palinode_vault.memory.corrections import pass_label
-from palinode_vault.memory.cues import named_subject, replaced_clause, type_by_wording
-from palinode_vault.memory.judge import Rating, judge_embedder, load_judge
-from palinode_vault.memory.mentions import known_entities, mentioned
-from palinode_vault.memory.numbered import Statement, number_statements
-from palinode_vault.memory.oplog import Operation, unfiled_reason
-from palinode_vault.memory.pasted import own_words
-from palinode_vault.memory.selection import (
+from palinode_vault.memory.extraction import secrets
+from palinode_vault.memory.extraction.cues import named_subject, replaced_clause, type_by_wording
+from palinode_vault.memory.extraction.judge import Rating, judge_embedder, load_judge
+from palinode_vault.memory.extraction.mentions import known_entities, mentioned
+from palinode_vault.memory.extraction.numbered import Statement, number_statements
+from palinode_vault.memory.extraction.pasted import own_words
+from palinode_vault.memory.extraction.selection import (
     MAX_DECISIONS,
     MAX_NAMES,
     Selection,
@@ -63,9 +61,11 @@ from palinode_vault.memory.selection import (
     token_budget,
     user_prompt,
 )
-from palinode_vault.memory.transcript import USER, Turn, parse_transcript
-from palinode_vault.memory.update import Item, Outcome, Similar, Updater, similar_for
-from palinode_vault.memory.workspace import Workspace
+from palinode_vault.memory.extraction.transcript import USER, Turn, parse_transcript
+from palinode_vault.memory.update.logic import Item, Outcome, Similar, Updater, similar_for
+from palinode_vault.memory.update.workspace import Workspace
+from palinode_vault.memory.weekly.corrections import pass_label
+from palinode_vault.memory.weekly.oplog import Operation, unfiled_reason
 from palinode_vault.program import Program, load_program
 from palinode_vault.vault import Vault
 
@@ -487,7 +487,7 @@ def run_model(
 def self_profile(vault: Vault) -> tuple[str, str] | None:
     """(ref, name) of the person's own profile: the people/ note with `role: self`."""
     from palinode_vault.core.entities import ref_of_path
-    from palinode_vault.memory.core_memory import core_group
+    from palinode_vault.memory.weekly.core_memory import core_group
 
     for path, note in sorted(vault.state.notes.items()):
         data = note.frontmatter or {}
@@ -517,7 +517,7 @@ def extract_turns(
 ) -> ExtractResult:
     """One extraction pass over `turns`; writes (unless dry_run) as one journaled run.
 
-    `write(ws, label)` writes the workspace (default `ws.commit`; memory/planned.py passes one
+    `write(ws, label)` writes the workspace (default `ws.commit`; memory/update/planned.py passes one
     that checks, under the lock, that nothing read has changed)."""
     started = time.monotonic()
     program = load_program(vault.root)  # afresh: edits to PROGRAM.md apply to this pass

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 from palinode_vault.core.entities import entity_refs, odd_entities_value, slugify
 from palinode_vault.core.note import parse_note
 from palinode_vault.kinds import is_memory_path, memory_type
-from palinode_vault.memory.workspace import frontmatter_of, set_keys
+from palinode_vault.memory.update.workspace import frontmatter_of, set_keys
 
 if TYPE_CHECKING:  # the pass that runs these steps (consolidate.py imports this module)
-    from palinode_vault.memory.weekly_pass import WeeklyPass
+    from palinode_vault.memory.weekly.weekly_pass import WeeklyPass
 
 _COMMENT = re.compile(r"<!--.*?-->|%%.*?%%", re.S)
 _HEADING_LINE = re.compile(r"^#{1,6}[ \t].*$", re.M)

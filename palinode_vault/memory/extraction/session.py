@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from palinode_vault.core.entities import slugify
-from palinode_vault.memory import secrets
-from palinode_vault.memory.corrections import pass_label
-from palinode_vault.memory.extract import ExtractResult, extract_turns
-from palinode_vault.memory.oplog import Operation
-from palinode_vault.memory.transcript import Turn
-from palinode_vault.memory.update import Item, Updater, keyword_similar
-from palinode_vault.memory.workspace import Workspace
+from palinode_vault.memory.extraction import secrets
+from palinode_vault.memory.extraction.extract import ExtractResult, extract_turns
+from palinode_vault.memory.extraction.transcript import Turn
+from palinode_vault.memory.update.logic import Item, Updater, keyword_similar
+from palinode_vault.memory.update.workspace import Workspace
+from palinode_vault.memory.weekly.corrections import pass_label
+from palinode_vault.memory.weekly.oplog import Operation
 from palinode_vault.program import load_program
 from palinode_vault.vault import Vault
 

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from palinode_vault.core.note import Note
 from palinode_vault.core.program import ProgramSettings
-from palinode_vault.memory.workspace import Workspace
+from palinode_vault.memory.update.workspace import Workspace
 from palinode_vault.program import Program
 from palinode_vault.vault import Vault
 

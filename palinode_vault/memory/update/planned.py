@@ -32,7 +32,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from palinode_vault.memory.workspace import Workspace
+from palinode_vault.memory.update.workspace import Workspace
 from palinode_vault.vault import Vault
 
 log = logging.getLogger(__name__)
@@ -71,7 +71,7 @@ class MemoGenerator:
 
     def _model(self) -> Any:
         if not hasattr(self._inner, "generate_json"):
-            from palinode_vault.memory.extract import load_generator
+            from palinode_vault.memory.extraction.extract import load_generator
 
             self._inner = load_generator(self._inner() if callable(self._inner) else self._inner)
         return self._inner

@@ -1,0 +1,1 @@
+"""Extraction: a conversation in, verified items out (pipeline, secrets, the statement judge, transcripts)."""

@@ -1,0 +1,1 @@
+"""The update logic: NOOP/UPDATE/ADD/SUPERSEDE/ARCHIVE against the vault, statements, the workspace every write goes through."""

@@ -1,0 +1,1 @@
+"""The weekly pass: consolidation, patterns, self-review, corrections, access log, operation log, core set."""
