@@ -14,7 +14,7 @@ computed:
 - `chunk`: the index's dedup (cosine of the candidate against the note's best chunk), which the
   flow used alone before, against PROGRAM.md's 0.95 / 0.90 / 0.75;
 - `closest`: cosine of the whole candidate against the note's closest statement (sentence or
-  list item, embedded on the fly, palinode_vault/memory/statements.py);
+  list item, embedded on the fly, palinode_vault/memory/update/statements.py);
 - `coverage`: per sentence of the candidate text the closest statement, the least of those
   (what the update flow now uses for NOOP);
 - `novelty`: share of the candidate's content words the note lacks (lexical, no model).

@@ -1,4 +1,4 @@
-"""Train the statement judge (palinode_vault/memory/judge.py) on labelled conversations.
+"""Train the statement judge (palinode_vault/memory/extraction/judge.py) on labelled conversations.
 
 Each conversation of the given sets is cut into the person's sentences the way the extraction pass
 cuts it (secrets redacted, questions and passing context left out); a sentence holding one of an
@@ -10,7 +10,7 @@ and before that each set is held out in turn and judged by weights trained on th
 
     python bench/train_judge.py [--sets cases,heldout,...] [--out FILE] [--cv-only] [--json]
 
-The weights go to palinode_vault/memory/judge.json with the sets (and their sha256) they came
+The weights go to palinode_vault/memory/extraction/judge.json with the sets (and their sha256) they came
 from, the numbers below, and the cross-validation, so any evaluation can tell which conversations
 the judge has seen. Only a set it has not seen measures it.
 """
@@ -112,7 +112,7 @@ def scores(p: np.ndarray, y: np.ndarray) -> dict[str, dict]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", default=DEFAULT_SETS, help="comma-separated set names in bench/extraction-eval/")
-    ap.add_argument("--out", type=Path, default=ROOT / "palinode_vault" / "memory" / "judge.json")
+    ap.add_argument("--out", type=Path, default=ROOT / "palinode_vault" / "memory" / "extraction" / "judge.json")
     ap.add_argument("--cv-only", action="store_true", help="report the cross-validation, write nothing")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.cv_only:
         w = fit(x, y)
         data = {
-            "about": "statement judge weights; written by bench/train_judge.py, read by palinode_vault/memory/judge.py",
+            "about": "statement judge weights; written by bench/train_judge.py, read by palinode_vault/memory/extraction/judge.py",
             "embedding_model": model_id,
             "classes": CLASSES,
             "cue_types": CLASSES[1:],
