@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from palinode_vault.core.entities import slugify
@@ -139,6 +139,22 @@ def judge_statements(statements: list[Statement], program: Program, index: Any =
 # --- verification: what is filed, what waits for review, what is dropped ---------------------------
 
 
+@dataclass(frozen=True)
+class PassContext:
+    """What every choice of a pass is verified against: the person's numbered statements,
+    PROGRAM.md, the judge's ratings (None: the judge is off), the names and decisions the model
+    was offered (by what it saw: ref or path), the vault's known people and projects, and the
+    person's own profile (`role: self`)."""
+
+    statements: list[Statement]
+    program: Program
+    ratings: dict[int, Rating] | None
+    names: dict[str, str]
+    decisions: dict[str, str]
+    known: list[tuple[str, str, list[str]]]
+    self_person: tuple[str, str] | None
+
+
 @dataclass
 class Verified:
     items: list[Item]
@@ -216,20 +232,11 @@ def checked_pointers(
     return Selection(choice.statement, choice.type, about, replaces, because, rejected, choice.confidence), ignored
 
 
-def _item(
-    choice: Selection,
-    statements: list[Statement],
-    chosen: set[int],
-    program: Program,
-    ratings: dict[int, Rating] | None,
-    names: dict[str, str],
-    decisions: dict[str, str],
-    known: list[tuple[str, str, list[str]]],
-    self_person: tuple[str, str] | None,
-    offered: bool,
-) -> tuple[Item | None, str, list[int]]:
+def _item(choice: Selection, ctx: PassContext, chosen: set[int], offered: bool) -> tuple[Item | None, str, list[int]]:
     """The item for one choice (the model's, or the code's for an unoffered statement), or None
     and why it is dropped; and the statement numbers it is made of."""
+    statements, program, ratings = ctx.statements, ctx.program, ctx.ratings
+    names, decisions, known, self_person = ctx.names, ctx.decisions, ctx.known, ctx.self_person
     ex = program.settings.extraction
     types = memory_types(program)
     statement = next(s for s in statements if s.number == choice.statement)
@@ -313,17 +320,9 @@ def _item(
     return item, "", composed.statements
 
 
-def verify(
-    choices: list[Selection],
-    statements: list[Statement],
-    program: Program,
-    ratings: dict[int, Rating] | None,
-    names: dict[str, str],
-    decisions: dict[str, str],
-    known: list[tuple[str, str, list[str]]],
-    self_person: tuple[str, str] | None,
-) -> Verified:
+def verify(choices: list[Selection], ctx: PassContext) -> Verified:
     """The items to hand to the update logic (see the module docstring, stage 5)."""
+    statements, program, ratings = ctx.statements, ctx.program, ctx.ratings
     ex = program.settings.extraction
     out = Verified([], chosen={c.statement for c in choices})
     mine: list[tuple[Item, list[int]]] = []
@@ -332,7 +331,7 @@ def verify(
         if choice.statement in taken:
             out.dropped.append(f"statement {choice.statement}: chosen again or part of another item")
             continue
-        item, why, used = _item(choice, statements, out.chosen, program, ratings, names, decisions, known, self_person, True)
+        item, why, used = _item(choice, ctx, out.chosen, True)
         if item is None:
             out.dropped.append(why)
             continue
@@ -350,7 +349,8 @@ def verify(
             if not stated:
                 continue
             choice = Selection(s.number, stated, "", "", (), (), 0.0)
-            item, _, used = _item(choice, statements, out.chosen, program, ratings, {}, {}, known, self_person, False)
+            # an unoffered statement is about no name and replaces no decision of the model's
+            item, _, used = _item(choice, replace(ctx, names={}, decisions={}), out.chosen, False)
             if item is not None and not set(used) & taken:
                 unoffered.append((rating.memory if rating else 0.0, item, used))
                 taken.update(used)
@@ -554,7 +554,7 @@ def extract_turns(
     schema_valid = finish == "stop" and raw is not None and not invalid
     # Stages 4 and 5: the judge's ratings, and what is filed, reviewed or dropped.
     ratings, judge_how = judge_statements(statements, program, getattr(similar, "index", None)) if statements else (None, "")
-    verified = verify(choices, statements, program, ratings, names, decisions, known, self_profile(vault))
+    verified = verify(choices, PassContext(statements, program, ratings, names, decisions, known, self_profile(vault)))
     verified.dropped[:0] = invalid
     model_said = (
         "the model did not choose it" if finish == "stop" and raw is not None else f"the model's answer was unusable: {finish}"
