@@ -24,10 +24,13 @@ def test_writes_go_through_the_running_sidecar(tmp_path: Path) -> None:
                     agent,
                     "palinode_save",
                     {
+                        # a fact no note is close to (by keywords or meaning), so it is an ADD whether or
+                        # not the sidecar's index has its vectors yet (a fact about clinics answering
+                        # reminders was an UPDATE of the SMS insight once the vectors were in)
                         "type": "Insight",
-                        "title": "Clinics answer reminders within an hour",
-                        "text": "Most clinics that reply to a reminder text do so within an hour of it arriving.",
-                        "entities": ["project/reminder-sms"],
+                        "title": "Waiting-room tablets need drop-rated cases",
+                        "text": "The waiting-room tablets at the pilot clinics need cases rated for two-metre drops.",
+                        "entities": ["project/pilot-launch"],
                         "confidence": 0.8,
                     },
                 )
