@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from memory_helpers import pick
 
 from palinode_vault.memory.extraction.extract import extract_text
 from palinode_vault.memory.weekly.oplog import read_log, unfiled_statement
@@ -26,19 +27,6 @@ TALK = (
     "the SMS provider times out under load. Mira agreed. Tariq prefers written specs.\nAssistant: Noted."
 )
 QUEUE = "decisions/send-reminder-sms-from-a-queue-worker-instead.md"
-
-
-def pick(statement=1, type="Decision", about="", replaces="", because=(), rejected=(), confidence=0.9):
-    """One choice of the model's, as it answers under the selection schema."""
-    return {
-        "statement": statement,
-        "type": type,
-        "about": about,
-        "replaces": replaces,
-        "because": list(because),
-        "rejected": list(rejected),
-        "confidence": confidence,
-    }
 
 
 @pytest.fixture

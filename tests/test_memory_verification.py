@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from memory_helpers import pick
 
 from palinode_vault.memory.extraction.extract import extract_text
 from palinode_vault.memory.extraction.pasted import PASTED, own_words
@@ -22,19 +23,6 @@ from palinode_vault.vault import Vault
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample-vault"
 NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
-
-
-def pick(statement=1, type="Decision", about="", replaces="", because=(), rejected=(), confidence=0.9):
-    """One choice of the model's under the selection schema (memory/extraction/selection.py)."""
-    return {
-        "statement": statement,
-        "type": type,
-        "about": about,
-        "replaces": replaces,
-        "because": list(because),
-        "rejected": list(rejected),
-        "confidence": confidence,
-    }
 
 
 @pytest.fixture
