@@ -83,7 +83,9 @@ def llama_settings(threads: list[int], ggufs: list[str]) -> dict[str, tuple[dict
             {"n_threads": t, "pack_tokens": 256, "flash_attn": False},
             {"batch_size": 4},
         )
-        out[f"ours after (512-token packs, flash attention), {tag}"] = ({"n_threads": t}, {})
+        out[f"ours session 7 (512-token packs, flash attention), {tag}"] = ({"n_threads": t}, {})
+        if t > 1:  # what the bulk index does with t cores (Embedder.set_threads): one-thread lanes
+            out[f"ours now ({t} one-thread lanes, 512 packs + flash)"] = ({"n_threads": 1, "lanes": t}, {})
         out[f"llama.cpp 1024 packs, no flash attention, {tag}"] = ({"n_threads": t, "pack_tokens": 1024, "flash_attn": False}, {})
         out[f"llama.cpp 1024 packs + flash attention, {tag}"] = ({"n_threads": t, "pack_tokens": 1024}, {})
         out[f"llama.cpp 256 packs + flash attention, {tag}"] = ({"n_threads": t, "pack_tokens": 256}, {})
@@ -179,7 +181,9 @@ def main() -> None:
     for label, (make, call) in llama_settings(threads, args.gguf).items():
         if any(skip in label for skip in args.skip):
             continue
-        e = Embedder(**make)
+        e = Embedder(**{k: v for k, v in make.items() if k != "lanes"})
+        if make.get("lanes"):
+            e.set_threads(make["lanes"])
         embedders.append(e)
         runners[label] = lambda ts, e=e, call=call: e.embed_many(ts, **call)
     reference_embedder = embedders[0]

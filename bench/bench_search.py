@@ -41,6 +41,7 @@ sys.path.insert(0, str(REPO))
 
 from palinode_vault.index import open_index, refresh, search
 from palinode_vault.index.store import index_path
+from palinode_vault.index.worker import Pace
 from palinode_vault.program import SHIPPED, load_program
 from palinode_vault.settings import Settings
 from palinode_vault.vault import Vault
@@ -64,7 +65,7 @@ def _progress_printer():
     return progress
 
 
-def phase_cold(vault: Path, resume: bool) -> dict:
+def phase_cold(vault: Path, resume: bool, threads: int | None = None) -> dict:
     db = index_path(vault)
     if not resume:
         for suffix in ("", "-wal", "-shm"):
@@ -74,8 +75,18 @@ def phase_cold(vault: Path, resume: bool) -> dict:
     v.load()
     load_s = time.perf_counter() - t0
     index = open_index(vault)
+    # as `palinode-vault index` does: every core while the machine is otherwise idle
+    pace = Pace()
+    index.threads_now = (lambda: threads) if threads else pace
+    seen: set[int] = set()
+    printer = _progress_printer()
+
+    def progress(phase: str, done: int, total: int) -> None:
+        seen.add(pace.threads if not threads else threads)
+        printer(phase, done, total)
+
     t1 = time.perf_counter()
-    report = refresh(index, v, _progress_printer())
+    report = refresh(index, v, progress)
     seconds = time.perf_counter() - t1
     counts = index.counts()
     index.close()
@@ -88,6 +99,7 @@ def phase_cold(vault: Path, resume: bool) -> dict:
         "texts_per_s": round(report.embedded / seconds, 1) if seconds else None,
         "pending": report.pending,
         "resumed": resume,
+        "threads_used": sorted(seen),
     }
 
 
@@ -234,6 +246,7 @@ def main() -> None:
     parser.add_argument("--vault", type=Path, default=Path("/tmp/bench-vault"))
     parser.add_argument("--phase", action="append", choices=["cold", "warm", "latency", "quality"])
     parser.add_argument("--resume", action="store_true", help="cold: keep an interrupted index")
+    parser.add_argument("--threads", type=int, default=None, help="cold: embedding threads (default: paced as `index` is)")
     parser.add_argument(
         "--set",
         dest="query_set",
@@ -258,7 +271,7 @@ def main() -> None:
     if any(p in phases for p in ("cold", "warm", "latency")) and not args.vault.is_dir():
         sys.exit(f"no bench vault at {args.vault}: .venv/bin/python bench/make_vault.py {args.vault} --notes 10000")
     if "cold" in phases:
-        results["cold"] = phase_cold(args.vault, args.resume)
+        results["cold"] = phase_cold(args.vault, args.resume, args.threads)
         print(f"cold index: {results['cold']}", flush=True)
     if "warm" in phases:
         results["warm"] = phase_warm(args.vault)

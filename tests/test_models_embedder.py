@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -179,3 +180,29 @@ def test_threads_can_change_between_calls(embedder):
     embedder.set_threads(2)
     two = embedder.embed("Threads change how fast, not what.")
     assert float(before @ one) > 0.9999 and float(one @ two) > 0.9999
+
+
+def test_lanes_embed_side_by_side_with_the_same_vectors(embedder):
+    """With more than one core allowed, packs go to one-thread contexts side by side; the
+    vectors are those of one context, in the caller's order, and a query embedded from another
+    thread meanwhile is unaffected."""
+    words = "vault note link search index sync publish canvas graph plugin".split()
+    texts = [" ".join(words[(i * 7 + j) % len(words)] for j in range(20 + (i * 53) % 200)) for i in range(30)]
+    embedder.set_threads(1)
+    alone = embedder.embed_many(texts)
+    query = "Which plugin syncs the vault?"
+    expected_query = embedder.embed(query)
+    embedder.set_threads(3)
+    try:
+        assert embedder.lanes == 3 and embedder.threads == 1
+        seen: list = []
+        side = threading.Thread(target=lambda: seen.append(embedder.embed(query)))
+        side.start()
+        laned = embedder.embed_many(texts)
+        side.join()
+        assert embedder.contexts == 3  # two one-thread contexts beside the first
+        assert (laned * alone).sum(axis=1).min() > 0.9999
+        assert float(seen[0] @ expected_query) > 0.9999
+    finally:
+        embedder.set_threads(1)
+    assert embedder.lanes == 1

@@ -34,6 +34,12 @@ DEFAULT_CONTEXT = 512
 #: measured on 2 AVX2 cores (1.5x the old settings, above torch). bench/bench_embed.py,
 #: docs/BENCHMARKS.md.
 PACK_TOKENS = 512
+#: The most single-threaded contexts ("lanes") one embedder runs side by side. A model as small
+#: as MiniLM gives each llama.cpp operation too little work to split: two threads on one context
+#: embedded 1.4-1.6 times one thread on 2 cores, two contexts of one thread each 1.9-2.5 times
+#: (docs/BENCHMARKS.md, issue 20). The weights are memory-mapped and shared; a lane adds its own
+#: compute buffers only (a few MB).
+MAX_LANES = 8
 
 
 class Embedder:
@@ -68,7 +74,10 @@ class Embedder:
                 "to use the default (palinode-vault models prepare)",
             )
         self._llama_cpp = import_llama_cpp()
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the first context (tokenizer, queries, one-lane work)
+        self._lanes: list[tuple[Any, threading.Lock]] = []  # extra one-thread contexts
+        self._lanes_wanted = 1
+        self._lanes_lock = threading.Lock()
         self._sha256: str | None = None
         if max_tokens is None:
             is_default = self.path.name == MINILM_GGUF_NAME
@@ -93,13 +102,33 @@ class Embedder:
         self._head, self._tail = self._framing()
 
     def set_threads(self, threads: int) -> None:
-        """Use `threads` threads from the next call on (the bulk index drops to one while the
-        person types, and takes every core when they are away)."""
+        """Use `threads` cores from the next call on (the bulk index drops to one while the
+        person types, and takes every core when they are away).
+
+        One core: the first context with one thread. More: as many one-thread contexts
+        (lanes, at most MAX_LANES), each embedding its own packs; the first context's thread
+        count stays at one while lanes run, so no llama.cpp thread spins waiting for another.
+        """
         threads = max(1, int(threads))
         with self._lock:
+            if threads > 1:
+                self._lanes_wanted = min(threads, MAX_LANES)
+                threads = 1
+            else:
+                self._lanes_wanted = 1
             if threads != self.threads:
                 self._llama_cpp.llama_set_n_threads(self._llama._ctx.ctx, threads, threads)
                 self.threads = threads
+
+    @property
+    def lanes(self) -> int:
+        """How many contexts the next large call may use side by side."""
+        return self._lanes_wanted
+
+    @property
+    def contexts(self) -> int:
+        """How many llama.cpp contexts are loaded (the first and the lanes used so far)."""
+        return 1 + len(self._lanes)
 
     # -- identity -----------------------------------------------------------------------
 
@@ -168,14 +197,23 @@ class Embedder:
                     break
             else:
                 packs.append(([index], size))
-        for group, _ in packs:
-            self._decode(sequences, group, out)
+        groups = [group for group, _ in packs]
+        lanes = self._lanes_for(len(groups))
+        if len(lanes) == 1:
+            for group in groups:
+                self._decode(lanes[0], sequences, group, out)
+        else:
+            self._decode_in_lanes(lanes, sequences, groups, out)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out
 
     def close(self) -> None:
         """Free the model (also happens when the object is garbage-collected)."""
+        for lane, lock in getattr(self, "_lanes", []):
+            with lock:
+                lane.close()
+        self._lanes = []
         llama = getattr(self, "_llama", None)
         if llama is not None:
             llama.close()
@@ -186,14 +224,56 @@ class Embedder:
 
     # -- internals ----------------------------------------------------------------------
 
-    def _decode(self, sequences: Sequence[Sequence[int]], group: list[int], out: Any) -> None:
+    def _lanes_for(self, packs: int) -> list[tuple[Any, threading.Lock]]:
+        """The contexts this call uses: the first, plus extra lanes (loaded on first need)
+        when more than one core is allowed and there is more than one pack."""
+        first = (self._llama, self._lock)
+        wanted = min(self._lanes_wanted, packs)
+        if wanted <= 1:
+            return [first]
+        with self._lanes_lock:
+            while len(self._lanes) < wanted - 1:
+                self._lanes.append((self._load(self.max_tokens, 1), threading.Lock()))
+            return [first, *self._lanes[: wanted - 1]]
+
+    def _decode_in_lanes(
+        self, lanes: list[tuple[Any, threading.Lock]], sequences: Sequence[Sequence[int]], groups: list[list[int]], out: Any
+    ) -> None:
+        """Each lane takes the next pack until none is left (lane 0 in this thread). ctypes
+        releases the GIL while llama.cpp decodes, so the lanes run in parallel."""
+        queue = iter(groups)
+        take = threading.Lock()
+        errors: list[BaseException] = []
+
+        def work(lane: tuple[Any, threading.Lock]) -> None:
+            try:
+                while not errors:
+                    with take:
+                        group = next(queue, None)
+                    if group is None:
+                        return
+                    self._decode(lane, sequences, group, out)
+            except BaseException as exc:  # re-raised in the caller below
+                errors.append(exc)
+
+        helpers = [threading.Thread(target=work, args=(lane,), name="palinode-embed-lane", daemon=True) for lane in lanes[1:]]
+        for thread in helpers:
+            thread.start()
+        work(lanes[0])
+        for thread in helpers:
+            thread.join()
+        if errors:
+            raise errors[0]
+
+    def _decode(self, lane: tuple[Any, threading.Lock], sequences: Sequence[Sequence[int]], group: list[int], out: Any) -> None:
         # The same calls as Llama.embed(), but on tokens we truncated ourselves and with
         # the vectors copied straight into numpy.
         import numpy as np
 
         llama_cpp = self._llama_cpp
-        with self._lock:
-            batch, ctx = self._llama._batch, self._llama._ctx
+        llama, lock = lane
+        with lock:
+            batch, ctx = llama._batch, llama._ctx
             batch.reset()
             for seq_id, index in enumerate(group):
                 batch.add_sequence(list(sequences[index]), seq_id, True)
