@@ -29,12 +29,13 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 EVAL = HERE / "extraction-eval"
-DEFAULT_SETS = "cases,heldout,heldout2,heldout3,heldout4,heldout5"
+#: Every development set (bench/README.md); never a frozen test set not yet run.
+DEFAULT_SETS = "cases,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,heldout7,heldout8,secrets1,secrets2,test1,test2"
 CLASSES = ["none", "Decision", "ProjectSnapshot", "Insight", "PersonMemory", "ResearchRef", "ActionItem"]
 L2 = 0.3
 STEPS = 2000
 RATE = 1.0
-THRESHOLDS = (0.25, 0.3, 0.35, 0.4, 0.5)
+THRESHOLDS = (0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)
 
 
 def labelled_sentences(set_names: list[str]) -> list[dict]:
@@ -71,11 +72,11 @@ def feature_matrix(rows: list[dict]) -> tuple[np.ndarray, str]:
     return np.array([features(v, r["sentence"], CLASSES[1:]) for v, r in zip(vectors, rows)]), model_id
 
 
-def fit(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def fit(x: np.ndarray, y: np.ndarray, l2: float = L2) -> np.ndarray:
     """Softmax regression with L2 on every weight but the bias row (the last feature)."""
     w = np.zeros((x.shape[1], len(CLASSES)))
     target = np.eye(len(CLASSES))[y]
-    penalty = np.full((x.shape[1], 1), L2)
+    penalty = np.full((x.shape[1], 1), l2)
     penalty[-1] = 0.0
     for _ in range(STEPS):
         z = x @ w
@@ -113,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", default=DEFAULT_SETS, help="comma-separated set names in bench/extraction-eval/")
     ap.add_argument("--out", type=Path, default=ROOT / "palinode_vault" / "memory" / "extraction" / "judge.json")
+    ap.add_argument("--l2", type=float, default=L2, help="the L2 penalty (chosen by cross-validation)")
     ap.add_argument("--cv-only", action="store_true", help="report the cross-validation, write nothing")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
@@ -122,18 +124,30 @@ def main(argv: list[str] | None = None) -> int:
     x, model_id = feature_matrix(rows)
     y = np.array([CLASSES.index(r["label"]) for r in rows])
     sets = np.array([r["set"] for r in rows])
+    cases = np.array([r["case"] for r in rows])
+    conversations = {name: len(set(cases[sets == name])) for name in names}
     held_out, pooled_p, pooled_y = {}, [], []
     for name in names:
         test = sets == name
         if test.all() or not test.any():
             continue
-        p = probabilities(x[test], fit(x[~test], y[~test]))
+        p = probabilities(x[test], fit(x[~test], y[~test], args.l2))
         held_out[name] = scores(p, y[test])
         pooled_p.append(p)
         pooled_y.append(y[test])
-    cv = {"by_set": held_out}
+    cv: dict = {"by_set": held_out, "conversations": conversations}
     if pooled_p:
         cv["pooled"] = scores(np.vstack(pooled_p), np.concatenate(pooled_y))
+        # what review would cost and give at each threshold: statements flagged that are no memory,
+        # per conversation, and the share of memory statements flagged
+        judged = sum(conversations[n] for n in held_out)
+        cv["pooled_per_conversation"] = {
+            t: {
+                "not_memories": round((s["flagged"] - s["memories"]) / judged, 3),
+                "recall": round(s["memories"] / s["of"], 3) if s["of"] else None,
+            }
+            for t, s in cv["pooled"].items()
+        }
     report = {
         "sentences": len(rows),
         "labels": {c: int((y == i).sum()) for i, c in enumerate(CLASSES)},
@@ -141,14 +155,14 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": round(time.monotonic() - started, 1),
     }
     if not args.cv_only:
-        w = fit(x, y)
+        w = fit(x, y, args.l2)
         data = {
             "about": "statement judge weights; written by bench/train_judge.py, read by palinode_vault/memory/extraction/judge.py",
             "embedding_model": model_id,
             "classes": CLASSES,
             "cue_types": CLASSES[1:],
             "trained_on": {n: hashlib.sha256((EVAL / f"{n}.json").read_bytes()).hexdigest()[:16] for n in names},
-            "l2": L2,
+            "l2": args.l2,
             "steps": STEPS,
             "rate": RATE,
             **{k: v for k, v in report.items() if k != "seconds"},
@@ -165,6 +179,9 @@ def main(argv: list[str] | None = None) -> int:
     for name, by_t in list(held_out.items()) + ([("pooled", cv["pooled"])] if "pooled" in cv else []):
         cells = "  ".join(f"{t}: {s['flagged']}/{s['memories']}/{s['right_type']}" for t, s in by_t.items())
         print(f"  {name:10} of {next(iter(by_t.values()))['of']:3}  {cells}")
+    if "pooled_per_conversation" in cv:
+        print("pooled, per conversation: flagged that are no memory / share of memories flagged")
+        print("  " + "  ".join(f"{t}: {v['not_memories']}/{v['recall']}" for t, v in cv["pooled_per_conversation"].items()))
     if "written" in report:
         print(f"weights written to {report['written']}")
     print(f"{report['seconds']} s")

@@ -81,7 +81,7 @@ def test_a_statement_the_judge_rates_a_memory_waits_in_inbox_when_the_model_miss
 
 def test_the_judge_follows_program_md(vault):
     program = (ROOT / "PROGRAM.md").read_text()
-    line = "  review_judged: 0.3 "
+    line = "  review_judged: 0.5 "
     assert line in program
     for off in (
         program.replace(line, "  review_judged: 0   ", 1),
@@ -134,7 +134,7 @@ def test_a_choice_of_the_models_that_neither_wording_nor_the_judge_supports_is_d
     assert "statement 1 (turn 1, characters 0-42): neither its wording nor the judge (" in " ".join(r.dropped)
     # with the judge off, the model's choice waits for review: no wording says what it is
     program = (ROOT / "PROGRAM.md").read_text()
-    (vault.root / "PROGRAM.md").write_text(program.replace("  review_judged: 0.3 ", "  review_judged: 0   ", 1))
+    (vault.root / "PROGRAM.md").write_text(program.replace("  review_judged: 0.5 ", "  review_judged: 0   ", 1))
     r = extract_text(vault, f"User: {chat}\nAssistant: Stay dry.", generator="judgetest", source="test", now=NOW)
     assert [(o.op, o.confidence) for o in r.outcomes] == [("INBOX", 0.5)]
     assert "no wording says what it is and the judge is off" in r.outcomes[0].reason
