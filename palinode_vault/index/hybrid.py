@@ -238,6 +238,21 @@ def blend(
     return scores
 
 
+def keyword_snippets(index: Index, query: str, paths: list[str]) -> dict[str, str]:
+    """The words around the query's matches in each of `paths`, in one full-text query (one
+    per result cost a full-text search each: a third of a keyword search's time)."""
+    match = fts_query(query)
+    if not paths or match is None:
+        return {}
+    marks = ",".join("?" * len(paths))
+    rows = index.conn.fetchall(
+        "select n.path, snippet(notes_fts, 2, '', '', '…', 24) from notes_fts join notes n on n.id = notes_fts.rowid "
+        f"where notes_fts match ? and n.path in ({marks})",
+        [match, *paths],
+    )
+    return {path: snippet or "" for path, snippet in rows}
+
+
 def unembedded_paths(index: Index, paths: Iterable[str]) -> set[str]:
     """Those of `paths` with a chunk still waiting for its vector."""
     paths = list(dict.fromkeys(paths))
@@ -325,20 +340,10 @@ def search(
         ranked = sorted(scores, key=lambda p: (-scores[p], p))[: max(0, limit)]
         found_kw = {h.path for h in keyword}
         best_vec = {h.path: h.chunk for h in vec}
-        match = fts_query(query)
         results = []
+        snippets = keyword_snippets(index, query, [p for p in ranked if p in found_kw])
         for path in ranked:
-            snippet = ""
-            if path in found_kw and match:
-                snippet = (
-                    index.conn.fetchvalue(
-                        "select snippet(notes_fts, 2, '', '', '…', 24) from notes_fts "
-                        "where notes_fts match ? and rowid = (select id from notes where path = ?)",
-                        (match, path),
-                        default="",
-                    )
-                    or ""
-                )
+            snippet = snippets.get(path, "")
             if not snippet:  # the nearest chunk's text (or the note's first)
                 if path in best_vec:
                     body = index.conn.fetchvalue("select text from chunks where id = ?", (best_vec[path],))
