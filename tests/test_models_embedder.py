@@ -206,3 +206,23 @@ def test_lanes_embed_side_by_side_with_the_same_vectors(embedder):
     finally:
         embedder.set_threads(1)
     assert embedder.lanes == 1
+
+
+def test_a_lane_that_cannot_load_leaves_the_contexts_there_are(tmp_path):
+    """The model file removed while the sidecar runs: the loaded context keeps embedding (its
+    weights are mapped), no further lane is tried, and the vectors are unchanged."""
+    copy = tmp_path / "minilm.gguf"
+    copy.write_bytes(ensure_minilm_gguf().read_bytes())
+    e = Embedder(copy, n_threads=1)
+    try:
+        texts = [f"note {i} about the vault, its links and its search index " * (10 + i % 5) for i in range(12)]
+        alone = e.embed_many(texts)
+        copy.unlink()
+        e.set_threads(2)
+        laned = e.embed_many(texts)
+        assert e.contexts == 1 and e.lanes == 1
+        assert (laned * alone).sum(axis=1).min() > 0.9999
+        e.set_threads(4)
+        assert e.lanes == 1  # not tried again on every batch
+    finally:
+        e.close()

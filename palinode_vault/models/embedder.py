@@ -12,6 +12,7 @@ the tokens the tokenizer adds at both ends and cut the content between them.
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
 import threading
 from collections.abc import Sequence
@@ -22,6 +23,8 @@ from palinode_vault.models.backend import default_threads, import_llama_cpp, loa
 from palinode_vault.models.convert import MINILM_GGUF_NAME, ensure_minilm_gguf
 from palinode_vault.models.errors import ModelUnavailable
 from palinode_vault.models.hashing import file_sha256
+
+log = logging.getLogger(__name__)
 
 #: sentence-transformers' max_seq_length for all-MiniLM-L6-v2: [CLS] + 254 + [SEP].
 DEFAULT_MAX_TOKENS = 256
@@ -77,6 +80,7 @@ class Embedder:
         self._lock = threading.Lock()  # the first context (tokenizer, queries, one-lane work)
         self._lanes: list[tuple[Any, threading.Lock]] = []  # extra one-thread contexts
         self._lanes_wanted = 1
+        self._lane_limit = MAX_LANES  # lowered when a lane cannot be loaded
         self._lanes_lock = threading.Lock()
         self._sha256: str | None = None
         if max_tokens is None:
@@ -112,7 +116,7 @@ class Embedder:
         threads = max(1, int(threads))
         with self._lock:
             if threads > 1:
-                self._lanes_wanted = min(threads, MAX_LANES)
+                self._lanes_wanted = min(threads, self._lane_limit)
                 threads = 1
             else:
                 self._lanes_wanted = 1
@@ -233,8 +237,13 @@ class Embedder:
             return [first]
         with self._lanes_lock:
             while len(self._lanes) < wanted - 1:
-                self._lanes.append((self._load(self.max_tokens, 1), threading.Lock()))
-            return [first, *self._lanes[: wanted - 1]]
+                try:
+                    self._lanes.append((self._load(self.max_tokens, 1), threading.Lock()))
+                except ModelUnavailable as exc:  # the file went away or memory ran out: fewer lanes
+                    log.warning("embedding with %d context(s): another could not be loaded (%s)", 1 + len(self._lanes), exc)
+                    self._lane_limit = self._lanes_wanted = 1 + len(self._lanes)
+                    break
+            return [first, *self._lanes[: max(0, min(wanted, self._lane_limit) - 1)]]
 
     def _decode_in_lanes(
         self, lanes: list[tuple[Any, threading.Lock]], sequences: Sequence[Sequence[int]], groups: list[list[int]], out: Any
