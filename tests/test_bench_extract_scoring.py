@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
+from script_helpers import load_script
 
 from palinode_vault.memory.update.logic import Outcome
 
-SCRIPT = Path(__file__).resolve().parent.parent / "bench" / "bench_extract.py"
-
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("bench_extract", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("bench/bench_extract.py")
 
 
 OLD = "decisions/old-release-day.md"

@@ -8,7 +8,6 @@ it is meant to benchmark. Also covers bench/bench_scan.py's argument handling.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import os
 import re
@@ -21,6 +20,7 @@ from urllib.parse import unquote
 
 import pytest
 import yaml
+from script_helpers import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 MEMORY_FOLDERS = ("people", "projects", "decisions", "insights", "research", "inbox")
@@ -29,16 +29,8 @@ TYPES = {"PersonMemory", "ProjectSnapshot", "Decision", "Insight", "ResearchRef"
 DATED = re.compile(r"^(\d{4}-\d{2}-\d{2})-([a-z0-9]+(?:-[a-z0-9]+)*)\.md$")
 
 
-def load_script(name: str):
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "bench" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up here
-    spec.loader.exec_module(module)
-    return module
-
-
-make_vault = load_script("make_vault")
-bench_scan = load_script("bench_scan")
+make_vault = load_script("bench/make_vault.py")
+bench_scan = load_script("bench/bench_scan.py")
 
 
 def tree_digest(root: Path) -> dict[str, str]:

@@ -3,11 +3,11 @@ real note, and the held-out set apart from the dev set."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
 from conftest import HELP_CORPUS, REPO, SAMPLE_VAULT
+from script_helpers import load_script
 
 QUERIES = REPO / "bench" / "queries"
 ROOTS = {"sample-vault": SAMPLE_VAULT, "obsidian-help-en": HELP_CORPUS}
@@ -15,10 +15,7 @@ SETS = ("dev", "heldout", "heldout2", "heldout3", "heldout4")
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("bench_search", REPO / "bench" / "bench_search.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("bench/bench_search.py")
 
 
 def _items(query_set: str, corpus: str) -> list[dict]:

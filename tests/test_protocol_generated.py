@@ -5,18 +5,11 @@ suite gets (PALINODE_CHECK_RESULTS=1, tests/conftest.py) and shown failing below
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "gen_protocol.py"
+from script_helpers import load_script
 
 
 def _generator():
-    spec = importlib.util.spec_from_file_location("gen_protocol", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts/gen_protocol.py")
 
 
 def test_generated_params_are_what_the_models_say():
