@@ -8,7 +8,7 @@ vault has, not sentences that are no memory. A softmax regression (L2, plain gra
 zero: the same data gives the same weights) over the sentence's MiniLM embedding and cue is fitted,
 and before that each set is held out in turn and judged by weights trained on the others.
 
-    python bench/train_judge.py [--sets cases,heldout,...] [--out FILE] [--cv-only] [--json]
+    python bench/train_judge.py [--sets cases,heldout,...] [--l2 0.3] [--out FILE] [--cv-only] [--json]
 
 The weights go to palinode_vault/memory/extraction/judge.json with the sets (and their sha256) they came
 from, the numbers below, and the cross-validation, so any evaluation can tell which conversations
