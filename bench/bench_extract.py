@@ -85,13 +85,15 @@ def _leaks(secret: str, written: str) -> bool:
     return any(f" {' '.join(p)} " in out for p in pieces)
 
 
-def _match(outcome, diffs: dict[str, str], expected: list[dict]) -> int | None:
+def _match(outcome, diffs: dict[str, str], expected: list[dict], any_type: bool = False) -> int | None:
     """The index of the expected memory `outcome` is: its type agrees (an ActionItem is an UPDATE
-    of a person/project file, or a follow-up waiting in inbox/) and one keyword is in its diff."""
+    of a person/project file, or a follow-up waiting in inbox/) and one keyword is in its diff.
+    `any_type`: the keyword alone (how often the right words come out under another type)."""
     diff = diffs.get(outcome.path or "", "").lower()
     for i, exp in enumerate(expected):
         type_ok = (
-            exp["type"] == outcome.type
+            any_type
+            or exp["type"] == outcome.type
             or exp["type"] == "ActionItem"
             and (outcome.op == "UPDATE" or outcome.op == "INBOX" and "follow-up:" in diff)
         )
@@ -107,6 +109,16 @@ def _superseded(label: str, outcomes, diffs: dict[str, str]) -> bool:
         return True
     added = "\n".join(line for line in diffs.get(label, "").splitlines() if line.startswith("+"))
     return "superseded_by" in added or "status: archived" in added
+
+
+def _supersession_proposed(label: str, outcomes, diffs: dict[str, str]) -> bool:
+    """A decision waiting in inbox/ that names the labelled decision as the one approving it retires."""
+    for o in outcomes:
+        if o.op == "INBOX" and o.type == "Decision":
+            added = [line for line in diffs.get(o.path or "", "").splitlines() if line.startswith("+review_supersedes:")]
+            if any(label in line for line in added):
+                return True
+    return False
 
 
 def _words_only(text: str) -> str:
@@ -156,10 +168,11 @@ def run_model(
         gen = CachedAnswers(gen, cache, spec)
     now = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
     valid = leaked = filed_total = filed_ok = expected_total = expected_found = 0
-    review_total = review_ok = review_on_never = found_with_review = 0
+    review_total = review_ok = review_on_never = found_with_review = found_any_type = 0
     false_alarms = 0  # conversations without a secret where one was withheld
     collisions = superseded = 0  # new notes named like another note; supersessions
     supersede_cases = supersede_right = 0  # cases labelled `supersedes`, and those where that note was retired
+    supersede_proposed = 0  # ... and those where a decision waiting in inbox/ would retire it on approval
     pasted_cases = pasted_taken = 0  # cases labelled `pasted`, and those where pasted text was filed or proposed
     repeats = repeats_noop = 0
     model_passes = retried = 0
@@ -196,6 +209,7 @@ def run_model(
             if case.get("supersedes"):
                 supersede_cases += 1
                 supersede_right += int(_superseded(case["supersedes"], r.outcomes, r.diffs))
+                supersede_proposed += int(_supersession_proposed(case["supersedes"], r.outcomes, r.diffs))
             if case.get("pasted"):
                 pasted_cases += 1
                 pasted_taken += int(_pasted_proposed(case["pasted"], r.diffs))
@@ -210,6 +224,11 @@ def run_model(
             # inbox/ items wait for the person: counted apart, and on "never" cases they are work
             # the person must dismiss
             matched_with_review = set(matched_expected)
+            any_type_hit = any(
+                _match(o, r.diffs, case["expected"], any_type=True) is not None
+                for o in r.outcomes
+                if o.op in FILED or o.op == "INBOX"
+            )
             for o in (o for o in r.outcomes if o.op == "INBOX"):
                 hit = _match(o, r.diffs, case["expected"])
                 review_total += 1
@@ -222,6 +241,7 @@ def run_model(
                 expected_total += 1
                 expected_found += int(bool(matched_expected))
                 found_with_review += int(bool(matched_with_review))
+                found_any_type += int(any_type_hit)
             if case.get("repeat"):
                 repeats += 1
                 repeats_noop += int(not filed)
@@ -245,6 +265,7 @@ def run_model(
         "name_collisions": collisions,
         "supersessions": superseded,
         "supersessions_right": f"{supersede_right} of {supersede_cases}" if supersede_cases else None,
+        "supersessions_proposed_for_review": f"{supersede_proposed} of {supersede_cases}" if supersede_cases else None,
         "pasted_taken_as_the_persons": f"{pasted_taken} of {pasted_cases}" if pasted_cases else None,
         "filed": filed_total,
         "precision": (filed_ok / filed_total) if filed_total else None,
@@ -254,6 +275,7 @@ def run_model(
         "review_precision": (review_ok / review_total) if review_total else None,
         "review_on_never_cases": review_on_never,
         "recall_with_review": found_with_review / expected_total if expected_total else None,
+        "recall_with_review_any_type": found_any_type / expected_total if expected_total else None,
         "model_passes": model_passes,
         "retried": retried,
         "seconds_per_pass_mean": statistics.mean(seconds),

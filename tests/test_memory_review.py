@@ -196,3 +196,48 @@ def test_an_inbox_note_without_type_is_filed_by_its_category(root):
     r = review.approve(vault(root), "inbox/no-fax.md", NOW)
     assert r.path.startswith("decisions/"), r.path
     assert "status: active" in (root / r.path).read_text()
+
+
+def _replacing_decision(root: Path, supersedes: str, review_supersedes: str | None) -> str:
+    """An inbox decision as the update logic writes one that would replace another (by hand here,
+    so that its keys can be anything a hand edit or a hostile note could make them)."""
+    extra = f"review_supersedes: {review_supersedes}\n" if review_supersedes is not None else ""
+    (root / "inbox/texts-through-messagebird.md").write_text(
+        "---\nid: decision-texts-through-messagebird\ncategory: decision\ntype: Decision\nstatus: review\n"
+        f'entities: []\nsupersedes: {supersedes}\n{extra}superseded_by: ""\nconfidence: 0.50\n'
+        "---\n# Decision: Texts through MessageBird\n\n## Statement\nReminder texts go out through MessageBird.\n"
+    )
+    return "inbox/texts-through-messagebird.md"
+
+
+@pytest.mark.parametrize(
+    "supersedes, named, retired",
+    [
+        ("[decision-sms-provider-choice]", "[decisions/sms-provider-choice.md]", ["decisions/sms-provider-choice.md"]),
+        # no path written (a hand-made note): the one active decision with that id
+        ("[decision-sms-provider-choice]", None, ["decisions/sms-provider-choice.md"]),
+        # an id two notes have (the sample vault's planted duplicate): neither is retired
+        ("[decision-postgres-over-firebase]", None, []),
+        # a path whose id the decision does not say it supersedes
+        ("[]", "[decisions/sms-provider-choice.md]", []),
+        # paths outside decisions/, escaping the vault, or a note already archived
+        ("[decision-sms-provider-choice]", "[people/tariq-benali.md]", []),
+        ("[decision-sms-provider-choice]", "[../../etc/passwd]", []),
+        ("[decision-sms-provider-choice]", "[decisions/../people/tariq-benali.md]", []),
+        ("[decision-weekly-release-train]", "[decisions/weekly-release-train.md]", []),
+        ("[decision-sms-provider-choice]", "not a list", ["decisions/sms-provider-choice.md"]),
+    ],
+)
+def test_approving_a_replacing_decision_retires_only_the_active_decision_it_names(root, supersedes, named, retired):
+    before = {p.relative_to(root).as_posix(): p.read_bytes() for p in (root / "decisions").glob("*.md")}
+    before["people/tariq-benali.md"] = (root / "people/tariq-benali.md").read_bytes()
+    r = review.approve(vault(root), _replacing_decision(root, supersedes, named), NOW)
+    assert r.path == "decisions/texts-through-messagebird.md"
+    changed = sorted(p for p, b in before.items() if (root / p).read_bytes() != b)
+    assert changed == retired
+    for p in retired:
+        text = (root / p).read_text()
+        assert "status: archived" in text and "superseded_by: decision-texts-through-messagebird" in text
+    assert ("superseded" in read_log(root)[-1]["reason"]) == bool(retired)
+    undo_last(root)
+    assert all((root / p).read_bytes() == b for p, b in before.items())

@@ -195,6 +195,30 @@ def test_a_replaces_choice_supersedes_the_note_it_names(vault):
     assert "supersedes: [decision-send-reminder-sms-from-a-queue-worker-instead]" in new
 
 
+def test_a_replacing_decision_that_waits_for_review_retires_the_old_one_when_approved(vault):
+    """Below the confidence threshold a superseding decision waits in inbox/; the note it replaces
+    stays active until the person approves it, and then is retired as filing would have done."""
+    from palinode_vault.memory import review
+
+    without_judge(vault)
+    run(vault, {"items": [pick(1)]})
+    before = (vault.root / QUEUE).read_bytes()
+    talk = "User: Reminder SMS are now sent from a serverless function, not the queue worker.\nAssistant: Noted."
+    r = run(vault, {"items": [pick(1, replaces="Send reminder SMS from a queue worker instead", confidence=0.4)]}, text=talk)
+    assert [o.op for o in r.outcomes] == ["INBOX"] and f"would supersede {QUEUE}" in r.outcomes[0].reason
+    waiting = (vault.root / r.outcomes[0].path).read_text()
+    assert f"review_supersedes: [{QUEUE}]" in waiting
+    assert "supersedes: [decision-send-reminder-sms-from-a-queue-worker-instead]" in waiting
+    assert (vault.root / QUEUE).read_bytes() == before
+    fresh = Vault(Settings(vault=vault.root, now=NOW.date()))
+    fresh.load()
+    approved = review.approve(fresh, r.outcomes[0].path, NOW)
+    old = (vault.root / QUEUE).read_text()
+    assert "status: archived" in old and f"superseded_by: decision-{approved.path[len('decisions/') : -3]}" in old
+    undo_last(vault.root)
+    assert (vault.root / QUEUE).read_bytes() == before
+
+
 def test_a_replaces_choice_the_words_do_not_bear_out_is_ignored(vault):
     """A small model picks the first decision offered for every item: a statement whose words do
     not name that decision replaces nothing."""

@@ -1,7 +1,9 @@
 """The person's review of `inbox/` (PROGRAM.md "Confidence"): approve or reject a waiting memory.
 
 Approving moves the note into its type's folder and ends its review: a Decision or a
-ProjectSnapshot becomes `status: active`, any other type loses `status: review`. A PersonMemory or
+ProjectSnapshot becomes `status: active`, any other type loses `status: review`; a Decision that
+waited because it would supersede another (`review_supersedes`, written by the update logic)
+retires that one in the same run, as filing it would have. A PersonMemory or
 ProjectSnapshot about a person or project the vault already has a note for is merged into that
 note instead (the update logic adds what is new to the right section), and the inbox note is
 archived as approved. Rejecting archives the note in `archive/inbox/` with `status: archived` and
@@ -18,7 +20,7 @@ from typing import Any
 
 from palinode_vault.core.entities import entity_refs
 from palinode_vault.core.frontmatter import find_block, key_spans
-from palinode_vault.kinds import INBOX_FOLDER, TYPE_KIND, memory_type
+from palinode_vault.kinds import BY_NAME, INBOX_FOLDER, TYPE_KIND, memory_type
 from palinode_vault.memory.update.logic import Item, Updater, memory_path, similar_for
 from palinode_vault.memory.update.statements import plain
 from palinode_vault.memory.update.workspace import Workspace, body_of, frontmatter_of, now_utc, section_bounds, set_keys
@@ -155,14 +157,59 @@ def approve(vault: Vault, path: str, now: dt.datetime | None = None) -> Reviewed
         dst, n = f"{folder_path[:-3]}-{n}.md", n + 1
     slug = re.sub(r"^\d{4}-\d{2}-\d{2}-", "", dst.rsplit("/", 1)[1][:-3]) if kind == "research" else dst.rsplit("/", 1)[1][:-3]
     keys = {"id": f"{kind}-{slug}", "last_updated": stamp}  # the id follows the name (x-2 when x is taken)
-    text = _without_key(text, "review_reason")  # why it waited: answered by the approval
+    text = _without_key(_without_key(text, "review_reason"), "review_supersedes")  # answered by the approval
+    retired = _retire_replaced(ws, data, keys["id"], stamp) if type_name == "Decision" else []
     if type_name in ("Decision", "ProjectSnapshot"):
         new = set_keys(text, {**keys, "status": "active"})
     else:
         new = set_keys(_without_key(text, "status"), keys)
     ws.move(path, dst, f"approved from {path}", text=new)
-    ws.log(Operation("APPROVE", type_name, dst, data.get("confidence"), "review", f"{path} approved by the person"))
+    also = f"; superseded {', '.join(retired)}" if retired else ""
+    ws.log(Operation("APPROVE", type_name, dst, data.get("confidence"), "review", f"{path} approved by the person{also}"))
     return _commit(ws, dst, review_label("approve", path))
+
+
+def _retire_replaced(ws: Workspace, data: dict[str, Any], new_id: str, stamp: str) -> list[str]:
+    """Archive the active decisions an approved decision replaces, as filing it would have
+    (`status: archived`, `superseded_by`): the notes named in `review_supersedes` (written by the
+    update logic) whose id the decision's `supersedes` lists, else the one active decision each
+    `supersedes` id belongs to. A path outside decisions/, a note that is not active, or an id
+    that more than one note has (a hand-kept vault may repeat one) is left alone."""
+    folder = BY_NAME["decision"].folder + "/"
+    ids = (
+        {str(x) for x in data.get("supersedes") or [] if isinstance(x, str) and x}
+        if isinstance(data.get("supersedes"), list)
+        else set()
+    )
+    named = data.get("review_supersedes")
+    paths = [str(x) for x in named if isinstance(x, str)] if isinstance(named, list) else []
+    if not paths:
+        by_id: dict[str, list[str]] = {}
+        for p in sorted(ws.vault.state.notes):
+            if p.startswith(folder) and p.count("/") == 1:
+                by_id.setdefault(str(frontmatter_of(ws.text(p) or "").get("id") or ""), []).append(p)
+        paths = [by_id[i][0] for i in sorted(ids) if len(by_id.get(i, [])) == 1]
+    retired = []
+    for old in dict.fromkeys(paths):
+        if not old.startswith(folder) or old.count("/") != 1 or not old.endswith(".md"):
+            continue
+        try:
+            vault_relative(ws.root, old)
+        except PathOutsideVault:
+            continue
+        old_text = ws.text(old)
+        old_data = frontmatter_of(old_text or "")
+        if old_text is None or (ws.root / old).is_symlink() or str(old_data.get("status")) != "active":
+            continue
+        if str(old_data.get("id") or "") not in ids:
+            continue
+        ws.put(
+            old,
+            set_keys(old_text, {"status": "archived", "superseded_by": new_id, "last_updated": stamp}),
+            f"superseded by {new_id}",
+        )
+        retired.append(old)
+    return retired
 
 
 def reject(vault: Vault, path: str, now: dt.datetime | None = None) -> Reviewed:

@@ -234,8 +234,11 @@ def render_new(
     source: str,
     supersedes: list[str] | None = None,
     review_reason: str = "",
+    review_supersedes: list[str] | None = None,
 ) -> str:
-    """The full text of a new memory file in its schema; an inbox note says why it waits (`review_reason`)."""
+    """The full text of a new memory file in its schema; an inbox note says why it waits
+    (`review_reason`) and, for a decision that would replace another, which note approving it
+    retires (`review_supersedes`: vault paths, since ids may repeat in a hand-kept vault)."""
     from palinode_vault.core.frontmatter import render_scalar as q
 
     type_name = item.type if item.type in TYPE_KIND else "Insight"
@@ -251,6 +254,8 @@ def render_new(
         fmv.append(("status", "review"))
         if review_reason:
             fmv.append(("review_reason", q(" ".join(review_reason.split())[:300])))
+        if review_supersedes:
+            fmv.append(("review_supersedes", _yaml_list(review_supersedes)))
     elif type_name in ("Decision",):
         fmv.append(("status", "active"))
     elif type_name == "ProjectSnapshot":
@@ -630,16 +635,29 @@ class Updater:
                 return path
         return None
 
-    def _inbox(self, item: Item, why: str) -> Outcome:
+    def _inbox(self, item: Item, why: str, replaced: str | None = None) -> Outcome:
+        """INBOX; a decision that would replace the active decision `replaced` carries it, so that
+        approving it retires that note (review.approve), as filing it would have."""
         waiting = self._waiting_in_inbox(item)
         if waiting:
             return self._out("NOOP", item, waiting, f"already waiting for review in the same words ({why})")
         path = self.free_path(item.type if item.type in TYPE_KIND else "Insight", item.title, True)
         if item.type not in TYPE_KIND:
             item = Item("Insight", item.title, item.text, item.confidence, item.entities, note=item.note)
+        old_id = str(frontmatter_of(self.ws.text(replaced) or "").get("id") or "") if replaced else ""
         self.ws.put(
             path,
-            render_new(item, path, self.now, self.vault, True, self.source, review_reason=self._why(why, item)),
+            render_new(
+                item,
+                path,
+                self.now,
+                self.vault,
+                True,
+                self.source,
+                supersedes=[old_id] if old_id else None,
+                review_reason=self._why(why, item),
+                review_supersedes=[replaced] if replaced and item.type == "Decision" else None,
+            ),
             f"inbox: {item.title[:80]}",
         )
         return self._out("INBOX", item, path, why)
@@ -758,12 +776,18 @@ class Updater:
         return hpath
 
     def _supersede(self, item: Item, old: str, sim: float | None) -> Outcome:
+        """SUPERSEDE `old`: the new note, and the old one archived; below the confidence threshold
+        the new decision waits in inbox/ naming `old`, and approving it retires `old` then."""
         old_text = self.ws.text(old) or ""
         old_id = str(frontmatter_of(old_text).get("id") or "")
         path = self.free_path(item.type, item.title, False)
         new_id = note_id(TYPE_KIND[item.type], path)
         if item.confidence < self.s.extraction.confidence_threshold:
-            return self._inbox(item, f"would supersede {old} but confidence {item.confidence:.2f} is below the threshold")
+            return self._inbox(
+                item,
+                f"would supersede {old} (approving it retires {old}); confidence {item.confidence:.2f} is below the threshold",
+                old,
+            )
         self.ws.put(
             path,
             render_new(item, path, self.now, self.vault, False, self.source, supersedes=[old_id] if old_id else []),
