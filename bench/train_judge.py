@@ -5,8 +5,12 @@ cuts it (secrets redacted, questions and passing context left out); a sentence h
 expected memory's keywords is labelled with that memory's type, every other sentence "none".
 Repeat cases (the vault already holds the fact) are left out: their sentences are memories the
 vault has, not sentences that are no memory. A softmax regression (L2, plain gradient descent from
-zero: the same data gives the same weights) over the sentence's MiniLM embedding and cue is fitted,
-and before that each set is held out in turn and judged by weights trained on the others.
+zero: the same data gives the same weights) over the sentence's MiniLM embedding, its cue and its
+grammar words (cue_words/<lang>.toml [judge]) is fitted, and before that each set is held out in
+turn and judged by weights trained on the others. Besides sentence counts, the cross-validation
+reports what review would hold: per conversation, the two statements the judge rates likeliest
+at or above each threshold, how many conversations with a memory get one of theirs with the
+right type, and how many proposed statements are wrong per conversation.
 
     python bench/train_judge.py [--sets cases,heldout,...] [--l2 0.3] [--out FILE] [--cv-only] [--json]
 
@@ -30,9 +34,12 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 EVAL = HERE / "extraction-eval"
 #: Every development set (bench/README.md); never a frozen test set not yet run.
-DEFAULT_SETS = "cases,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,heldout7,heldout8,secrets1,secrets2,test1,test2"
+DEFAULT_SETS = "cases,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,heldout7,heldout8,secrets1,secrets2,test1,test2,test3"
 CLASSES = ["none", "Decision", "ProjectSnapshot", "Insight", "PersonMemory", "ResearchRef", "ActionItem"]
 L2 = 0.3
+#: The grammar words' feature value (cue_words/<lang>.toml [judge]): 0.5 beside the 384 embedding
+#: dimensions, chosen on the cross-validation (0.25 and 1.0 measured too; docs/BENCHMARKS.md).
+FUNCTION_SCALE = 0.5
 STEPS = 2000
 RATE = 1.0
 THRESHOLDS = (0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)
@@ -49,8 +56,9 @@ def labelled_sentences(set_names: list[str]) -> list[dict]:
         for case in json.loads((EVAL / f"{name}.json").read_text()):
             if case.get("repeat"):
                 continue
-            turns = [Turn(t.role, secrets.redact(t.content)[0]) for t in parse_transcript(case["transcript"])]
-            turns = [Turn(t.role, own_words(t.content) if t.role == USER else t.content) for t in turns]
+            turns = parse_transcript(case["transcript"])
+            redacted = secrets.redact_conversation([(t.role, t.content) for t in turns])
+            turns = [Turn(t.role, own_words(text) if t.role == USER else text) for t, (text, _) in zip(turns, redacted)]
             for sentence in [s.text for s in number_statements(turns)]:
                 label = next(
                     (e["type"] for e in case["expected"] if any(k.lower() in sentence.lower() for k in e["keywords"])), "none"
@@ -59,7 +67,7 @@ def labelled_sentences(set_names: list[str]) -> list[dict]:
     return rows
 
 
-def feature_matrix(rows: list[dict]) -> tuple[np.ndarray, str]:
+def feature_matrix(rows: list[dict], function_words: list[str], scale: float) -> tuple[np.ndarray, str]:
     from palinode_vault.memory.extraction.judge import features
     from palinode_vault.models.embedder import Embedder
 
@@ -69,7 +77,7 @@ def feature_matrix(rows: list[dict]) -> tuple[np.ndarray, str]:
         model_id = embedder.model_id
     finally:
         embedder.close()
-    return np.array([features(v, r["sentence"], CLASSES[1:]) for v, r in zip(vectors, rows)]), model_id
+    return np.array([features(v, r["sentence"], CLASSES[1:], function_words, scale) for v, r in zip(vectors, rows)]), model_id
 
 
 def fit(x: np.ndarray, y: np.ndarray, l2: float = L2) -> np.ndarray:
@@ -110,23 +118,52 @@ def scores(p: np.ndarray, y: np.ndarray) -> dict[str, dict]:
     return out
 
 
+def review_scores(p: np.ndarray, y: np.ndarray, cases: np.ndarray, with_memory: set[str], per_pass: int = 2) -> dict:
+    """At each threshold, review as a pass would fill it: the `per_pass` statements of each
+    conversation rated likeliest at or above it; `recall`: conversations with a memory that get
+    one of theirs with the right type; `wrong`: proposed statements that are no memory or of
+    another type, per conversation (conversations with no statement count too)."""
+    out = {}
+    names = sorted(set(cases) | with_memory)
+    for t in THRESHOLDS:
+        found = wrong = 0
+        for case in names:
+            idx = np.where(cases == case)[0]
+            rated = sorted(((1.0 - p[i, 0], i) for i in idx if 1.0 - p[i, 0] >= t), reverse=True)[:per_pass]
+            right = [i for _, i in rated if y[i] != 0 and p[i, 1:].argmax() + 1 == y[i]]
+            wrong += len(rated) - len(right)
+            found += int(case in with_memory and bool(right))
+        out[str(t)] = {"recall": round(found / max(1, len(with_memory)), 3), "wrong": round(wrong / max(1, len(names)), 3)}
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", default=DEFAULT_SETS, help="comma-separated set names in bench/extraction-eval/")
     ap.add_argument("--out", type=Path, default=ROOT / "palinode_vault" / "memory" / "extraction" / "judge.json")
     ap.add_argument("--l2", type=float, default=L2, help="the L2 penalty (chosen by cross-validation)")
+    ap.add_argument("--function-scale", type=float, default=FUNCTION_SCALE, help="the grammar words' feature value (0: not used)")
     ap.add_argument("--cv-only", action="store_true", help="report the cross-validation, write nothing")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     started = time.monotonic()
     names = [s.strip().removesuffix(".json") for s in args.sets.split(",") if s.strip()]
     rows = labelled_sentences(names)
-    x, model_id = feature_matrix(rows)
+    from palinode_vault.memory.extraction.cues import load
+
+    function_words = list(load().function_words) if args.function_scale else []
+    x, model_id = feature_matrix(rows, function_words, args.function_scale)
     y = np.array([CLASSES.index(r["label"]) for r in rows])
     sets = np.array([r["set"] for r in rows])
-    cases = np.array([r["case"] for r in rows])
+    cases = np.array([f"{r['set']}:{r['case']}" for r in rows])
     conversations = {name: len(set(cases[sets == name])) for name in names}
-    held_out, pooled_p, pooled_y = {}, [], []
+    with_memory = {
+        f"{name}:{c['id']}"
+        for name in names
+        for c in json.loads((EVAL / f"{name}.json").read_text())
+        if c["expected"] and not c.get("repeat")
+    }
+    held_out, pooled_p, pooled_y, pooled_cases = {}, [], [], []
     for name in names:
         test = sets == name
         if test.all() or not test.any():
@@ -135,9 +172,17 @@ def main(argv: list[str] | None = None) -> int:
         held_out[name] = scores(p, y[test])
         pooled_p.append(p)
         pooled_y.append(y[test])
+        pooled_cases.append(cases[test])
     cv: dict = {"by_set": held_out, "conversations": conversations}
     if pooled_p:
         cv["pooled"] = scores(np.vstack(pooled_p), np.concatenate(pooled_y))
+        judged_sets = {n for n in held_out}
+        cv["review_per_conversation"] = review_scores(
+            np.vstack(pooled_p),
+            np.concatenate(pooled_y),
+            np.concatenate(pooled_cases),
+            {c for c in with_memory if c.split(":", 1)[0] in judged_sets},
+        )
         # what review would cost and give at each threshold: statements flagged that are no memory,
         # per conversation, and the share of memory statements flagged
         judged = sum(conversations[n] for n in held_out)
@@ -163,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
             "cue_types": CLASSES[1:],
             "trained_on": {n: hashlib.sha256((EVAL / f"{n}.json").read_bytes()).hexdigest()[:16] for n in names},
             "l2": args.l2,
+            "function_words": function_words,
+            "function_scale": args.function_scale,
             "steps": STEPS,
             "rate": RATE,
             **{k: v for k, v in report.items() if k != "seconds"},
@@ -182,6 +229,11 @@ def main(argv: list[str] | None = None) -> int:
     if "pooled_per_conversation" in cv:
         print("pooled, per conversation: flagged that are no memory / share of memories flagged")
         print("  " + "  ".join(f"{t}: {v['not_memories']}/{v['recall']}" for t, v in cv["pooled_per_conversation"].items()))
+    if "review_per_conversation" in cv:
+        print(
+            "review, two likeliest a conversation: conversations with a memory given one of theirs, typed / wrong per conversation"
+        )
+        print("  " + "  ".join(f"{t}: {v['recall']}/{v['wrong']}" for t, v in cv["review_per_conversation"].items()))
     if "written" in report:
         print(f"weights written to {report['written']}")
     print(f"{report['seconds']} s")

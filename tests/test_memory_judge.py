@@ -81,7 +81,7 @@ def test_a_statement_the_judge_rates_a_memory_waits_in_inbox_when_the_model_miss
 
 def test_the_judge_follows_program_md(vault):
     program = (ROOT / "PROGRAM.md").read_text()
-    line = "  review_judged: 0.5 "
+    line = "  review_judged: 0.6 "
     assert line in program
     for off in (
         program.replace(line, "  review_judged: 0   ", 1),
@@ -134,7 +134,38 @@ def test_a_choice_of_the_models_that_neither_wording_nor_the_judge_supports_is_d
     assert "statement 1 (turn 1, characters 0-42): neither its wording nor the judge (" in " ".join(r.dropped)
     # with the judge off, the model's choice waits for review: no wording says what it is
     program = (ROOT / "PROGRAM.md").read_text()
-    (vault.root / "PROGRAM.md").write_text(program.replace("  review_judged: 0.5 ", "  review_judged: 0   ", 1))
+    (vault.root / "PROGRAM.md").write_text(program.replace("  review_judged: 0.6 ", "  review_judged: 0   ", 1))
     r = extract_text(vault, f"User: {chat}\nAssistant: Stay dry.", generator="judgetest", source="test", now=NOW)
     assert [(o.op, o.confidence) for o in r.outcomes] == [("INBOX", 0.5)]
     assert "no wording says what it is and the judge is off" in r.outcomes[0].reason
+
+
+def test_a_pass_leaves_at_most_review_per_pass_items_waiting_the_judges_likeliest_first(vault):
+    """Whoever proposes (here the model chooses every statement, at a confidence under the
+    threshold), no more than PROGRAM.md's `review_per_pass` items of one pass wait in inbox/, and
+    they are the statements the judge rates likeliest."""
+    from memory_helpers import pick
+
+    from palinode_vault.memory.extraction.judge import judge_embedder as embedder_for
+    from palinode_vault.memory.extraction.numbered import number_statements
+    from palinode_vault.memory.extraction.transcript import parse_transcript
+
+    talk = (
+        "User: The invoicing service goes to monthly batches from February. Tariq will send the conflict "
+        "log format to Mira by Friday. The offline beta slipped to January because the duplicate-booking bug "
+        "is still open. Lesson from this week: real support tickets taught the classifier more than synthetic ones.\n"
+        "Assistant: Noted."
+    )
+    statements = number_statements(parse_transcript(talk))
+    assert len(statements) == 4
+    gen = ScriptedGenerator([{"items": [pick(n, confidence=0.4) for n in (1, 2, 3, 4)]}], default={"items": []})
+    register_generator("budgettest", lambda **options: gen)
+    r = extract_text(vault, talk, generator="budgettest", source="test", now=NOW, dry_run=True)
+    waiting = [o for o in r.outcomes if o.op == "INBOX"]
+    assert len(waiting) == 2
+    assert sum("items waiting for review in one pass" in d for d in r.dropped) >= 2
+    judge, _ = load_judge()
+    rated = judge.rate([s.text for s in statements], embedder_for(judge.model_id)[0], TYPES)
+    likeliest = sorted(range(4), key=lambda i: -rated[i].memory)[:2]
+    texts = "".join(r.diffs[o.path] for o in waiting)
+    assert all(statements[i].text[:30] in texts for i in likeliest)

@@ -39,7 +39,10 @@ def vault(root: Path) -> Vault:
 
 
 def said(root: Path, text: str) -> str:
-    """The inbox note a plainly worded statement the model did not offer becomes."""
+    """The inbox note a plainly worded statement the model did not offer becomes (with the judge
+    off, so that the wording decides and not the fitted judge's numbers)."""
+    program = (SAMPLE.parent / "PROGRAM.md").read_text()
+    (root / "PROGRAM.md").write_text(program.replace("  review_judged: 0.6 ", "  review_judged: 0   ", 1))
     gen = ScriptedGenerator([{"items": []}])
     register_generator("reviewtest", lambda **options: gen)
     r = extract_text(vault(root), f"User: {text}\nAssistant: Noted.", generator="reviewtest", source="t", now=NOW)

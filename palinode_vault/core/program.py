@@ -30,6 +30,8 @@ class Extraction(_Strict):
     unmarked_confidence: float | None = Field(None, ge=0.0, le=1.0)
     # Without the key the statement judge proposes nothing: only plain wording counts.
     review_judged: float | None = Field(None, ge=0.0, le=1.0)
+    # The most items one pass leaves waiting in inbox/, whoever proposed them.
+    review_per_pass: int = Field(2, ge=0, le=20)
 
 
 class Update(_Strict):

@@ -49,6 +49,7 @@ class Cues:
     continuations: tuple[tuple[str, ...], ...]
     lead_ins: tuple[str, ...]
     title_words: tuple[int, int]
+    function_words: tuple[str, ...]  # the statement judge's grammar words
 
 
 def tokens(text: str) -> list[str]:
@@ -104,6 +105,7 @@ def load(language: str = LANGUAGE) -> Cues:
         _phrases(s["continuations"]),
         tuple(sorted(low(ti["lead_ins"]), key=len, reverse=True)),
         (int(ti["words"][0]), int(ti["words"][1])),
+        low(data.get("judge", {}).get("function_words", ())),
     )
 
 

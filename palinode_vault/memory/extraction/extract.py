@@ -20,8 +20,9 @@ Named stages, each with what it keeps of where an item came from:
      threshold;
    - *review* (confidence lowered below the threshold, `review_unoffered`): the model chose it and
      the wording or the judge says it is a memory, but one of those checks failed, the reason
-     recorded; and up to `MAX_UNOFFERED` statements the model did not choose that the judge
-     rates a memory (with the wording's type when there is one);
+     recorded; and statements the model did not choose that the judge rates a memory (the
+     wording when the judge is off); at most PROGRAM.md's `review_per_pass` items a pass wait for
+     review, whoever proposed them, the judge's likeliest first;
    - *dropped* (logged, never written): what neither the wording nor the judge supports, and
      what is over PROGRAM.md's caps.
 6. **Update logic** (update.py): NOOP, UPDATE, ADD, SUPERSEDE (a `replaces` choice names the note
@@ -73,7 +74,6 @@ __all__ = ["ExtractResult", "assert_no_secrets", "extract_text", "extract_turns"
 
 CONTEXT_TOKENS = 8192
 MAX_UNFILED = 3  # SKIP lines for unfiled statements, per pass
-MAX_UNOFFERED = 2  # statements the model did not choose that go to review, per pass
 UNOFFERED = "text: the person's own sentence; the model did not choose it"
 FIRST_PERSON = ("i", "i'm", "i've", "i'd", "my", "me")
 
@@ -337,37 +337,48 @@ def verify(choices: list[Selection], ctx: PassContext) -> Verified:
             continue
         mine.append((item, used))
         taken.update(used)
-    unoffered: list[tuple[float, Item, list[int]]] = []
+    unoffered: list[tuple[Item, list[int]]] = []
     if ex.review_unoffered:
         types = memory_types(program)
         for s in statements:
             if s.number in taken or s.number in out.chosen:
                 continue
             rating = ratings.get(s.number) if ratings is not None else None
-            cue = type_by_wording(s.text, types)
-            stated = cue or (rating.type if rating and rating.memory >= (ex.review_judged or 0) else None)
+            # the judge, when on, is the one gate (the wording is one of its features); off, the wording
+            if ratings is not None:
+                stated = rating.type if rating and rating.memory >= (ex.review_judged or 0) else None
+            else:
+                stated = type_by_wording(s.text, types)
             if not stated:
                 continue
             choice = Selection(s.number, stated, "", "", (), (), 0.0)
             # an unoffered statement is about no name and replaces no decision of the model's
             item, _, used = _item(choice, replace(ctx, names={}, decisions={}), out.chosen, False)
             if item is not None and not set(used) & taken:
-                unoffered.append((rating.memory if rating else 0.0, item, used))
+                unoffered.append((item, used))
                 taken.update(used)
-    unoffered.sort(key=lambda x: -x[0])
-    for _, item, _ in unoffered[MAX_UNOFFERED:]:
-        out.dropped.append(f"'{item.title[:40]}': over {MAX_UNOFFERED} unoffered statements in one pass")
+
+    # The person's review is what a pass costs them: at most `review_per_pass` items wait for it,
+    # whoever proposed them, the judge's likeliest first (the wording's order when it is off).
+    def likelihood(entry: tuple[Item, list[int]]) -> float:
+        rating = ratings.get(entry[1][0]) if ratings is not None and entry[1] else None
+        return rating.memory if rating else 0.0
+
+    waiting = [e for e in mine + unoffered if e[0].confidence < ex.confidence_threshold]
+    over = {id(e[0]) for e in sorted(waiting, key=likelihood, reverse=True)[ex.review_per_pass :]}
+    unoffered_ids = {id(i) for i, _ in unoffered}
     per_type: dict[str, int] = {}
-    kept_unoffered = [id(i) for _, i, _ in unoffered[:MAX_UNOFFERED]]
-    for item, used in mine + [(i, u) for _, i, u in unoffered[:MAX_UNOFFERED]]:
-        if len(out.items) >= ex.max_items_per_pass:
+    for item, used in mine + unoffered:
+        if id(item) in over:
+            out.dropped.append(f"'{item.title[:40]}': over {ex.review_per_pass} items waiting for review in one pass")
+        elif len(out.items) >= ex.max_items_per_pass:
             out.dropped.append(f"'{item.title[:40]}': over {ex.max_items_per_pass} items in one pass")
         elif per_type.get(item.type, 0) >= ex.max_items_per_type:
             out.dropped.append(f"'{item.title[:40]}': over {ex.max_items_per_type} items of type {item.type}")
         else:
             per_type[item.type] = per_type.get(item.type, 0) + 1
             out.items.append(item)
-            (out.for_review if id(item) in kept_unoffered else out.covered).update(used)
+            (out.for_review if id(item) in unoffered_ids else out.covered).update(used)
     return out
 
 

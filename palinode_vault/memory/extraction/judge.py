@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from palinode_vault.memory.extraction.cues import type_by_wording
+from palinode_vault.memory.extraction.cues import tokens, type_by_wording
 
 WEIGHTS = Path(__file__).with_name("judge.json")
 NONE = "none"  # the class of sentences that are no memory
@@ -39,10 +39,24 @@ class Rating:
     type: str  # the most likely memory type among those allowed
 
 
-def features(vector: Sequence[float], sentence: str, cue_types: Sequence[str]) -> list[float]:
-    """The embedding, the cue's type one-hot (cues.py, over `cue_types`), and a bias."""
+def features(
+    vector: Sequence[float],
+    sentence: str,
+    cue_types: Sequence[str],
+    function_words: Sequence[str] = (),
+    function_scale: float = 0.0,
+) -> list[float]:
+    """The embedding, the cue's type one-hot (cues.py, over `cue_types`), which of the grammar
+    words (`function_words`, cue_words/<lang>.toml) the sentence has (scaled down: hundreds of
+    them beside one embedding), and a bias."""
     cue = type_by_wording(sentence, list(cue_types))
-    return [float(v) for v in vector] + [1.0 if cue == t else 0.0 for t in cue_types] + [1.0]
+    said = set(tokens(sentence))
+    return (
+        [float(v) for v in vector]
+        + [1.0 if cue == t else 0.0 for t in cue_types]
+        + [function_scale if w in said else 0.0 for w in function_words]
+        + [1.0]
+    )
 
 
 def softmax(scores: Sequence[float]) -> list[float]:
@@ -53,15 +67,18 @@ def softmax(scores: Sequence[float]) -> list[float]:
 
 
 class Judge:
-    """Weights for one embedding model: `classes` (NONE first), `cue_types`, and one weight row per
-    feature (embedding dimensions, then cue types, then the bias)."""
+    """Weights for one embedding model: `classes` (NONE first), `cue_types`, the grammar words it
+    was trained with (`function_words`, `function_scale`; none in older weights), and one weight
+    row per feature (embedding dimensions, cue types, grammar words, then the bias)."""
 
     def __init__(self, data: dict[str, Any]) -> None:
         self.model_id: str = data["embedding_model"]
         self.classes: list[str] = list(data["classes"])
         self.cue_types: list[str] = list(data["cue_types"])
+        self.function_words: list[str] = [str(w) for w in data.get("function_words", [])]
+        self.function_scale = float(data.get("function_scale", 0.0))
         self.weights: list[list[float]] = data["weights"]
-        self.dimensions = len(self.weights) - len(self.cue_types) - 1
+        self.dimensions = len(self.weights) - len(self.cue_types) - len(self.function_words) - 1
         if self.classes[0] != NONE or any(len(row) != len(self.classes) for row in self.weights) or self.dimensions < 1:
             raise ValueError("judge weights are malformed (classes or row widths)")
 
@@ -74,7 +91,7 @@ class Judge:
         for sentence, vector in zip(sentences, vectors):
             if len(vector) != self.dimensions:
                 raise ValueError(f"the judge needs {self.dimensions}-dimension embeddings, got {len(vector)}")
-            x = features(vector, sentence, self.cue_types)
+            x = features(vector, sentence, self.cue_types, self.function_words, self.function_scale)
             probs = softmax([sum(xi * row[k] for xi, row in zip(x, self.weights)) for k in range(len(self.classes))])
             allowed = [(p, c) for p, c in zip(probs[1:], self.classes[1:]) if c in types]
             best = max(allowed)[1] if allowed else ""
