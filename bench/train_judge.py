@@ -126,14 +126,20 @@ def review_scores(p: np.ndarray, y: np.ndarray, cases: np.ndarray, with_memory: 
     out = {}
     names = sorted(set(cases) | with_memory)
     for t in THRESHOLDS:
-        found = wrong = 0
+        found = found_any = wrong = 0
         for case in names:
             idx = np.where(cases == case)[0]
             rated = sorted(((1.0 - p[i, 0], i) for i in idx if 1.0 - p[i, 0] >= t), reverse=True)[:per_pass]
             right = [i for _, i in rated if y[i] != 0 and p[i, 1:].argmax() + 1 == y[i]]
             wrong += len(rated) - len(right)
             found += int(case in with_memory and bool(right))
-        out[str(t)] = {"recall": round(found / max(1, len(with_memory)), 3), "wrong": round(wrong / max(1, len(names)), 3)}
+            found_any += int(case in with_memory and any(y[i] != 0 for _, i in rated))
+        n = max(1, len(with_memory))
+        out[str(t)] = {
+            "recall": round(found / n, 3),
+            "recall_any_type": round(found_any / n, 3),
+            "wrong": round(wrong / max(1, len(names)), 3),
+        }
     return out
 
 
@@ -231,9 +237,14 @@ def main(argv: list[str] | None = None) -> int:
         print("  " + "  ".join(f"{t}: {v['not_memories']}/{v['recall']}" for t, v in cv["pooled_per_conversation"].items()))
     if "review_per_conversation" in cv:
         print(
-            "review, two likeliest a conversation: conversations with a memory given one of theirs, typed / wrong per conversation"
+            "review, two likeliest a conversation: conversations with a memory given one of theirs, typed / any type / wrong per conversation"
         )
-        print("  " + "  ".join(f"{t}: {v['recall']}/{v['wrong']}" for t, v in cv["review_per_conversation"].items()))
+        print(
+            "  "
+            + "  ".join(
+                f"{t}: {v['recall']}/{v['recall_any_type']}/{v['wrong']}" for t, v in cv["review_per_conversation"].items()
+            )
+        )
     if "written" in report:
         print(f"weights written to {report['written']}")
     print(f"{report['seconds']} s")
