@@ -5,11 +5,16 @@ The texts are the chunk embedding texts the index would embed for a corpus (defa
 help vault `../shared/corpora/obsidian-help-en`), a deterministic sample. Every setting is
 measured in each of `--rounds` rounds, in turn, so load from other programs on a shared
 machine falls on all of them alike; the table gives each setting's best round and its
-ratio to the best setting. onnxruntime and sentence-transformers are measured when they are
-importable (they are not dependencies of palinode-vault; install them in the bench's venv).
+ratio to the best setting, and each setting's texts per CPU-second (median round), which
+stays comparable on a shared machine when wall-clock rates follow the others' load. Each
+setting's vectors are checked against the first setting's and against the reference
+embeddings (`../shared/reference/minilm-reference-embeddings.json`). onnxruntime and
+sentence-transformers are measured when they are importable (they are not dependencies of
+palinode-vault; install them in the bench's venv); `--numpy` adds MiniLM's forward pass in
+numpy/OpenBLAS (bench/numpy_minilm.py), a yardstick, not a backend.
 
     .venv/bin/python bench/bench_embed.py [--corpus DIR] [--texts 200] [--rounds 3]
-        [--onnx model.onnx ...] [--json]
+        [--onnx model.onnx ...] [--numpy] [--only TEXT ...] [--skip TEXT ...] [--json]
 """
 
 from __future__ import annotations
@@ -26,8 +31,10 @@ import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # numpy_minilm
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "obsidian-help-en"
+REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "minilm-reference-embeddings.json"
 
 
 def corpus_texts(folder: Path, count: int, seed: int = 42) -> list[str]:
@@ -70,12 +77,12 @@ def llama_settings(threads: list[int], ggufs: list[str]) -> dict[str, tuple[dict
         for path in ggufs:
             name = Path(path).name
             out[f"llama.cpp {name}, 512 packs + flash, {t} thread(s)"] = (
-                {"model_path": path, "max_tokens": 256, "n_threads": t},
+                {"model_path": path, "max_tokens": 256, "n_threads": t, "pack_tokens": 512},
                 {},
             )
             if "q8_0" in name or "q4" in name:
                 out[f"llama.cpp {name}, 512 packs + flash, repacked, {t} thread(s)"] = (
-                    {"model_path": path, "max_tokens": 256, "n_threads": t, "repack": True},
+                    {"model_path": path, "max_tokens": 256, "n_threads": t, "pack_tokens": 512, "repack": True},
                     {},
                 )
         tag = f"{t} thread{'s' if t > 1 else ''}"
@@ -83,9 +90,14 @@ def llama_settings(threads: list[int], ggufs: list[str]) -> dict[str, tuple[dict
             {"n_threads": t, "pack_tokens": 256, "flash_attn": False},
             {"batch_size": 4},
         )
-        out[f"ours session 7 (512-token packs, flash attention), {tag}"] = ({"n_threads": t}, {})
+        out[f"ours session 7 (512-token packs, flash attention), {tag}"] = ({"n_threads": t, "pack_tokens": 512}, {})
+        out[f"llama.cpp one text per decode + flash attention, {tag}"] = ({"n_threads": t, "pack_tokens": 256}, {"batch_size": 1})
         if t > 1:  # what the bulk index does with t cores (Embedder.set_threads): one-thread lanes
-            out[f"ours now ({t} one-thread lanes, 512 packs + flash)"] = ({"n_threads": 1, "lanes": t}, {})
+            out[f"ours session 10 ({t} one-thread lanes, 512 packs + flash)"] = (
+                {"n_threads": 1, "lanes": t, "pack_tokens": 512},
+                {},
+            )
+            out[f"{t} one-thread lanes, 256 packs + flash"] = ({"n_threads": 1, "lanes": t, "pack_tokens": 256}, {})
         out[f"llama.cpp 1024 packs, no flash attention, {tag}"] = ({"n_threads": t, "pack_tokens": 1024, "flash_attn": False}, {})
         out[f"llama.cpp 1024 packs + flash attention, {tag}"] = ({"n_threads": t, "pack_tokens": 1024}, {})
         out[f"llama.cpp 256 packs + flash attention, {tag}"] = ({"n_threads": t, "pack_tokens": 256}, {})
@@ -157,6 +169,14 @@ def main() -> None:
     )
     parser.add_argument("--only-ours", action="store_true", help="skip the other runtimes")
     parser.add_argument(
+        "--numpy",
+        action="store_true",
+        help="also run MiniLM's forward pass in numpy/OpenBLAS (bench/numpy_minilm.py), 1 thread and lanes",
+    )
+    parser.add_argument(
+        "--only", action="append", default=[], metavar="TEXT", help="keep only settings whose label contains TEXT (repeatable)"
+    )
+    parser.add_argument(
         "--skip", action="append", default=[], metavar="TEXT", help="leave out settings whose label contains TEXT (repeatable)"
     )
     parser.add_argument("--json", action="store_true", help="also print the numbers as JSON")
@@ -176,19 +196,30 @@ def main() -> None:
     )
     print(f"texts: {len(texts)} chunk texts of {args.corpus.name}")
 
+    def wanted(label: str) -> bool:
+        return not any(skip in label for skip in args.skip) and (not args.only or any(o in label for o in args.only))
+
     runners: dict[str, object] = {}
     embedders = []
     for label, (make, call) in llama_settings(threads, args.gguf).items():
-        if any(skip in label for skip in args.skip):
+        if not wanted(label):
             continue
         e = Embedder(**{k: v for k, v in make.items() if k != "lanes"})
         if make.get("lanes"):
             e.set_threads(make["lanes"])
         embedders.append(e)
         runners[label] = lambda ts, e=e, call=call: e.embed_many(ts, **call)
-    reference_embedder = embedders[0]
-    tokens = [len(reference_embedder.tokens(t)) for t in texts]
+    tokenizer = embedders[0] if embedders else Embedder()
+    tokens = [len(tokenizer.tokens(t)) for t in texts]
     print(f"tokens per text: mean {sum(tokens) / len(tokens):.1f}, max {max(tokens)}")
+    if args.numpy:
+        from numpy_minilm import NumpyMiniLM
+
+        model = NumpyMiniLM(str(tokenizer.path))
+        for t in threads:
+            label = f"numpy/OpenBLAS forward pass, 1024 packs, {t} one-thread lane(s)"
+            if wanted(label):
+                runners[label] = lambda ts, t=t: model.embed_tokens([tokenizer.tokens(x) for x in ts], lanes=t)
 
     tmp = tempfile.mkdtemp()
     folder = minilm_folder(tmp)
@@ -223,20 +254,33 @@ def main() -> None:
             print("  sentence-transformers not measured: not installed here")
 
     rates: dict[str, list[float]] = {label: [] for label in runners}
+    cpu_rates: dict[str, list[float]] = {label: [] for label in runners}
     vectors: dict[str, object] = {}
+    reference = json.loads(REFERENCE.read_text(encoding="utf-8")) if REFERENCE.is_file() else None
+    ref_cos: dict[str, float] = {}
     for label, run in runners.items():
         vectors[label] = np.asarray(run(texts[:8]))  # warm-up
+        if reference is not None:
+            want = np.asarray(reference["embeddings"], dtype=np.float32)
+            want /= np.linalg.norm(want, axis=1, keepdims=True)
+            ref_cos[label] = float((np.asarray(run(reference["sentences"])) * want).sum(axis=1).min())
     for r in range(args.rounds):
         for label, run in runners.items():
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             out = run(texts)
             rates[label].append(len(texts) / (time.perf_counter() - start))
+            cpu_rates[label].append(len(texts) / (time.process_time() - cpu))
             vectors[label] = np.asarray(out)
-            print(f"    {label}: {rates[label][-1]:.1f} texts/s (load {load()})", flush=True)
+            print(
+                f"    {label}: {rates[label][-1]:.1f} texts/s, {cpu_rates[label][-1]:.1f} per CPU-second (load {load()})",
+                flush=True,
+            )
         print(f"  round {r + 1} done; load average {load()}")
     base = vectors[next(iter(runners))]
     best = max(max(v) for v in rates.values())
-    print(f"\n{'setting':<66} {'texts/s':>8} {'x best':>7} {'min cos':>8}")
+    # Texts per CPU-second (all of the process's threads): on a shared machine, what each
+    # setting costs per text stays comparable while wall-clock rates follow the others' load.
+    print(f"\n{'setting':<66} {'texts/s':>8} {'x best':>7} {'per CPU-s':>9} {'min cos':>8} {'ref cos':>8}")
     results = {
         "texts": len(texts),
         "tokens_mean": round(sum(tokens) / len(tokens), 1),
@@ -246,12 +290,17 @@ def main() -> None:
     for label, values in rates.items():
         top = max(values)
         cos = float((vectors[label] * base).sum(axis=1).min())
+        per_cpu = sorted(cpu_rates[label])[len(values) // 2]  # median
         results["settings"][label] = {
             "texts_per_s": round(top, 1),
             "rounds": [round(v, 1) for v in values],
+            "texts_per_cpu_s_median": round(per_cpu, 1),
+            "cpu_rounds": [round(v, 1) for v in cpu_rates[label]],
             "min_cosine_vs_first": round(cos, 5),
+            "min_cosine_vs_reference": round(ref_cos[label], 6) if label in ref_cos else None,
         }
-        print(f"{label:<66} {top:>8.1f} {best / top:>7.2f} {cos:>8.5f}")
+        ref = f"{ref_cos[label]:>8.5f}" if label in ref_cos else f"{'':>8}"
+        print(f"{label:<66} {top:>8.1f} {best / top:>7.2f} {per_cpu:>9.1f} {cos:>8.5f} {ref}")
     print(f"load average at end {load()}")
     results["load_start_end"][0] = start_load
     if args.json:

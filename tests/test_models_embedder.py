@@ -172,6 +172,19 @@ def test_packed_micro_batches_equal_one_text_per_call(embedder):
     assert (packed * single).sum(axis=1).min() > 0.9999
 
 
+def test_a_pack_size_llama_cpp_would_abort_on_is_rounded_up(model_cache, embedder):
+    """llama.cpp aborts the process when an embedding context's batch is above 256 tokens and not
+    a multiple of 256 (its sequence limit); such a pack size is rounded up instead."""
+    words = "vault note link search index sync publish canvas graph plugin".split()
+    texts = [" ".join(words[(i + j) % len(words)] for j in range(5 + (i * 37) % 180)) for i in range(12)]
+    odd = Embedder(n_threads=1, pack_tokens=384)
+    try:
+        assert odd._n_batch == 512
+        assert (odd.embed_many(texts) * embedder.embed_many(texts)).sum(axis=1).min() > 0.9999
+    finally:
+        odd.close()
+
+
 def test_threads_can_change_between_calls(embedder):
     before = embedder.embed("Threads change how fast, not what.")
     embedder.set_threads(1)

@@ -31,12 +31,19 @@ DEFAULT_MAX_TOKENS = 256
 #: Context for other GGUF models, capped by what the model was trained on.
 DEFAULT_CONTEXT = 512
 #: Tokens decoded per llama.cpp call: several texts share one micro-batch (each its own
-#: sequence, masked from the others), with flash attention. Without flash attention llama.cpp
-#: materialises attention over the whole pack (n_tokens x n_tokens per head), so bigger packs
-#: were slower (1024: 0.4x of one text per call); with it, 512-token packs are the fastest we
-#: measured on 2 AVX2 cores (1.5x the old settings, above torch). bench/bench_embed.py,
-#: docs/BENCHMARKS.md.
-PACK_TOKENS = 512
+#: sequence, masked from the others), with flash attention. Attention still walks the whole
+#: pack: without flash attention llama.cpp materialises n_tokens x n_tokens scores per head
+#: (1024-token packs: 0.4x of one text per call); with it, each query still visits every key of
+#: the pack and skips the masked ones, which cost 15.6 % of the time in 512-token packs against
+#: 11.4 % in 256-token ones (perf, ~120-token texts). 256-token packs (two such texts, or one
+#: long one) embedded 8-9 % more texts per CPU-second than 512 on the bench vault's chunks and
+#: 1 % more on the help vault's longer ones (docs/BENCHMARKS.md, session 11).
+PACK_TOKENS = 256
+#: llama-cpp-python gives an embedding context at most min(n_batch, 256) sequences (llama.cpp's
+#: LLAMA_MAX_SEQ), and llama.cpp aborts the whole process (GGML_ASSERT in build_pooling while
+#: it reserves its graph) when n_batch is above that and not a multiple of it (320, 384 and
+#: 640 did; 512, 768, 1280 did not): micro-batch sizes above it are rounded up to a multiple.
+SEQ_LIMIT = 256
 #: The most single-threaded contexts ("lanes") one embedder runs side by side. MiniLM's
 #: operations are small, so threads splitting each one wait on each other: on 2 idle cores, in
 #: one run, one thread embedded 12.0 texts/s, one context with two threads 22.9, two one-thread
@@ -314,6 +321,8 @@ class Embedder:
         # A non-causal model must see a whole sequence in one micro-batch, so
         # n_batch = n_ubatch = n_ctx; several texts share one micro-batch (PACK_TOKENS).
         size = max(max_tokens, self._pack)
+        if size > SEQ_LIMIT:
+            size = -(-size // SEQ_LIMIT) * SEQ_LIMIT
         return load_llama(
             str(self.path),
             role="embedding",
