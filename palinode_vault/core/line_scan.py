@@ -50,7 +50,7 @@ def _line_needs_markdown_it(line: str, indent: int, previous: str) -> bool:
         # An HTML block (markdown-it's own start conditions), except a one-line comment; any
         # other `<` starts a paragraph, where inline HTML is read by `_scan_line`.
         return _opens_html_block(line[indent:]) and not _ONE_LINE_COMMENT.match(line, indent)
-    if first in ("=", "-") and previous.strip() and _SETEXT.fullmatch(line):
+    if first in ("=", "-") and not _blank(previous) and _SETEXT.fullmatch(line):
         return True  # a setext heading underline
     if first and (first in "-*+>" or first.isdigit()):
         # The three container patterns share their run of markers, and that run has only one
@@ -64,7 +64,7 @@ def _line_needs_markdown_it(line: str, indent: int, previous: str) -> bool:
                 return True  # a heading or an HTML block inside the container
             if end >= 5 and _DEEP_NESTING.match(line) or after == "[" and _CONTAINER_LINK_DEF.match(line):
                 return True
-    if first in "|:->" and previous.strip() and _DELIMITER_ROW.fullmatch(line):
+    if first in "|:->" and not _blank(previous) and _DELIMITER_ROW.fullmatch(line):
         return True  # a table's delimiter row under its header
     return False
 
@@ -114,6 +114,20 @@ _QUOTE_FENCE_OPEN = re.compile(r">[ ]?[ ]?(`{3,}(?=[^`]*$)|~{3,})")
 _THEMATIC_BREAK = re.compile(r" {0,3}(?:(?:\*[ ]*){3,}|(?:-[ ]*){3,}|(?:_[ ]*){3,})")
 _CONTAINER_START = re.compile(r" {0,3}(?:>|(?:[-*+]|\d{1,9}[.)])(?: |$))")
 _LIST_ITEM = re.compile(r" {0,3}([-*+]|\d{1,9}[.)])( *)")
+
+
+def _blank(line: str) -> bool:
+    """Whether a line is empty or whitespace only (`not line.strip()`, without the copy)."""
+    return not line or line.isspace()
+
+
+def _opens_container(line: str) -> bool:
+    """`_CONTAINER_START.match(line)` for a line that starts with no space: the regex only where
+    the first character can start a quote or a list item (`\\d` is a subset of isdigit)."""
+    first = line[0]
+    return (first in "->*+" or first.isdigit()) and _CONTAINER_START.match(line) is not None
+
+
 # `[text](dest)`, `[text](dest "title")`; dest may hold one level of balanced parentheses.
 # No escapes, HTML or code in it: those go to markdown-it.
 _SIMPLE_MD_LINK = re.compile(
@@ -514,7 +528,7 @@ def scan(body: str):
                         in_paragraph = False
                         previous = lines[after_table - 1]
                         continue
-            if indent == 0 and not previous.strip() and not _CONTAINER_START.match(line):
+            if indent == 0 and _blank(previous) and not _opens_container(line):
                 in_container = False  # after a blank line, an unindented line closes lists and quotes
             was_paragraph, in_paragraph = in_paragraph, True
             first = line[0]
