@@ -15,7 +15,7 @@ import re
 from markdown_it.common.html_re import HTML_TAG_RE
 from markdown_it.common.utils import MD_TRIM_CHARS
 from markdown_it.rules_block.html_block import HTML_SEQUENCES
-from markdown_it.rules_block.table import escapedSplit, headerLineRe
+from markdown_it.rules_block.table import headerLineRe
 from markdown_it.rules_inline.autolink import AUTOLINK_RE, EMAIL_RE
 
 _NEEDS_FULL_TEXT = ("][",)  # reference links (their definitions may be anywhere)
@@ -249,6 +249,25 @@ def _scan_line(line: str, base: int, links: list, code: list) -> None:
         pos = i + 1
 
 
+def escaped_split(row: str) -> list[str]:
+    """A table row's cells as markdown-it's `escapedSplit` splits them (a `|` right after a
+    backslash is part of the cell, the backslash dropped), by `str.split` rather than its
+    loop over every character (tests/test_core_parse.py compares the two)."""
+    parts = row.split("|")
+    if "\\|" not in row:
+        return parts
+    cells: list[str] = []
+    cell = ""
+    for part in parts[:-1]:
+        if part.endswith("\\"):
+            cell += part[:-1] + "|"
+        else:
+            cells.append(cell + part)
+            cell = ""
+    cells.append(cell + parts[-1])
+    return cells
+
+
 _MAX_AUTOCOMPLETED_CELLS = 0x10000  # markdown-it's limit on cells a table's rows may lack
 
 
@@ -274,7 +293,7 @@ def _table_columns(header: str, delimiter: str) -> int:
     text = header.lstrip(" ").strip(MD_TRIM_CHARS)
     if "|" not in text:
         return 0
-    columns = escapedSplit(text)
+    columns = escaped_split(text)
     if columns and columns[0] == "":
         columns.pop(0)
     if columns and columns[-1] == "":
@@ -284,11 +303,11 @@ def _table_columns(header: str, delimiter: str) -> int:
 
 def _row_cells(line: str) -> list[tuple[int, int, str]]:
     """(start, end, content) of a table row's cells, offsets in `line`, as markdown-it splits
-    them (escapedSplit: an unescaped `|` separates; `\\|` is a `|` in the cell's content)."""
+    them (`escaped_split`: an unescaped `|` separates; `\\|` is a `|` in the cell's content)."""
     lead = len(line) - len(line.lstrip(" "))
     text = line[lead:].strip(MD_TRIM_CHARS)
     start = lead + line[lead:].find(text[:1]) if text else lead
-    contents = escapedSplit(text) if "\\" in text else text.split("|")  # the same without escapes
+    contents = escaped_split(text)
     cells = []
     pos = 0
     for content in contents:
@@ -513,6 +532,10 @@ def scan(body: str):
                 continue
             if tab_inside:
                 raise _NotSure
+            if indent == 0 and _blank(previous) and not _opens_container(line):
+                # After a blank line, an unindented line closes lists and quotes (a table
+                # below a list, too, is at the top level).
+                in_container = False
             if "|" in line and indent < 4 and i + 1 < len(lines):
                 delimiter = lines[i + 1]
                 if "\t" in text_line or "\t" in delimiter:
@@ -528,8 +551,6 @@ def scan(body: str):
                         in_paragraph = False
                         previous = lines[after_table - 1]
                         continue
-            if indent == 0 and _blank(previous) and not _opens_container(line):
-                in_container = False  # after a blank line, an unindented line closes lists and quotes
             was_paragraph, in_paragraph = in_paragraph, True
             first = line[0]
             # Most lines start with a letter; only the others can open a block construct.
