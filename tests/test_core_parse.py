@@ -651,12 +651,34 @@ _FOUND = [
     "> q\n\n| x | y |\n| -- | -- |\n| [[d]] | z |\n- [[e]]\n",
     "- a\n| x | y |\n|---|---|\n| [[d]] | z |\n",
     "- a\n\n  | x | y |\n  |---|---|\n  | [[d]] | z |\n",
+    # ... and a fence indented by a tab inside a list item (36 help-all notes)
+    "1. a\n2. b:\n\t```js\n\tx [[no]]\n\t```\n3. c [[yes]]\n",
+    "- a\n\t```\n\t[[no]]\n\n\t```\n[[b]]\n",
+    "- a\n\t```\n[[lazy]]\n",
+    "1. a\n\t```\n\t\t[[deep]]\n\t```\n",
+    "- We\n\t- The new:\n\t```\n\t- x\n\t```\n",
+    "1. a\n \t```\n   x\n\t ```\n[[z]]\n",
+    "- a\n    ~~~\n    [[x]]\n    ~~~\n",
+    # ... and a heading right under a table ends it; a row starting `#tag` does not (33 more)
+    "| a | b |\n|---|---|\n| [[c]] | d |\n#### H [[e]]\n- [[f]]\n",
+    "| a | b |\n|---|---|\n#tag | [[c]]\n#no heading\n#\n[[d]]\n",
 ]
 
 
 def test_a_table_after_a_list_takes_the_line_scanner():
-    note = parse_note("n.md", _FOUND[-4])
+    note = parse_note("n.md", "- a\n- b [[c]]\n\n| x | y |\n|---|---|\n| [[d]] | `e` |\n")
     assert not note.full_parse and [link.target for link in note.links] == ["c", "d"]
+
+
+def test_a_tab_indented_fence_in_a_list_item_takes_the_line_scanner():
+    note = parse_note("n.md", "1. a\n2. b:\n\t```js\n\tx [[no]]\n\t```\n3. c [[yes]]\n")
+    assert not note.full_parse and [link.target for link in note.links] == ["yes"]
+
+
+def test_a_heading_under_a_table_takes_the_line_scanner():
+    note = parse_note("n.md", "| a | b |\n|---|---|\n| [[c]] | d |\n#### H [[e]]\n")
+    assert not note.full_parse and [link.target for link in note.links] == ["c", "e"]
+    assert note.headings == [(4, "H [[e]]", 4)]
 
 
 @pytest.mark.parametrize("text", _FOUND)

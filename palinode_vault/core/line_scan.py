@@ -332,8 +332,10 @@ def _scan_table(lines: list[str], i: int, base: int, columns: int, links: list, 
             stripped = row.lstrip(" ")
             if not stripped.strip(MD_TRIM_CHARS) or len(row) - len(stripped) >= 4:
                 break  # a blank line, or one indented like code, ends the table
-            if "\t" in row or stripped[0] in "`~>*-+_<#" or stripped[0].isdigit():
-                raise _NotSure  # a fence, quote, rule, list, HTML or heading may end the table
+            if "\t" in row or stripped[0] in "`~>*-+_<" or stripped[0].isdigit():
+                raise _NotSure  # a fence, quote, rule, list or HTML may end the table
+            if stripped[0] == "#" and _ATX_OPEN.match(stripped):
+                break  # a heading ends it (markdown-it's terminators); a row may start with `#tag`
         if j != i + 1:  # the delimiter row holds no inline content
             cells = _row_cells(row)
             if j >= i + 2:
@@ -395,6 +397,14 @@ def _unsure_in_container(line: str, stripped: str, indent: int, item_indent: int
     return _may_open_block(line, stripped)
 
 
+def _deep_item_fence(line: str, stripped: str, indent: int, item_indent: int | None) -> re.Match[str] | None:
+    """The opening of a fence inside the list item whose content starts at `item_indent`, on a
+    line indented by 4+ columns but less than 4 past the item's content (`\t```` under `1. `)."""
+    if item_indent is None or stripped[0] not in "`~" or not 0 <= indent - item_indent < 4:
+        return None
+    return _FENCE_OPEN.match(line[item_indent:])
+
+
 def _goes_on_with_the_quote(line: str) -> None:
     """Check that a non-blank line inside a quote's fence goes on with the quote (a `>` within
     three spaces); any other line may be a lazy continuation or end the quote: markdown-it decides."""
@@ -421,11 +431,13 @@ def _closes_item_fence(line: str, fence: tuple[str, int, int, int]) -> bool:
     """Whether a line inside a list item's fence closes it. A line indented less than the item's
     content (not blank) ends the item and the fence with it: markdown-it decides what follows."""
     char, length, _, item = fence
+    if "\t" in line:
+        line = _expand_tabs(line)[0]  # leading tabs as the columns markdown-it counts
     rest = line.lstrip(" ")
     if not rest.strip(" \t"):
         return False  # blank lines belong to the fence
     lead = len(line) - len(rest)
-    if rest[0] == "\t" or lead < item:
+    if lead < item:
         raise _NotSure
     return lead - item < 4 and rest.startswith(char * length) and not rest.rstrip(" \t").strip(char)
 
@@ -523,6 +535,14 @@ def scan(body: str):
                 code.append((indented[0], indented[1]))
                 indented = None
             if indent >= 4 and in_container:
+                opened = _deep_item_fence(line, stripped, indent, item_indent) if not tab_inside else None
+                if opened is not None and item_indent is not None:
+                    # a fence inside the list item, indented past column 4 (a tab, mostly)
+                    item_fence = (opened.group(1)[0], len(opened.group(1)), base, item_indent)
+                    in_paragraph = False
+                    previous = line
+                    base += step
+                    continue
                 if _unsure_in_container(line, stripped, indent, item_indent, in_paragraph):
                     raise _NotSure  # relative to the list item this may be code, a heading...
             elif indent >= 4 and not in_paragraph:
