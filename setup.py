@@ -1,16 +1,26 @@
-"""Ships the built Obsidian plugin inside the wheel (everything else is in pyproject.toml).
+"""Ships the built Obsidian plugin inside the wheel, and compiles the parser's hot modules
+where it can (everything else is in pyproject.toml).
 
 `palinode-vault plugin install` must work after a plain `pip install` of the wheel, where there is
 no obsidian-plugin/ checkout: build_py copies obsidian-plugin/{main.js,manifest.json,styles.css}
 into palinode_vault/obsidian_plugin/ of the build, building main.js with npm first when it is
 missing (a wheel without the plugin is refused rather than shipped silently broken).
+
+A wheel build (and `setup.py build_ext`) also compiles `COMPILED` with mypyc, from the same .py
+files, when mypyc and a C compiler are there; where either is missing or the build fails, it
+says so in one line and the package stays pure Python (docs/ARCHITECTURE.md, "Compiled
+modules"). An editable install never compiles: a compiled module left in the checkout would
+shadow the .py being edited. PALINODE_PURE_PYTHON=1 skips compiling.
 """
 
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from setuptools import setup
+from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
@@ -36,4 +46,49 @@ class build_py_with_plugin(build_py):
             shutil.copyfile(PLUGIN / name, target / name)
 
 
-setup(cmdclass={"build_py": build_py_with_plugin})
+# The per-line and per-link work of a cold scan (docs/BENCHMARKS.md, "Session 11").
+COMPILED = [
+    "palinode_vault/core/line_scan.py",
+    "palinode_vault/core/note.py",
+    "palinode_vault/core/resolve.py",
+    "palinode_vault/core/vault_state.py",
+]
+
+
+def _note(message: str) -> None:
+    print(f"palinode-vault: {message}; the package stays pure Python (same behaviour, slower cold scans)", file=sys.stderr)
+
+
+def compiled_extensions() -> list:
+    """mypyc's extensions for `COMPILED`, or none (with a note saying why)."""
+    if os.environ.get("PALINODE_PURE_PYTHON") == "1":
+        return []
+    if not any(command in sys.argv for command in ("bdist_wheel", "build_ext", "build")):
+        return []  # sdist, egg_info, an editable install: nothing to compile
+    try:
+        from mypyc.build import mypycify
+    except ImportError:
+        _note("mypyc is not installed, nothing compiled")
+        return []
+    try:
+        return mypycify(COMPILED, opt_level="3", group_name="palinode_vault")
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a type error under another mypy, say
+        _note(f"mypyc could not translate the modules ({exc})")
+        return []
+
+
+class build_ext_if_possible(build_ext):
+    """Compile where a C compiler works; otherwise leave the .py modules to be used."""
+
+    def run(self):
+        try:
+            super().run()
+        except Exception as exc:  # noqa: BLE001 - no compiler (Windows without MSVC), headers missing...
+            _note(f"the C build failed ({exc})")
+            self.extensions = []
+
+
+setup(
+    cmdclass={"build_py": build_py_with_plugin, "build_ext": build_ext_if_possible},
+    ext_modules=compiled_extensions(),
+)

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from palinode_vault.core.note import Note
 
 # Bump when Note's shape or the parser's output changes, so old rows are ignored.
-PARSER_VERSION = 12
+PARSER_VERSION = 13
 TAG_BYTES = 16
 
 # MessagePack extension codes for the YAML values JSON-like data lacks.

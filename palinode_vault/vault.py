@@ -143,9 +143,10 @@ def _parse_batch(
     place): the parent decodes the row it stores anyway, which costs less than pickling the
     note here and unpickling it there. A note the row format cannot hold comes back itself."""
     out: list[tuple[Note | Unreadable | None, bytes | None, FileStat]] = []
+    base = Path(root)  # one Path, not one per note
     with gc_paused():
         for stat in stats:
-            item, _ = _parse_one(Path(root), stat, max_bytes)
+            item, _ = _parse_one(base, stat, max_bytes)
             if isinstance(item, Unreadable):
                 out.append((item, None, stat))
                 continue

@@ -475,6 +475,16 @@ def test_fast_path_finds_what_markdown_it_finds(text):
     assert sorted(note.code) == sorted(scan.code)
 
 
+@settings(max_examples=1000, deadline=None)
+@given(st.text(alphabet="a|\\ `", max_size=30))
+def test_table_rows_split_as_markdown_it_splits_them(row):
+    from markdown_it.rules_block.table import escapedSplit
+
+    from palinode_vault.core.line_scan import escaped_split
+
+    assert escaped_split(row) == escapedSplit(row)
+
+
 @settings(max_examples=200, deadline=None)
 @given(_notes)
 def test_parse_is_stable_and_offsets_are_exact(text):
@@ -636,7 +646,39 @@ _FOUND = [
     '<div style="x">\n[[a]]\n\n[[b]]\n',
     "x\n<span>\n[[a]]\n\n[[b]]",
     "$$\n|a| = [[b]]\n$$\n",
+    # session 11: a table after a list and a blank line is at the top level (37 help-all notes)
+    "- a\n- b [[c]]\n\n| x | y |\n|---|---|\n| [[d]] | `e` |\n",
+    "> q\n\n| x | y |\n| -- | -- |\n| [[d]] | z |\n- [[e]]\n",
+    "- a\n| x | y |\n|---|---|\n| [[d]] | z |\n",
+    "- a\n\n  | x | y |\n  |---|---|\n  | [[d]] | z |\n",
+    # ... and a fence indented by a tab inside a list item (36 help-all notes)
+    "1. a\n2. b:\n\t```js\n\tx [[no]]\n\t```\n3. c [[yes]]\n",
+    "- a\n\t```\n\t[[no]]\n\n\t```\n[[b]]\n",
+    "- a\n\t```\n[[lazy]]\n",
+    "1. a\n\t```\n\t\t[[deep]]\n\t```\n",
+    "- We\n\t- The new:\n\t```\n\t- x\n\t```\n",
+    "1. a\n \t```\n   x\n\t ```\n[[z]]\n",
+    "- a\n    ~~~\n    [[x]]\n    ~~~\n",
+    # ... and a heading right under a table ends it; a row starting `#tag` does not (33 more)
+    "| a | b |\n|---|---|\n| [[c]] | d |\n#### H [[e]]\n- [[f]]\n",
+    "| a | b |\n|---|---|\n#tag | [[c]]\n#no heading\n#\n[[d]]\n",
 ]
+
+
+def test_a_table_after_a_list_takes_the_line_scanner():
+    note = parse_note("n.md", "- a\n- b [[c]]\n\n| x | y |\n|---|---|\n| [[d]] | `e` |\n")
+    assert not note.full_parse and [link.target for link in note.links] == ["c", "d"]
+
+
+def test_a_tab_indented_fence_in_a_list_item_takes_the_line_scanner():
+    note = parse_note("n.md", "1. a\n2. b:\n\t```js\n\tx [[no]]\n\t```\n3. c [[yes]]\n")
+    assert not note.full_parse and [link.target for link in note.links] == ["yes"]
+
+
+def test_a_heading_under_a_table_takes_the_line_scanner():
+    note = parse_note("n.md", "| a | b |\n|---|---|\n| [[c]] | d |\n#### H [[e]]\n")
+    assert not note.full_parse and [link.target for link in note.links] == ["c", "e"]
+    assert note.headings == [(4, "H [[e]]", 4)]
 
 
 @pytest.mark.parametrize("text", _FOUND)

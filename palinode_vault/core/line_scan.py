@@ -15,7 +15,7 @@ import re
 from markdown_it.common.html_re import HTML_TAG_RE
 from markdown_it.common.utils import MD_TRIM_CHARS
 from markdown_it.rules_block.html_block import HTML_SEQUENCES
-from markdown_it.rules_block.table import escapedSplit, headerLineRe
+from markdown_it.rules_block.table import headerLineRe
 from markdown_it.rules_inline.autolink import AUTOLINK_RE, EMAIL_RE
 
 _NEEDS_FULL_TEXT = ("][",)  # reference links (their definitions may be anywhere)
@@ -50,7 +50,7 @@ def _line_needs_markdown_it(line: str, indent: int, previous: str) -> bool:
         # An HTML block (markdown-it's own start conditions), except a one-line comment; any
         # other `<` starts a paragraph, where inline HTML is read by `_scan_line`.
         return _opens_html_block(line[indent:]) and not _ONE_LINE_COMMENT.match(line, indent)
-    if first in ("=", "-") and previous.strip() and _SETEXT.fullmatch(line):
+    if first in ("=", "-") and not _blank(previous) and _SETEXT.fullmatch(line):
         return True  # a setext heading underline
     if first and (first in "-*+>" or first.isdigit()):
         # The three container patterns share their run of markers, and that run has only one
@@ -64,7 +64,7 @@ def _line_needs_markdown_it(line: str, indent: int, previous: str) -> bool:
                 return True  # a heading or an HTML block inside the container
             if end >= 5 and _DEEP_NESTING.match(line) or after == "[" and _CONTAINER_LINK_DEF.match(line):
                 return True
-    if first in "|:->" and previous.strip() and _DELIMITER_ROW.fullmatch(line):
+    if first in "|:->" and not _blank(previous) and _DELIMITER_ROW.fullmatch(line):
         return True  # a table's delimiter row under its header
     return False
 
@@ -114,6 +114,20 @@ _QUOTE_FENCE_OPEN = re.compile(r">[ ]?[ ]?(`{3,}(?=[^`]*$)|~{3,})")
 _THEMATIC_BREAK = re.compile(r" {0,3}(?:(?:\*[ ]*){3,}|(?:-[ ]*){3,}|(?:_[ ]*){3,})")
 _CONTAINER_START = re.compile(r" {0,3}(?:>|(?:[-*+]|\d{1,9}[.)])(?: |$))")
 _LIST_ITEM = re.compile(r" {0,3}([-*+]|\d{1,9}[.)])( *)")
+
+
+def _blank(line: str) -> bool:
+    """Whether a line is empty or whitespace only (`not line.strip()`, without the copy)."""
+    return not line or line.isspace()
+
+
+def _opens_container(line: str) -> bool:
+    """`_CONTAINER_START.match(line)` for a line that starts with no space: the regex only where
+    the first character can start a quote or a list item (`\\d` is a subset of isdigit)."""
+    first = line[0]
+    return (first in "->*+" or first.isdigit()) and _CONTAINER_START.match(line) is not None
+
+
 # `[text](dest)`, `[text](dest "title")`; dest may hold one level of balanced parentheses.
 # No escapes, HTML or code in it: those go to markdown-it.
 _SIMPLE_MD_LINK = re.compile(
@@ -235,6 +249,25 @@ def _scan_line(line: str, base: int, links: list, code: list) -> None:
         pos = i + 1
 
 
+def escaped_split(row: str) -> list[str]:
+    """A table row's cells as markdown-it's `escapedSplit` splits them (a `|` right after a
+    backslash is part of the cell, the backslash dropped), by `str.split` rather than its
+    loop over every character (tests/test_core_parse.py compares the two)."""
+    parts = row.split("|")
+    if "\\|" not in row:
+        return parts
+    cells: list[str] = []
+    cell = ""
+    for part in parts[:-1]:
+        if part.endswith("\\"):
+            cell += part[:-1] + "|"
+        else:
+            cells.append(cell + part)
+            cell = ""
+    cells.append(cell + parts[-1])
+    return cells
+
+
 _MAX_AUTOCOMPLETED_CELLS = 0x10000  # markdown-it's limit on cells a table's rows may lack
 
 
@@ -260,7 +293,7 @@ def _table_columns(header: str, delimiter: str) -> int:
     text = header.lstrip(" ").strip(MD_TRIM_CHARS)
     if "|" not in text:
         return 0
-    columns = escapedSplit(text)
+    columns = escaped_split(text)
     if columns and columns[0] == "":
         columns.pop(0)
     if columns and columns[-1] == "":
@@ -270,11 +303,11 @@ def _table_columns(header: str, delimiter: str) -> int:
 
 def _row_cells(line: str) -> list[tuple[int, int, str]]:
     """(start, end, content) of a table row's cells, offsets in `line`, as markdown-it splits
-    them (escapedSplit: an unescaped `|` separates; `\\|` is a `|` in the cell's content)."""
+    them (`escaped_split`: an unescaped `|` separates; `\\|` is a `|` in the cell's content)."""
     lead = len(line) - len(line.lstrip(" "))
     text = line[lead:].strip(MD_TRIM_CHARS)
     start = lead + line[lead:].find(text[:1]) if text else lead
-    contents = escapedSplit(text) if "\\" in text else text.split("|")  # the same without escapes
+    contents = escaped_split(text)
     cells = []
     pos = 0
     for content in contents:
@@ -299,8 +332,10 @@ def _scan_table(lines: list[str], i: int, base: int, columns: int, links: list, 
             stripped = row.lstrip(" ")
             if not stripped.strip(MD_TRIM_CHARS) or len(row) - len(stripped) >= 4:
                 break  # a blank line, or one indented like code, ends the table
-            if "\t" in row or stripped[0] in "`~>*-+_<#" or stripped[0].isdigit():
-                raise _NotSure  # a fence, quote, rule, list, HTML or heading may end the table
+            if "\t" in row or stripped[0] in "`~>*-+_<" or stripped[0].isdigit():
+                raise _NotSure  # a fence, quote, rule, list or HTML may end the table
+            if stripped[0] == "#" and _ATX_OPEN.match(stripped):
+                break  # a heading ends it (markdown-it's terminators); a row may start with `#tag`
         if j != i + 1:  # the delimiter row holds no inline content
             cells = _row_cells(row)
             if j >= i + 2:
@@ -362,6 +397,14 @@ def _unsure_in_container(line: str, stripped: str, indent: int, item_indent: int
     return _may_open_block(line, stripped)
 
 
+def _deep_item_fence(line: str, stripped: str, indent: int, item_indent: int | None) -> re.Match[str] | None:
+    """The opening of a fence inside the list item whose content starts at `item_indent`, on a
+    line indented by 4+ columns but less than 4 past the item's content (`\t```` under `1. `)."""
+    if item_indent is None or stripped[0] not in "`~" or not 0 <= indent - item_indent < 4:
+        return None
+    return _FENCE_OPEN.match(line[item_indent:])
+
+
 def _goes_on_with_the_quote(line: str) -> None:
     """Check that a non-blank line inside a quote's fence goes on with the quote (a `>` within
     three spaces); any other line may be a lazy continuation or end the quote: markdown-it decides."""
@@ -388,11 +431,13 @@ def _closes_item_fence(line: str, fence: tuple[str, int, int, int]) -> bool:
     """Whether a line inside a list item's fence closes it. A line indented less than the item's
     content (not blank) ends the item and the fence with it: markdown-it decides what follows."""
     char, length, _, item = fence
+    if "\t" in line:
+        line = _expand_tabs(line)[0]  # leading tabs as the columns markdown-it counts
     rest = line.lstrip(" ")
     if not rest.strip(" \t"):
         return False  # blank lines belong to the fence
     lead = len(line) - len(rest)
-    if rest[0] == "\t" or lead < item:
+    if lead < item:
         raise _NotSure
     return lead - item < 4 and rest.startswith(char * length) and not rest.rstrip(" \t").strip(char)
 
@@ -490,6 +535,14 @@ def scan(body: str):
                 code.append((indented[0], indented[1]))
                 indented = None
             if indent >= 4 and in_container:
+                opened = _deep_item_fence(line, stripped, indent, item_indent) if not tab_inside else None
+                if opened is not None and item_indent is not None:
+                    # a fence inside the list item, indented past column 4 (a tab, mostly)
+                    item_fence = (opened.group(1)[0], len(opened.group(1)), base, item_indent)
+                    in_paragraph = False
+                    previous = line
+                    base += step
+                    continue
                 if _unsure_in_container(line, stripped, indent, item_indent, in_paragraph):
                     raise _NotSure  # relative to the list item this may be code, a heading...
             elif indent >= 4 and not in_paragraph:
@@ -499,6 +552,10 @@ def scan(body: str):
                 continue
             if tab_inside:
                 raise _NotSure
+            if indent == 0 and _blank(previous) and not _opens_container(line):
+                # After a blank line, an unindented line closes lists and quotes (a table
+                # below a list, too, is at the top level).
+                in_container = False
             if "|" in line and indent < 4 and i + 1 < len(lines):
                 delimiter = lines[i + 1]
                 if "\t" in text_line or "\t" in delimiter:
@@ -514,8 +571,6 @@ def scan(body: str):
                         in_paragraph = False
                         previous = lines[after_table - 1]
                         continue
-            if indent == 0 and not previous.strip() and not _CONTAINER_START.match(line):
-                in_container = False  # after a blank line, an unindented line closes lists and quotes
             was_paragraph, in_paragraph = in_paragraph, True
             first = line[0]
             # Most lines start with a letter; only the others can open a block construct.

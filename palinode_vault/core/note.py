@@ -91,8 +91,10 @@ _NOTE_FIELDS = tuple(f.name for f in fields(Note))
 
 # --- parsing --------------------------------------------------------------------------------
 
-# A block id ends its line; Obsidian also accepts it straight after an embed or link (`]]^id`).
-_BLOCK_ID = re.compile(r"(?:^|(?<=[\s\]\)]))\^([A-Za-z0-9-]+)[ \t]*$", re.MULTILINE)
+# A block id ends its line, at its start or after whitespace; Obsidian also accepts it straight
+# after an embed or link (`]]^id`). The pattern starts with its literal `^` (a search for it is
+# fast) and `_block_ids` checks the character before.
+_BLOCK_ID = re.compile(r"\^([A-Za-z0-9-]+)[ \t]*$", re.MULTILINE)
 _EXTERNAL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 
@@ -267,6 +269,19 @@ def _find_in_source(region: str, raw: str, cursor: int) -> tuple[int, int] | Non
     return (m.start(), m.end()) if m else None
 
 
+def _block_ids(text: str, body_start: int, hidden: list[tuple[int, int]]) -> set[str]:
+    """The `^id`s of the body (lower-cased) outside code and comments."""
+    found: set[str] = set()
+    for m in _BLOCK_ID.finditer(text, body_start):
+        at = m.start()
+        # A match cannot hide another (no `^` inside one): a rejected one is simply passed.
+        if at > 0 and not (text[at - 1].isspace() or text[at - 1] in "])"):
+            continue
+        if not hidden or not any(a <= m.start(1) < b for a, b in hidden):
+            found.add(m.group(1).lower())
+    return found
+
+
 def title_of(path: str, data: dict[str, Any] | None, headings: list[tuple[int, str, int]]) -> str:
     """Frontmatter name/title, else the first level-1 heading, else the file name."""
     if data:
@@ -332,11 +347,7 @@ def parse_note(path: str, text: str, text_hash: str = "") -> Note:
     if block is not None and data:
         links.extend(_property_links(text, block, data, line_of))
 
-    block_ids: set[str] = set()
-    if "^" in body:
-        for m in _BLOCK_ID.finditer(text, body_start):
-            if not hidden or not any(a <= m.start(1) < b for a, b in hidden):
-                block_ids.add(m.group(1).lower())
+    block_ids = _block_ids(text, body_start, hidden) if "^" in body else set()
     note = Note(
         path=path,
         text_hash=text_hash,
