@@ -8,9 +8,10 @@ vault has, not sentences that are no memory. A softmax regression (L2, plain gra
 zero: the same data gives the same weights) over the sentence's MiniLM embedding, its cue and its
 grammar words (cue_words/<lang>.toml [judge]) is fitted, and before that each set is held out in
 turn and judged by weights trained on the others. Besides sentence counts, the cross-validation
-reports what review would hold: per conversation, the two statements the judge rates likeliest
-at or above each threshold, how many conversations with a memory get one of theirs with the
-right type, and how many proposed statements are wrong per conversation.
+reports what review would hold: per conversation, the statements the judge rates likeliest (as
+many as PROGRAM.md's `review_per_pass`) at or above each threshold, how many conversations with a
+memory get one of theirs with the right type, and how many proposed statements are wrong per
+conversation.
 
     python bench/train_judge.py [--sets cases,heldout,...] [--l2 0.3] [--out FILE] [--cv-only] [--json]
 
@@ -30,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from palinode_vault.core.program import Extraction
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 EVAL = HERE / "extraction-eval"
@@ -38,10 +41,12 @@ DEFAULT_SETS = "cases,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,heldo
 CLASSES = ["none", "Decision", "ProjectSnapshot", "Insight", "PersonMemory", "ResearchRef", "ActionItem"]
 L2 = 0.3
 #: The grammar words' feature value (cue_words/<lang>.toml [judge]): 0.5 beside the 384 embedding
-#: dimensions, chosen on the cross-validation (0.25 and 1.0 measured too; docs/BENCHMARKS.md).
+#: dimensions, set against 0 on the cross-validation (docs/BENCHMARKS.md, session 11).
 FUNCTION_SCALE = 0.5
 STEPS = 2000
 RATE = 1.0
+#: What one pass leaves for review at most: PROGRAM.md's `review_per_pass` default.
+PER_PASS = Extraction.model_fields["review_per_pass"].default
 THRESHOLDS = (0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)
 
 
@@ -118,11 +123,12 @@ def scores(p: np.ndarray, y: np.ndarray) -> dict[str, dict]:
     return out
 
 
-def review_scores(p: np.ndarray, y: np.ndarray, cases: np.ndarray, with_memory: set[str], per_pass: int = 2) -> dict:
+def review_scores(p: np.ndarray, y: np.ndarray, cases: np.ndarray, with_memory: set[str], per_pass: int = PER_PASS) -> dict:
     """At each threshold, review as a pass would fill it: the `per_pass` statements of each
     conversation rated likeliest at or above it; `recall`: conversations with a memory that get
-    one of theirs with the right type; `wrong`: proposed statements that are no memory or of
-    another type, per conversation (conversations with no statement count too)."""
+    one of theirs with the right type (`recall_any_type`: whatever its type); `wrong`: proposed
+    statements that are no memory or of another type, per conversation (conversations with no
+    statement count too)."""
     out = {}
     names = sorted(set(cases) | with_memory)
     for t in THRESHOLDS:
@@ -182,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     cv: dict = {"by_set": held_out, "conversations": conversations}
     if pooled_p:
         cv["pooled"] = scores(np.vstack(pooled_p), np.concatenate(pooled_y))
-        judged_sets = {n for n in held_out}
+        judged_sets = set(held_out)
         cv["review_per_conversation"] = review_scores(
             np.vstack(pooled_p),
             np.concatenate(pooled_y),
@@ -237,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         print("  " + "  ".join(f"{t}: {v['not_memories']}/{v['recall']}" for t, v in cv["pooled_per_conversation"].items()))
     if "review_per_conversation" in cv:
         print(
-            "review, two likeliest a conversation: conversations with a memory given one of theirs, typed / any type / wrong per conversation"
+            f"review, {PER_PASS} likeliest a conversation: conversations with a memory given one of theirs, typed / any type / wrong per conversation"
         )
         print(
             "  "

@@ -21,7 +21,7 @@ from typing import Any
 from palinode_vault.core.entities import entity_refs
 from palinode_vault.core.frontmatter import find_block, key_spans
 from palinode_vault.kinds import BY_NAME, INBOX_FOLDER, TYPE_KIND, memory_type
-from palinode_vault.memory.update.logic import Item, Updater, memory_path, similar_for
+from palinode_vault.memory.update.logic import Item, Updater, memory_path, retire_superseded, similar_for
 from palinode_vault.memory.update.statements import plain
 from palinode_vault.memory.update.workspace import Workspace, body_of, frontmatter_of, now_utc, section_bounds, set_keys
 from palinode_vault.memory.weekly.corrections import review_label
@@ -176,18 +176,14 @@ def _retire_replaced(ws: Workspace, data: dict[str, Any], new_id: str, stamp: st
     `supersedes` id belongs to. A path outside decisions/, a note that is not active, or an id
     that more than one note has (a hand-kept vault may repeat one) is left alone."""
     folder = BY_NAME["decision"].folder + "/"
-    ids = (
-        {str(x) for x in data.get("supersedes") or [] if isinstance(x, str) and x}
-        if isinstance(data.get("supersedes"), list)
-        else set()
-    )
-    named = data.get("review_supersedes")
-    paths = [str(x) for x in named if isinstance(x, str)] if isinstance(named, list) else []
-    if not paths:
+    listed, named = data.get("supersedes"), data.get("review_supersedes")
+    ids = {x for x in listed if isinstance(x, str) and x} if isinstance(listed, list) else set()
+    paths = [x for x in named if isinstance(x, str)] if isinstance(named, list) else []
+    if not paths:  # an older inbox note: the decision each id belongs to, where only one has it
         by_id: dict[str, list[str]] = {}
-        for p in sorted(ws.vault.state.notes):
+        for p, note in sorted(ws.vault.state.notes.items()):
             if p.startswith(folder) and p.count("/") == 1:
-                by_id.setdefault(str(frontmatter_of(ws.text(p) or "").get("id") or ""), []).append(p)
+                by_id.setdefault(str((note.frontmatter or {}).get("id") or ""), []).append(p)
         paths = [by_id[i][0] for i in sorted(ids) if len(by_id.get(i, [])) == 1]
     retired = []
     for old in dict.fromkeys(paths):
@@ -203,11 +199,7 @@ def _retire_replaced(ws: Workspace, data: dict[str, Any], new_id: str, stamp: st
             continue
         if str(old_data.get("id") or "") not in ids:
             continue
-        ws.put(
-            old,
-            set_keys(old_text, {"status": "archived", "superseded_by": new_id, "last_updated": stamp}),
-            f"superseded by {new_id}",
-        )
+        retire_superseded(ws, old, old_text, new_id, stamp)
         retired.append(old)
     return retired
 

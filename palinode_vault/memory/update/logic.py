@@ -219,6 +219,14 @@ def _link_names(body: str, entities: list[tuple[str, str]], vault: Vault) -> str
     return body
 
 
+def retire_superseded(ws: Workspace, old: str, old_text: str, new_id: str, stamp: str) -> None:
+    """Archive the decision `old` as replaced by `new_id`: filing a SUPERSEDE and approving one
+    that waited for review (review.approve) retire it the same way."""
+    ws.put(
+        old, set_keys(old_text, {"status": "archived", "superseded_by": new_id, "last_updated": stamp}), f"superseded by {new_id}"
+    )
+
+
 def _yaml_list(values: list[str]) -> str:
     from palinode_vault.core.frontmatter import render_scalar
 
@@ -793,11 +801,7 @@ class Updater:
             render_new(item, path, self.now, self.vault, False, self.source, supersedes=[old_id] if old_id else []),
             f"supersedes {old}",
         )
-        self.ws.put(
-            old,
-            set_keys(old_text, {"status": "archived", "superseded_by": new_id, "last_updated": now_utc(self.now)}),
-            f"superseded by {new_id}",
-        )
+        retire_superseded(self.ws, old, old_text, new_id, now_utc(self.now))
         self._out("ARCHIVE", item, old, f"superseded by {new_id}")
         return self._out(
             "SUPERSEDE",
