@@ -128,3 +128,52 @@ def test_the_provider_rules_come_from_detect_secrets():
     own = " ".join(pattern.pattern for _, pattern, _ in secrets._RULES)
     for provider_form in ("AKIA", "xox", "gh[pousr]", "eyJ", "SG\\."):
         assert provider_form not in own
+
+
+# The credential net (credential_net.py): codes of the forms people make up, said around credential
+# talk, in the same message or the speaker's next one; and the words of prose around them.
+made_up = st.one_of(
+    password,
+    _text(12, ALNUM).filter(lambda s: any(c.isdigit() for c in s) and any(c.isupper() for c in s)),
+    st.integers(1000, 99_999_999).map(str),
+    st.lists(
+        st.sampled_from(["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "zero"]), min_size=4, max_size=6
+    ).map(" ".join),
+    st.lists(_text(4, "bcdfghjklmnpqrstvwxz"), min_size=4, max_size=4).map(" ".join),
+)
+credential_talk = st.sampled_from(
+    ["the door code", "my pin", "the wifi password", "the passcode", "a backup code", "the api key", "a senha", "das Passwort"]
+)
+said_as = st.sampled_from(["{talk} is {value}", "{talk}: {value}", "{talk}? it's {value}", "here's {talk} -> {value}"])
+
+
+@settings(max_examples=120, deadline=None)
+@given(value=made_up, talk=credential_talk, form=said_as, before=prose, after=prose, next_message=st.booleans())
+def test_the_net_withholds_made_up_codes_around_credential_talk(value, talk, form, before, after, next_message):
+    if next_message:  # "pw coming in a sec" ... "k7Vq!rua29"
+        turns = [("user", f"{before} {talk} coming in a sec"), ("assistant", "ok"), ("user", f"{value} {after}")]
+    else:
+        turns = [("user", f"{before} " + form.format(talk=talk, value=value) + f" {after}")]
+    assert all(value not in text for text, _ in secrets.redact_conversation(turns)), turns
+
+
+plain_in_talk = st.one_of(date, version, st.sampled_from(["9:40", "14:30", "3rd", "12-hour", "2026", "50%", "#2BB3A8"]))
+
+
+@settings(max_examples=80, deadline=None)
+@given(value=plain_in_talk, talk=credential_talk, before=prose)
+def test_dates_times_and_versions_stay_in_credential_talk(value, talk, before):
+    text = f"{before} we reset {talk} on {value} after the audit"
+    assert redact_conversation_text(text) == text
+
+
+@settings(max_examples=80, deadline=None)
+@given(value=st.one_of(uuid, git_sha, version, date, short_number, password, made_up), before=prose, after=prose)
+def test_the_net_leaves_made_up_words_alone_away_from_credential_talk(value, before, after):
+    turns = [("user", f"{before} {value} {after}"), ("assistant", "noted"), ("user", "thanks, ship it friday")]
+    words = secrets.credential_net.withheld_words(turns)
+    assert words == [[], [], []], turns
+
+
+def redact_conversation_text(text: str) -> str:
+    return secrets.redact_conversation([("user", text)])[0][0]

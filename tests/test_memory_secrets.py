@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from palinode_vault.memory.extraction import secrets
 from palinode_vault.memory.extraction.secrets import asks_to_remember_secret, find_secrets, redact, redact_conversation
 
 
@@ -38,7 +39,6 @@ from palinode_vault.memory.extraction.secrets import asks_to_remember_secret, fi
         # found by secrets1's first run (one leaked; the others the nets held)
         ("the vault passphrase is copper meadow violin lantern, keep it safe", "copper meadow violin lantern"),
         ("the safe pin? it's seven three zero five", "seven three zero five"),
-        ("router admin pw, spelled: delta-echo-kilo-two-nine-zulu", "delta-echo-kilo-two-nine-zulu"),
         ("DB_PASSWORD=Rk4!vQ8mZp2w", "Rk4!vQ8mZp2w"),
         ('{"client_secret": "xY7pQ2vL9mK4tR8w"}', "xY7pQ2vL9mK4tR8w"),
         ("shared admin login: ops@harbor.example / Tide-Lamp-72", "Tide-Lamp-72"),
@@ -90,7 +90,6 @@ def test_a_secret_value_is_found_and_redacted(text, value):
         "Choose a password for your vault. This creates an encrypted vault. The vault password is separate.",
         "Please download your recovery codes. Copy the codes to paste elsewhere.",
         "- **Copy recovery codes**: Copy the codes to paste elsewhere.",
-        "The backup codes are in 1Password.",  # where they are, not what they are
         "We need backup codes for 2 admins.",
         # the digit is in the link's query, not in what follows "mailto:" (Obsidian help, 2FA page)
         "If you've lost your recovery codes, please email [support@obsidian.md](mailto:support@obsidian.md?subject=I%20lost%20my%202FA).",
@@ -138,3 +137,27 @@ def test_the_net_withholds_code_like_words_near_credential_talk():
     # a value a rule recognised once is withheld wherever it is said again
     said = [("user", "she needs the pin. it's four eight two one right??"), ("user", "found it, it is four eight two one")]
     assert all("four eight two one" not in text for text, _ in redact_conversation(said))
+
+
+def test_the_net_errs_on_the_safe_side_in_credential_talk():
+    """A product name with a digit in it, said where credentials are talked of, looks like a code
+    to the credential net and is withheld: a lost word there costs less than a leaked code."""
+    assert [h.kind for h in find_secrets("The backup codes are in 1Password.")] == [secrets.CODE_NEAR_CREDENTIAL]
+
+
+def test_a_code_spelled_in_letters_is_withheld_from_the_conversation():
+    """The credential net withholds a code said in the NATO alphabet before the model sees it; the
+    last check on a text to be written reads the same score at a stricter point (a false alarm
+    there refuses a note) and leaves this one to the conversation."""
+    said = [("user", "router admin pw, spelled: delta-echo-kilo-two-nine-zulu")]
+    assert "delta-echo-kilo-two-nine-zulu" not in redact_conversation(said)[0][0]
+
+
+def test_without_its_weights_the_net_withholds_every_made_up_word_near_credential_talk(tmp_path):
+    from palinode_vault.memory.extraction import credential_net
+
+    broken = tmp_path / "net.json"
+    broken.write_text('{"features": ["not", "these"], "weights": [1, 2], "threshold": 0.5}')
+    assert credential_net.load_net(broken) is None
+    turns = [("user", "the wifi password is on a sticker"), ("user", "it says Ribeira!42 and 2026-12-04")]
+    assert [[w.text for w in ws] for ws in credential_net.without_weights(turns)] == [[], ["Ribeira!42"]]

@@ -8,10 +8,12 @@ string the model returns is checked again. A warning names the *kind* of secret,
 Layers. First the provider rules of detect-secrets (a maintained dependency, its plugins run in
 memory on the text, never their network verification): keys and tokens by their vendor's form.
 Then our value rules (`find_secrets`) for the forms people say secrets in: "password is …",
-config lines, codes spelled out, card numbers, keys whose prefix the provider rules do not know. Every new evaluation set
-so far held a form they did not know, so nets lie under them: `redact_conversation` withholds
-every code-like word in and right after a message that talks of credentials, and
-`about_credentials` keeps such a sentence from ever being a memory's text or its evidence.
+config lines, card numbers, keys whose prefix the provider rules do not know. Every new
+evaluation set so far held a form they did not know, so the credential net lies under them
+(credential_net.py): one fitted score per word around credential talk, read by
+`redact_conversation` before the model and, at a stricter point, by `find_secrets` on everything
+written. `about_credentials` keeps a sentence with a credential word from ever being a memory's
+text or its evidence.
 """
 
 from __future__ import annotations
@@ -21,11 +23,15 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from palinode_vault.memory.extraction import credential_net
+
 log = logging.getLogger(__name__)
 
 #: What a redacted secret looks like in the text the model sees (and in daily logs).
 MARK = "[withheld {kind}]"
 _MARK_RE = re.compile(r"\[withheld [a-z ]+\]")
+#: The kind the credential net gives the words it withholds (credential_net.py).
+CODE_NEAR_CREDENTIAL = "code said with a credential"
 
 
 @dataclass(frozen=True)
@@ -44,20 +50,6 @@ _FOREIGN_PASSWORD = (
     r"(?:palavra-passe|senha|contrase[ñn]a|mot de passe|passwort|kennwort|wachtwoord|l[öo]senord|adgangskode"
     r"|salasana|has[łl]o|parola d'ordine)"
 )
-# codes that open something: said as "the door code", "confirmation code", "the OTP"
-_CODE_NAMES = (
-    r"(?:(?:confirmation|security|access|door|alarm|entry|gate|login|sms|auth|authentication|unlock|safe|lock"
-    r"|backup|recovery|2fa|mfa|one-time|verification) codes?|otp|cvv2?|cvc2?)"
-)
-# a lock's combination ("combo padlock"), not a UI's "combo box"
-_COMBO = r"(?:padlock|combo(?! ?box)|combination lock|lock combination)"
-_DIGIT_WORD = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)"
-_NATO = (
-    r"(?:alpha|alfa|bravo|charlie|delta|echo|foxtrot|golf|hotel|india|juliett?|kilo|lima|mike|november|oscar|papa"
-    r"|quebec|romeo|sierra|tango|uniform|victor|whiske?y|x-?ray|yankee|zulu)"
-)
-_SPELLED = rf"(?:{_DIGIT_WORD}|{_NATO})"
-
 # Our own rules, for what the provider rule set (detect-secrets, `_provider_hits`) does not know:
 # (kind, pattern, group that holds the secret: 0 = the whole match)
 _RULES: list[tuple[str, re.Pattern[str], int]] = [
@@ -80,7 +72,7 @@ _RULES: list[tuple[str, re.Pattern[str], int]] = [
         "password",
         re.compile(
             rf"(?i)\b(?:password|passwd|passphrase|pass ?code|pwd|pin(?: code)?|{_WIFI_KEY})\b"
-            r"(?:\s+(?:for|to|of|on)\s+[\w .@-]{1,40}?)?"
+            r"(?:\s+(?:for|to|of|on)\s+[\w .@-]{1,40}?\??)?"
             r"\s*,?\s*(?:\b(?:is|was|it's|it is|is now)\b|=|:|->)\s*[\"'`]?"
             # a passphrase of plain words runs to the sentence's end ("is lantern orchard velvet tugboat, can you")
             r"((?:[a-z0-9]{4}[ -]){3}[a-z0-9]{4}\b|[a-z]+(?: [a-z]+){2,7}(?=\s*(?:[,;.?!\n]|$))|[^\s\"'`,;]{4,})"
@@ -109,7 +101,7 @@ _RULES: list[tuple[str, re.Pattern[str], int]] = [
     (
         "API key",
         re.compile(
-            r"(?i)\b[a-z_]*(?:secret|password|passwd|pwd|token|api_?key|access_?key|private_?key)(?:_(?:base|id|value))?[\"']?\s*[=:]\s*[\"']?"
+            r"(?i)\b[a-z_-]*(?:secret|password|passwd|pwd|token|api_?key|access_?key|private_?key|signature)(?:_(?:base|id|value))?[\"']?\s*[=:]\s*[\"']?"
             r"([^\s\"',;]{8,})"
         ),
         1,
@@ -148,7 +140,7 @@ _RULES: list[tuple[str, re.Pattern[str], int]] = [
     (
         "recovery code",
         re.compile(
-            r"(?i)\b(?:recovery|backup|2fa|mfa|seed)\s+(?:codes?|phrase|words?)\b[^\n]{0,20}?(?:\b(?:is|are)\b|:|=)\s*"
+            r"(?i)\b(?:recovery|backup|2fa|mfa|seed)\s+(?:codes?|phrase|words?)\b[^\n]{0,20}?(?:\b(?:is|are)\b|(?<!\d):|=)\s*"
             r"(?!(?:in|on|at|the|my|our|your|stored|saved|kept|printed|written|now)\b)"  # where they are, not what
             r"((?=[A-Za-z -]*\d)[A-Za-z0-9][A-Za-z0-9 -]{5,}?)(?=[.,;\n]|$)"
         ),
@@ -162,31 +154,10 @@ _RULES: list[tuple[str, re.Pattern[str], int]] = [
 # when the words near it speak of a key, token or secret. Never inside a URL or path (a document's
 # id there is an address, not a credential).
 _BARE_TOKEN = re.compile(r"(?<![\w/=?&#.:@-])(?=[\w-]*\d[\w-]*\d)(?=[\w-]*[A-Z])(?=[\w-]*[a-z])[A-Za-z0-9_-]{20,}(?![\w/])")
-_TOKEN_WORDS = re.compile(r"(?i)\b(?:api ?keys?|keys?|tokens?|secrets?|passwords?|credentials?|bearer|authorization|signature)\b")
-# A short code said after a request to keep it ("remember the passcode for the iPads? it's 480913"):
-# a value with a digit right after "it's" / "is" / ":", within a sentence or two of a credential word.
-_SAID_CODE = re.compile(
-    r"(?i)(?:\bit'?s|\bit is|\bis|:|=)\s*[\"'`]?(\d{2,4}(?:[ -]\d{2,4}){1,3}\b|(?=[^\s\"'`,;.?!]*\d)[^\s\"'`,;.?!]{4,})"
-)
-# A value spelled out ("four eight two one", "hotel-oscar-romeo-two-seven"), or quoted with a digit in
-# it ("the hint literally reads 'Kestrel!Harbor88'"), near a credential word.
-_SPELLED_CODE = re.compile(rf"(?i)\b{_SPELLED}(?:[ -]{_SPELLED}){{3,}}\b")
-_QUOTED_CODE = re.compile(r"[\"'‘“`]((?=[^\s\"'’”`]*\d)(?=[^\s\"'’”`]*[A-Za-z])[^\s\"'’”`]{6,})[\"'’”`]")
-_HEX_TOKEN = re.compile(r"\b[0-9a-f]{32,64}\b")
 # A webhook's address is its secret (anyone holding it can post): in a URL with "hook" in it, a
 # path segment of 16 characters or more with digits and letters ("hooks.slack.com/services/…").
 _HOOK_URL = re.compile(r"(?i)\bhttps?://\S*hook\S*")
 _HOOK_TOKEN = re.compile(r"(?<=/)(?=[\w-]*\d)(?=[\w-]*[a-z])[\w-]{16,}(?=[/?#\s).,]|$)", re.I)
-_IN_ADDRESS = re.compile(r"://|mailto:|www\.")
-_CREDENTIAL_WORDS = re.compile(
-    r"(?i)(?<![a-z0-9])(?:password|passwd|passphrase|pass ?code|passcodes?|pw|pwd|pin|pins|pin code"
-    rf"|combination|alarm|keypad|padlock|{_COMBO}|{_CODE_NAMES}|{_FOREIGN_PASSWORD})\b"
-)
-
-
-# An app password as some services print it: four groups of four letters ("qzvp hmlt ragc wxne"),
-# said near a credential word; at least two groups have no vowel, so no run of English words is one.
-_GROUPED_CODE = re.compile(r"(?i)\b[a-z]{4}(?:[ -][a-z]{4}){3}\b")
 
 
 _CARD_WORDS = re.compile(r"(?i)\b(?:card|visa|mastercard|amex|credit|debit|cvv|cvc|expiry|exp)\b")
@@ -271,9 +242,13 @@ def _provider_hits(text: str) -> list[SecretHit]:
     return hits
 
 
-def find_secrets(text: str) -> list[SecretHit]:
+_PARAGRAPH = re.compile(r"\n[ \t]*\n")
+
+
+def find_secrets(text: str, net: bool = True) -> list[SecretHit]:
     """Every secret in `text` (kind and span of the secret value), left to right, no overlaps:
-    the provider rules first, then ours."""
+    the provider rules first, then ours, then (unless `net` is False) the credential net's words
+    with `text`'s paragraphs as the conversation."""
     hits: list[SecretHit] = _provider_hits(text)
     for kind, pattern, group in _RULES:
         for m in pattern.finditer(text):
@@ -297,34 +272,24 @@ def find_secrets(text: str) -> list[SecretHit]:
                 continue  # a long number that is no card's (an order, a tracking number, a forum post's id)
             hits.append(SecretHit(kind, start, end))
     for m in _BARE_TOKEN.finditer(text):
-        if _looks_random(m.group(0)) or (
-            len(m.group(0)) >= 24 and _TOKEN_WORDS.search(text, max(0, m.start() - 200), m.end() + 200)
-        ):
+        if _looks_random(m.group(0)):
             hits.append(SecretHit("API key", m.start(), m.end()))
-    for m in _SAID_CODE.finditer(text):
-        word_start = max(text.rfind(" ", 0, m.start()), text.rfind("\n", 0, m.start())) + 1
-        if _IN_ADDRESS.search(text, word_start, m.start() + 1):
-            continue  # "?subject=I%20lost": a link's query, not a code said
-        if _CREDENTIAL_WORDS.search(text, max(0, m.start() - 150), m.start()):
-            hits.append(SecretHit("password", m.start(1), m.end(1)))
-    for pattern, group in ((_SPELLED_CODE, 0), (_QUOTED_CODE, 1)):
-        for m in pattern.finditer(text):
-            if _CREDENTIAL_WORDS.search(text, max(0, m.start() - 150), m.start()):
-                hits.append(SecretHit("password", m.start(group), m.end(group)))
     for url in _HOOK_URL.finditer(text):
         for m in _HOOK_TOKEN.finditer(url.group(0)):
             hits.append(SecretHit("webhook URL", url.start() + m.start(), url.start() + m.end()))
-    for m in _HEX_TOKEN.finditer(text):
-        if _TOKEN_WORDS.search(text, max(0, m.start() - 100), m.start()):
-            hits.append(SecretHit("token", m.start(), m.end()))
-    for m in _GROUPED_CODE.finditer(text):
-        vowelless = sum(not re.search(r"(?i)[aeiouy]", g) for g in re.split(r"[ -]", m.group(0)))
-        if vowelless >= 2 and _CREDENTIAL_WORDS.search(text, max(0, m.start() - 100), m.start()):
-            hits.append(SecretHit("password", m.start(), m.end()))
+    if net:  # a text read as messages, one per paragraph
+        starts = [0] + [m.end() for m in _PARAGRAPH.finditer(text)]
+        parts = [("user", text[a:b]) for a, b in zip(starts, [*starts[1:], len(text)])]
+        for a, words in zip(starts, credential_net.withheld_words(parts, text=True)):
+            hits += [SecretHit(CODE_NEAR_CREDENTIAL, a + w.start, a + w.end) for w in words]
     hits.sort(key=lambda h: (h.start, -(h.end - h.start)))
     merged: list[SecretHit] = []
     for hit in hits:
-        if merged and hit.start < merged[-1].end:
+        # the net's words side by side are one value ("six one nine three")
+        joined = (
+            merged and merged[-1].kind == hit.kind == CODE_NEAR_CREDENTIAL and not text[merged[-1].end : hit.start].strip(" -")
+        )
+        if merged and (hit.start < merged[-1].end or joined):
             if hit.end > merged[-1].end:
                 merged[-1] = SecretHit(merged[-1].kind, merged[-1].start, hit.end)
             continue
@@ -332,65 +297,11 @@ def find_secrets(text: str) -> list[SecretHit]:
     return merged
 
 
-# Talk about credentials at all: a sentence like this is never copied word for word into a memory
-# (a review item, a snapped text, a log line), whether or not a rule above recognised a value in
-# it. Each new evaluation set so far held a secret in a form no rule knew yet; this is the net
-# under them. The model's own items about credentials are still checked value by value.
-_CREDENTIAL_TALK = re.compile(
-    r"(?i)(?<![a-z0-9])(?:password|passwd|passphrase|pass ?codes?|pin code|unlock code|api[ -]?keys?|access keys?|tokens?|secrets?"
-    r"|credentials?|private keys?|seed phrase|recovery phrase|mnemonic|2fa|mfa|pw|pwd"
-    rf"|{_CODE_NAMES}|{_FOREIGN_PASSWORD}|{_WIFI_KEY}|{_COMBO})\b"
-)
-
-
 def about_credentials(text: str) -> bool:
-    """True when `text` speaks of passwords, keys, tokens, codes and the like."""
-    return bool(_CREDENTIAL_TALK.search(text))
-
-
-# A word that looks like a code rather than a word: digits in it (not a year, date, time, version
-# or colour), a symbol inside letters ("Fietsbel+Gracht9"), small and capital letters alternating
-# often ("ZqvHmLtx", not "GitHub"), or (four letters or more) no vowel ("qzvp").
-_WORD_TOKEN = re.compile(r"(?<![\w@./:-])[^\s\"'`,;:()<>\[\]|/?&=]{4,}")
-_PLAIN_NUMBER = re.compile(
-    r"(?:19|20)\d\d|\d{4}-\d{2}-\d{2}|\d{1,2}[:.h]\d{2}|v?\d+(?:\.\d+)+(?:-[\w.]+)?|#[0-9a-fA-F]{3,8}"
-    r"|\d+(?:st|nd|rd|th|am|pm|h|min|k|m|s|x|%)|\d+-[a-z]+(?:-[a-z]+)*"
-)  # "4-desk", "12-hour"
-_NOT_CODES = frozenset(
-    {
-        "http",
-        "https",
-        "html",
-        "xlsx",
-        "pptx",
-        "rhythm",
-        "rhythms",
-        "lynx",
-        "nymph",
-        "crypt",
-        "tryst",
-        "psst",
-        "pfft",
-        "hmmm",
-        "shhh",
-        "brrr",
-        "grrr",
-        "zzzz",
-    }
-)
-
-
-def _code_like(word: str) -> bool:
-    core = word.strip(".!?:-")
-    if len(core) < 4 or core.lower() in _NOT_CODES or _PLAIN_NUMBER.fullmatch(core) or _MARK_RE.search(core):
-        return False
-    if re.search(r"\d", core):
-        return True
-    if re.search(r"[A-Za-z]", core) and re.search(r"[!#$%^&*+=~?]", core[1:-1]):
-        return True
-    if len(re.findall(r"[a-z](?=[A-Z])|[A-Z](?=[a-z])", core)) >= 4:
-        return True
-    return core.isalpha() and not re.search(r"(?i)[aeiouy]", core)
+    """True when `text` speaks of passwords, keys, tokens, codes and the like (a word of
+    cue_words/credentials.toml): such a sentence is never copied word for word into a memory (a
+    review item, a snapped text, a log line), whether or not any layer found a value in it."""
+    return credential_net.talks_of_credentials(text)
 
 
 def asks_to_remember_secret(text: str) -> bool:
@@ -400,62 +311,44 @@ def asks_to_remember_secret(text: str) -> bool:
 
 def redact(text: str) -> tuple[str, list[str]]:
     """`text` with every secret replaced by a `[withheld KIND]` mark, and the kinds found."""
-    hits = find_secrets(text)
-    if not hits:
-        return text, []
-    out, pos = [], 0
-    for hit in hits:
-        out.append(text[pos : hit.start])
-        out.append(MARK.format(kind=hit.kind.lower()))
-        pos = hit.end
-    out.append(text[pos:])
-    return "".join(out), [h.kind for h in hits]
+    return _withhold(text, [(h.start, h.end, h.kind) for h in find_secrets(text)])
 
 
-# The net under the value rules, before the model: in a message that talks of credentials, in the
-# messages just before and after it, and in the same speaker's messages before and after it ("pw
-# first half is Brisa, ill send the rest" ... "second half: k7Vq!rua29"; "Tejo$unset2026" ...
-# "oops, that was my password"), every word that looks like a code rather than a word is withheld.
-# A date, a time, a year or a version number is a word here.
-CODE_NEAR_CREDENTIAL = "code said with a credential"
-
-
-def redact_conversation(turns: list[tuple[str, str]]) -> list[tuple[str, list[str]]]:
-    """Each (role, text) turn's text with its secrets withheld, and the kinds found: the value rules
-    (a value recognised in one message is withheld in every other: "it's four eight two one
-    right??" ... "it is four eight two one"), then the net above."""
-    known = sorted({text[h.start : h.end] for _, text in turns for h in find_secrets(text)}, key=len, reverse=True)
-    talk = [about_credentials(text) for _, text in turns]
-    by_speaker: dict[str, list[int]] = {}
-    for i, (role, _) in enumerate(turns):
-        by_speaker.setdefault(role, []).append(i)
-    # about credentials, next to such a message, or the same speaker's message before or after one
-    near = [any(talk[max(0, i - 1) : i + 2]) for i in range(len(turns))]
-    for same in by_speaker.values():
-        for k, i in enumerate(same):
-            near[i] = near[i] or any(talk[j] for j in same[max(0, k - 1) : k + 2])
+def redact_conversation(turns: list[tuple[str, str]], net: credential_net.Net | None = None) -> list[tuple[str, list[str]]]:
+    """Each (role, text) turn's text with its secrets withheld, and the kinds found: the provider
+    and value rules, the credential net's words (`net`, else the shipped weights) with the whole
+    conversation as their context, and a value withheld in one message withheld in every other
+    ("it's four eight two one right??" ... "it is four eight two one")."""
+    words = credential_net.withheld_words(turns, net)
+    found = [find_secrets(text, net=False) for _, text in turns]
+    values = {text[h.start : h.end] for (_, text), hits in zip(turns, found) for h in hits}
+    values |= {w.text for ws in words for w in ws if len(w.text) >= 4}
+    known = sorted(values, key=len, reverse=True)
     out: list[tuple[str, list[str]]] = []
-    for (_role, text), wary in zip(turns, near):
-        clean, kinds = redact(text)
+    for (_role, text), hits, ws in zip(turns, found, words):
+        spans = [(h.start, h.end, h.kind) for h in hits] + [(w.start, w.end, CODE_NEAR_CREDENTIAL) for w in ws]
         for value in known:
-            if value in clean:
-                kinds.append("secret said elsewhere in the conversation")
-                clean = clean.replace(value, MARK.format(kind="secret"))
-        if wary:
-            pieces, pos = [], 0
-            for m in _WORD_TOKEN.finditer(clean):
-                if _code_like(m.group(0)):
-                    word = m.group(0)  # a sentence's full stop after it stays
-                    start, end = (
-                        m.start() + len(word) - len(word.lstrip(".!?:-")),
-                        m.end() - len(word) + len(word.rstrip(".!?:-")),
-                    )
-                    pieces += [clean[pos:start], MARK.format(kind=CODE_NEAR_CREDENTIAL)]
-                    pos = end
-                    kinds.append(CODE_NEAR_CREDENTIAL)
-            clean = "".join(pieces) + clean[pos:]
-        out.append((clean, kinds))
+            at = text.find(value)
+            while at >= 0:
+                spans.append((at, at + len(value), "secret said elsewhere in the conversation"))
+                at = text.find(value, at + len(value))
+        out.append(_withhold(text, spans))
     return out
+
+
+def _withhold(text: str, spans: list[tuple[int, int, str]]) -> tuple[str, list[str]]:
+    """`text` with each (start, end, kind) span replaced by its mark; overlapping spans become one."""
+    merged: list[list] = []
+    for start, end, kind in sorted(spans, key=lambda s: (s[0], -(s[1] - s[0]))):
+        if merged and start < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+            continue
+        merged.append([start, end, kind])
+    out, pos = [], 0
+    for start, end, kind in merged:
+        out += [text[pos:start], MARK.format(kind=kind.lower())]
+        pos = end
+    return "".join(out) + text[pos:], [kind for _, _, kind in merged]
 
 
 def secret_kinds_in(text: str) -> list[str]:
