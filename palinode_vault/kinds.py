@@ -30,6 +30,8 @@ BY_NAME: dict[str, Kind] = {k.name: k for k in KINDS}
 BY_FOLDER: dict[str, Kind] = {k.folder: k for k in KINDS}
 # Schema name -> kind name ('PersonMemory' -> 'person').
 TYPE_KIND: dict[str, str] = {k.schema: k.name for k in KINDS if k.schema}
+# The memory types a memory can be filed as, in the table's order ('PersonMemory', ... 'ResearchRef').
+MEMORY_TYPES: tuple[str, ...] = tuple(TYPE_KIND)
 
 # inbox/ is memory tier (one remembered thing per file, awaiting review) but not an entity kind.
 INBOX_FOLDER = "inbox"
@@ -69,3 +71,13 @@ def memory_type(frontmatter: dict) -> str | None:
         return kind.schema
     written = frontmatter.get("type")
     return written if isinstance(written, str) and written in TYPE_KIND else None
+
+
+def type_named(name: str) -> str | None:
+    """The memory type a person named, ignoring case: 'decision' -> 'Decision', and a kind's name
+    for its type ('person' -> 'PersonMemory'); None when `name` is neither."""
+    wanted = name.strip().lower()
+    for kind in KINDS:
+        if kind.schema and wanted in (kind.schema.lower(), kind.name):
+            return kind.schema
+    return None

@@ -240,3 +240,11 @@ def test_colours_match_the_plugins_category_table():
     table = json.loads((PLUGIN_DIR / "src" / "categories.json").read_text())
     assert {c["folder"]: c["colour"] for c in table} == plugin_cmds.CATEGORY_COLOURS
     assert [c["folder"] for c in table] == list(plugin_cmds.CATEGORY_FOLDERS)
+
+
+def test_the_plugins_memory_types_are_the_kinds_tables():
+    """The plugin's "Approve as…" offers these: the types the sidecar's `as_type` takes."""
+    from palinode_vault.kinds import KINDS
+
+    table = json.loads((PLUGIN_DIR / "src" / "categories.json").read_text())
+    assert [(c["kind"], c["type"]) for c in table if "type" in c] == [(k.name, k.schema) for k in KINDS if k.schema]

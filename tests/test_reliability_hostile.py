@@ -397,7 +397,7 @@ def test_undo_waits_for_a_run_being_written(tmp_path):
 
 
 @posix_only
-@pytest.mark.parametrize("action", ["approve", "reject"])
+@pytest.mark.parametrize("action", ["approve", "reject", "approve as"])
 def test_inbox_review_through_a_symlinked_inbox_touches_nothing_outside(tmp_path, action):
     from palinode_vault.memory import review
     from palinode_vault.settings import Settings
@@ -412,7 +412,10 @@ def test_inbox_review_through_a_symlinked_inbox_touches_nothing_outside(tmp_path
     vault = Vault(Settings(vault=root))
     vault.load()
     with pytest.raises(review.ReviewError, match="outside the vault"):
-        getattr(review, action)(vault, "inbox/keep.md")
+        if action == "approve as":  # re-typed as another type first: still checked before
+            review.approve(vault, "inbox/keep.md", as_type="Decision")
+        else:
+            getattr(review, action)(vault, "inbox/keep.md")
     assert victim.exists() and "status: review" in victim.read_text()
     assert not (root / "archive").exists()
 

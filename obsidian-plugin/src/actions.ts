@@ -7,6 +7,7 @@ import { RpcError, messageOf } from "./client";
 import { ErrorCode, type ExtractItem, type FixResult, type LintResult } from "./protocol";
 import { JobCancelled, runJob, type JobClient, type JobDisplay } from "./jobs";
 import type { ConsolidateResult, ExtractResult, ParamsOf } from "./protocol";
+import { MEMORY_TYPES } from "./categories";
 import { basename, type Rpc } from "./side-view-model";
 
 export interface PreviewRow {
@@ -21,6 +22,12 @@ export interface PickRow {
   detail: string;
 }
 
+/** A memory type the person can approve an inbox note as. */
+export interface TypeChoice {
+  type: string;
+  detail: string;
+}
+
 /** What the commands need from the app (Obsidian: Notice, Modals, openLinkText). */
 export interface PalinodeUI {
   notice(message: string): void;
@@ -30,6 +37,8 @@ export interface PalinodeUI {
   confirmRows(title: string, rows: PreviewRow[], applyLabel: string, note?: string): Promise<boolean>;
   /** Lets the person pick one note; resolves with its path, or null when dismissed. */
   pickNote(title: string, rows: PickRow[], emptyText: string): Promise<string | null>;
+  /** Lets the person pick a memory type; resolves with it, or null when dismissed. */
+  pickType(title: string, choices: TypeChoice[]): Promise<string | null>;
   openPath(path: string): void;
   /** Shows a running job's progress, with Cancel when `cancel` is given (Obsidian: a lasting notice). */
   jobDisplay?(cancel: (() => void) | null): JobDisplay;
@@ -253,22 +262,42 @@ function notInInbox(ui: PalinodeUI, path: string, verb: string): null {
 
 /**
  * Approve an inbox note: the sidecar moves it into its type's folder and ends its review (or merges
- * it into the person's or project's existing note). Says where it went and opens it there.
- * Returns the note's new path, or null when refused or failed.
+ * it into the person's or project's existing note). With `asType` it is first re-written as that
+ * memory type (the person's correction of the type it waited as). Says where it went and opens it
+ * there. Returns the note's new path, or null when refused or failed.
  */
-export function approveInboxNote(rpc: Rpc, ui: PalinodeUI, path: string): Promise<string | null> {
+export function approveInboxNote(rpc: Rpc, ui: PalinodeUI, path: string, asType?: string): Promise<string | null> {
   if (!isInboxNote(path)) return Promise.resolve(notInInbox(ui, path, "approved"));
   return guarded(ui, `approving ${path}`, async () => {
-    const r = await rpc("inbox.approve", { path });
+    const r = await rpc("inbox.approve", asType ? { path, as_type: asType } : { path });
     const merged = r.written.some((p) => p.startsWith(`archive/${INBOX_FOLDER}/`));
+    const done = asType ? `approved as ${asType}` : "approved";
     ui.notice(
       merged
-        ? `Palinode: approved: merged into ${r.path} (the inbox note is archived). "Undo the last fix" reverts it.`
-        : `Palinode: approved: moved to ${r.path}. "Undo the last fix" reverts it.`,
+        ? `Palinode: ${done}: merged into ${r.path} (the inbox note is archived). "Undo the last fix" reverts it.`
+        : `Palinode: ${done}: moved to ${r.path}. "Undo the last fix" reverts it.`,
     );
     ui.openPath(r.path);
     return r.path;
   });
+}
+
+/** The types an inbox note waiting as `currentType` can be approved as instead (all when unknown). */
+export function otherTypes(currentType?: string): TypeChoice[] {
+  return MEMORY_TYPES.filter((c) => c.type !== currentType).map((c) => ({
+    type: c.type,
+    detail: c.kind === "person" || c.kind === "project" ? `${c.folder}/, or merged into the ${c.kind}'s note` : `${c.folder}/`,
+  }));
+}
+
+/**
+ * "Approve as…": the person picks the memory type the inbox note really is, and it is approved as
+ * that type. Returns the note's new path, or null when dismissed, refused or failed.
+ */
+export async function approveInboxNoteAs(rpc: Rpc, ui: PalinodeUI, path: string, currentType?: string): Promise<string | null> {
+  if (!isInboxNote(path)) return notInInbox(ui, path, "approved");
+  const picked = await ui.pickType(`Approve ${basename(path)} as…`, otherTypes(currentType));
+  return picked ? approveInboxNote(rpc, ui, path, picked) : null;
 }
 
 /**

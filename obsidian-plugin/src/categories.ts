@@ -2,7 +2,8 @@
  * The categories of the vault (kind, folder, label, colour) for the plugin's views.
  *
  * `categories.json` is the one table; `palinode-vault init --obsidian` checks its colours against
- * the same file in its tests, and the kinds/folders mirror `palinode_vault/kinds.py`.
+ * the same file in its tests, and the kinds/folders/memory types mirror `palinode_vault/kinds.py`
+ * (tests/test_plugin_cmds.py checks both).
  */
 import table from "./categories.json";
 
@@ -11,9 +12,16 @@ export interface Category {
   folder: string;
   label: string;
   colour: string;
+  /** The memory type (schema) a memory of this kind is filed as; none for daily/ and inbox/. */
+  type?: string;
 }
 
 export const CATEGORIES: readonly Category[] = table;
+
+/** The categories a memory can be filed as (an inbox note approved "as" one), in the table's order. */
+export const MEMORY_TYPES: readonly (Category & { type: string })[] = CATEGORIES.filter(
+  (c): c is Category & { type: string } => typeof c.type === "string",
+);
 
 /** Colour for notes that belong to no category (structural files, unresolved targets). */
 export const OTHER_COLOUR = "#9aa0a6";

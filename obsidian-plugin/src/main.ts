@@ -8,6 +8,7 @@ import { homedir } from "os";
 import { FileSystemAdapter, MarkdownView, Notice, Platform, Plugin, TFile, requestUrl, type Editor, type WorkspaceLeaf } from "obsidian";
 import {
   approveInboxNote,
+  approveInboxNoteAs,
   extractMemories,
   findDuplicates,
   fixNote,
@@ -334,6 +335,11 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
       id: "approve-inbox-note",
       name: "Approve this inbox note",
       checkCallback: this.withNote((p) => approveInboxNote(rpc, reviewUI, p), inInbox),
+    });
+    this.addCommand({
+      id: "approve-inbox-note-as",
+      name: "Approve this inbox note as another type…",
+      checkCallback: this.withNote((p) => approveInboxNoteAs(rpc, reviewUI, p), inInbox),
     });
     this.addCommand({
       id: "reject-inbox-note",

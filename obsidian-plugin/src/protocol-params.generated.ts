@@ -66,6 +66,7 @@ export interface MethodParams {
   };
   "inbox.approve": {
     path: string;
+    as_type?: string | null;
   };
   "inbox.list": Record<string, never>;
   "inbox.reject": {

@@ -13,6 +13,7 @@ import click
 from palinode_vault.cli.group import main
 from palinode_vault.cli.options import vault_option
 from palinode_vault.cli.vault_cmds import now_option, open_vault
+from palinode_vault.kinds import MEMORY_TYPES, type_named
 
 
 def _program_or_fail(root: Path):
@@ -191,7 +192,7 @@ def inbox_list(vault: Path, as_json: bool) -> None:
         click.echo("nothing waits for review")
 
 
-def _review(vault: Path, note: str, as_json: bool, action: str) -> None:
+def _review(vault: Path, note: str, as_json: bool, action: str, as_type: str | None = None) -> None:
     from palinode_vault.memory import review
 
     v = open_vault(vault, quiet=as_json)
@@ -203,13 +204,14 @@ def _review(vault: Path, note: str, as_json: bool, action: str) -> None:
         except ValueError as exc:
             raise click.ClickException(f"{note} is not inside the vault {v.root}") from exc
     try:
-        result = (review.approve if action == "approve" else review.reject)(v, note)
+        result = review.approve(v, note, as_type=as_type) if action == "approve" else review.reject(v, note)
     except review.ReviewError as exc:
         raise click.ClickException(str(exc)) from exc
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
         return
-    click.echo(f"{'approved' if action == 'approve' else 'rejected'}: {note} -> {result.path}; palinode-vault undo reverts it")
+    done = "rejected" if action == "reject" else f"approved as {type_named(as_type)}" if as_type else "approved"
+    click.echo(f"{done}: {note} -> {result.path}; palinode-vault undo reverts it")
     if result.conflicts:
         click.echo(f"not written (changed on disk meanwhile): {', '.join(result.conflicts)}", err=True)
 
@@ -217,10 +219,18 @@ def _review(vault: Path, note: str, as_json: bool, action: str) -> None:
 @inbox.command("approve")
 @vault_option
 @click.argument("note")
+@click.option(
+    "--as",
+    "as_type",
+    metavar="TYPE",
+    default=None,
+    help=f"File it as this memory type instead ({', '.join(MEMORY_TYPES)}; any case): it is re-written "
+    "in that type's keys and sections from its own words first.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def inbox_approve(vault: Path, note: str, as_json: bool) -> None:
+def inbox_approve(vault: Path, note: str, as_type: str | None, as_json: bool) -> None:
     """Keep NOTE (inbox/x.md): it moves into its folder, or merges into the person's or project's note."""
-    _review(vault, note, as_json, "approve")
+    _review(vault, note, as_json, "approve", as_type)
 
 
 @inbox.command("reject")

@@ -6,7 +6,10 @@ waited because it would supersede another (`review_supersedes`, written by the u
 retires that one in the same run, as filing it would have. A PersonMemory or
 ProjectSnapshot about a person or project the vault already has a note for is merged into that
 note instead (the update logic adds what is new to the right section), and the inbox note is
-archived as approved. Rejecting archives the note in `archive/inbox/` with `status: archived` and
+archived as approved. Approving with `as_type` first re-writes the note as the type the person says
+it is (retype.py: the new type's keys and sections from the note's own words, the old type's own
+keys such as a Decision's `review_supersedes` dropped), then files it as a note of that type.
+Rejecting archives the note in `archive/inbox/` with `status: archived` and
 `archived_reason: rejected`; nothing is ever deleted. Each is one journaled run that `undo`
 reverts, and one line of `logs/operations.jsonl` (APPROVE or REJECT).
 """
@@ -19,11 +22,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from palinode_vault.core.entities import entity_refs
-from palinode_vault.core.frontmatter import find_block, key_spans
-from palinode_vault.kinds import BY_NAME, INBOX_FOLDER, TYPE_KIND, memory_type
+from palinode_vault.kinds import BY_NAME, INBOX_FOLDER, MEMORY_TYPES, TYPE_KIND, memory_type, type_named
+from palinode_vault.memory.retype import STATEMENT_SECTIONS, retype
 from palinode_vault.memory.update.logic import Item, Updater, memory_path, retire_superseded, similar_for
 from palinode_vault.memory.update.statements import plain
-from palinode_vault.memory.update.workspace import Workspace, body_of, frontmatter_of, now_utc, section_bounds, set_keys
+from palinode_vault.memory.update.workspace import (
+    Workspace,
+    body_of,
+    frontmatter_of,
+    now_utc,
+    section_bounds,
+    set_keys,
+    without_key,
+)
 from palinode_vault.memory.weekly.corrections import review_label
 from palinode_vault.memory.weekly.oplog import Operation
 from palinode_vault.pathsafe import PathOutsideVault, vault_relative
@@ -31,8 +42,6 @@ from palinode_vault.program import load_program
 from palinode_vault.vault import Vault
 
 ARCHIVE = f"archive/{INBOX_FOLDER}"
-# where a person's or project's own words sit in an inbox note (update.render_new)
-_STATEMENT_SECTION = {"PersonMemory": "Context", "ProjectSnapshot": "What This Is"}
 
 
 class ReviewError(ValueError):
@@ -96,12 +105,6 @@ def _waiting_note(ws: Workspace, path: str) -> tuple[str, dict[str, Any]]:
     return text, data
 
 
-def _without_key(text: str, key: str) -> str:
-    block = find_block(text)
-    span = key_spans(text, block).get(key) if block else None
-    return text if span is None else text[: span.start] + text[span.end :]
-
-
 def _archive(ws: Workspace, path: str, text: str, reason: str, why: str) -> str:
     dst = f"{ARCHIVE}/{path.split('/', 1)[1]}"
     n = 2
@@ -114,20 +117,36 @@ def _archive(ws: Workspace, path: str, text: str, reason: str, why: str) -> str:
 def _statement(text: str, type_name: str) -> str:
     """The words an inbox PersonMemory/ProjectSnapshot holds: its first section's text, links as
     their text (the update links the names again where they belong)."""
-    bounds = section_bounds(text, _STATEMENT_SECTION[type_name])
+    bounds = section_bounds(text, STATEMENT_SECTIONS[type_name][0])
     words = text[bounds[0] : bounds[1]] if bounds else body_of(text)
     words = re.sub(r"^#+ .*$", "", words, flags=re.M)
     return " ".join(plain(words).split())
 
 
-def approve(vault: Vault, path: str, now: dt.datetime | None = None) -> Reviewed:
-    """Accept the inbox note `path` as a memory (see the module docstring)."""
+def memory_type_named(name: str) -> str:
+    """The memory type `name` names (ignoring case; a kind's name too), or a ReviewError listing them."""
+    found = type_named(name)
+    if found is None:
+        raise ReviewError(f"{name!r} is not a memory type; approve it as one of {', '.join(MEMORY_TYPES)}")
+    return found
+
+
+def approve(vault: Vault, path: str, now: dt.datetime | None = None, as_type: str | None = None) -> Reviewed:
+    """Accept the inbox note `path` as a memory (see the module docstring); `as_type`: the memory
+    type the person says it is, when the one it waits as is wrong."""
     now = now or dt.datetime.now(dt.UTC)
+    wanted = memory_type_named(as_type) if as_type is not None else None
     if not vault.loaded:
         vault.load()
     ws = Workspace(vault, extra_folders=frozenset({"archive"}))
     text, data = _waiting_note(ws, path)
     type_name = memory_type(data) or "Insight"
+    retyped = ""
+    if wanted is not None and wanted != type_name:
+        text = retype(vault, path, text, type_name, wanted, now)
+        data = frontmatter_of(text)
+        retyped = f"; its type changed from {type_name} to {wanted} by the person"
+        type_name = wanted
     kind = TYPE_KIND[type_name]
     stamp = now_utc(now)
     if kind in ("person", "project"):
@@ -147,7 +166,7 @@ def approve(vault: Vault, path: str, now: dt.datetime | None = None) -> Reviewed
                     target,
                     None,
                     "review",
-                    f"{path} approved: {outcome.op} of {target}; the inbox note is archived as {dst}",
+                    f"{path} approved: {outcome.op} of {target}; the inbox note is archived as {dst}{retyped}",
                 )
             )
             return _commit(ws, target, review_label("approve", path))
@@ -157,15 +176,17 @@ def approve(vault: Vault, path: str, now: dt.datetime | None = None) -> Reviewed
         dst, n = f"{folder_path[:-3]}-{n}.md", n + 1
     slug = re.sub(r"^\d{4}-\d{2}-\d{2}-", "", dst.rsplit("/", 1)[1][:-3]) if kind == "research" else dst.rsplit("/", 1)[1][:-3]
     keys = {"id": f"{kind}-{slug}", "last_updated": stamp}  # the id follows the name (x-2 when x is taken)
-    text = _without_key(_without_key(text, "review_reason"), "review_supersedes")  # answered by the approval
+    text = without_key(without_key(text, "review_reason"), "review_supersedes")  # answered by the approval
     retired = _retire_replaced(ws, data, keys["id"], stamp) if type_name == "Decision" else []
     if type_name in ("Decision", "ProjectSnapshot"):
         new = set_keys(text, {**keys, "status": "active"})
     else:
-        new = set_keys(_without_key(text, "status"), keys)
+        new = set_keys(without_key(text, "status"), keys)
     ws.move(path, dst, f"approved from {path}", text=new)
     also = f"; superseded {', '.join(retired)}" if retired else ""
-    ws.log(Operation("APPROVE", type_name, dst, data.get("confidence"), "review", f"{path} approved by the person{also}"))
+    ws.log(
+        Operation("APPROVE", type_name, dst, data.get("confidence"), "review", f"{path} approved by the person{retyped}{also}")
+    )
     return _commit(ws, dst, review_label("approve", path))
 
 

@@ -61,6 +61,11 @@ class InboxParams(_Params):
     path: str = Field(min_length=1, max_length=1000)
 
 
+class ApproveParams(InboxParams):
+    # the memory type the person says it is (review.approve: any case; a wrong name is refused)
+    as_type: str | None = Field(default=None, min_length=1, max_length=100)
+
+
 class JobParams(_Params):
     id: str = Field(min_length=1, max_length=100)
 
@@ -170,18 +175,25 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
 
         return {"items": await sidecar.run(waiting, sidecar.vault)}
 
-    def reviewer(action: str):
-        async def handler(params: InboxParams, conn: Connection) -> dict:
-            from palinode_vault.memory import review
+    async def reviewed(action: str, work: Callable[[], Any]) -> dict:
+        from palinode_vault.memory.review import ReviewError
 
-            try:
-                result = await sidecar.run(getattr(review, action), sidecar.vault, params.path)
-            except review.ReviewError as exc:
-                raise PalinodeError(-32602, str(exc)) from exc
-            await sidecar.after_write(result.written, f"inbox.{action}")
-            return result.to_json()
+        try:
+            result = await sidecar.run(work)
+        except ReviewError as exc:
+            raise PalinodeError(-32602, str(exc)) from exc
+        await sidecar.after_write(result.written, f"inbox.{action}")
+        return result.to_json()
 
-        return handler
+    async def inbox_approve(params: ApproveParams, conn: Connection) -> dict:
+        from palinode_vault.memory import review
+
+        return await reviewed("approve", lambda: review.approve(sidecar.vault, params.path, as_type=params.as_type))
+
+    async def inbox_reject(params: InboxParams, conn: Connection) -> dict:
+        from palinode_vault.memory import review
+
+        return await reviewed("reject", lambda: review.reject(sidecar.vault, params.path))
 
     def when_ready(handler):
         async def wrapped(params, conn):
@@ -290,8 +302,8 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
     dispatcher.register("consolidate", when_ready(consolidate), ConsolidateParams, r.ConsolidateResult)
     dispatcher.register("core", when_ready(core), NoParams, r.CoreResult)
     dispatcher.register("inbox.list", when_ready(inbox_list), NoParams, r.InboxList)
-    dispatcher.register("inbox.approve", when_ready(reviewer("approve")), InboxParams, r.InboxReviewResult)
-    dispatcher.register("inbox.reject", when_ready(reviewer("reject")), InboxParams, r.InboxReviewResult)
+    dispatcher.register("inbox.approve", when_ready(inbox_approve), ApproveParams, r.InboxReviewResult)
+    dispatcher.register("inbox.reject", when_ready(inbox_reject), InboxParams, r.InboxReviewResult)
     sidecar.memory_generator = generator
 
 

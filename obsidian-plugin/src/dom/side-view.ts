@@ -8,6 +8,8 @@ export interface InboxHandlers {
   openPath(path: string): void;
   /** Approve the inbox note (the view refreshes afterwards). */
   approve(row: InboxRow): unknown;
+  /** Approve it as a memory type the person picks, when the one it waits as is wrong. */
+  approveAs(row: InboxRow): unknown;
   /** Reject the inbox note (the view refreshes afterwards). */
   reject(row: InboxRow): unknown;
 }
@@ -147,7 +149,7 @@ function renderEntities(root: HTMLElement, listing: Listing<EntityRow>, handlers
 }
 
 /**
- * Appends the "Inbox" section: the notes waiting for review, each with Approve and Reject. Drawn
+ * Appends the "Inbox" section: the notes waiting for review, each with Approve, Approve as… and Reject. Drawn
  * last in the side view, and under the message when no note is open (the inbox is the vault's).
  */
 export function renderInbox(root: HTMLElement, listing: Listing<InboxRow>, handlers: InboxHandlers): void {
@@ -173,6 +175,7 @@ export function renderInbox(root: HTMLElement, listing: Listing<InboxRow>, handl
     if (row.since) el(meta, "span", { cls: "palinode-inbox-since", text: `waiting since ${row.since}` });
     const actions = el(li, "div", { cls: "palinode-actions" });
     actionButton(actions, "Approve", () => handlers.approve(row), { cls: ["palinode-approve", "mod-cta"], title: `Approve ${row.path}: move it into its folder` });
+    actionButton(actions, "Approve as…", () => handlers.approveAs(row), { cls: "palinode-approve-as", title: `Approve ${row.path} as another type than ${row.type}` });
     actionButton(actions, "Reject", () => handlers.reject(row), { cls: "palinode-reject", title: `Reject ${row.path}: archive it in archive/inbox/` });
   }
 }

@@ -1,7 +1,7 @@
-/** Obsidian modals for the commands: diff preview, row preview, note picker, memory search. */
+/** Obsidian modals for the commands: diff preview, row preview, note picker, type picker, memory search. */
 import { App, Modal, Notice, SuggestModal } from "obsidian";
 import { jobProgressText, type JobDisplay } from "../jobs";
-import { describeError, searchRows, type PalinodeUI, type PickRow, type PreviewRow } from "../actions";
+import { describeError, searchRows, type PalinodeUI, type PickRow, type PreviewRow, type TypeChoice } from "../actions";
 import type { Rpc } from "../side-view-model";
 import { renderDiff } from "../dom/diff";
 import { el } from "../dom/element";
@@ -92,6 +92,40 @@ class PickNoteModal extends AnswerModal<string | null> {
     this.titleEl.textContent = this.title;
     this.modalEl.addClass("palinode-modal");
     renderPickRows(this.contentEl.createDiv(), this.rows, this.emptyText, (p) => this.answer(p));
+  }
+}
+
+/** Pick a memory type ("Approve as…"): type to narrow the list, ↑↓ and ↵ to choose, esc to dismiss. */
+export class TypeModal extends SuggestModal<TypeChoice> {
+  constructor(
+    app: App,
+    title: string,
+    private choices: TypeChoice[],
+    private resolve: (type: string | null) => void,
+  ) {
+    super(app);
+    this.setPlaceholder(title);
+    this.emptyStateText = "No memory type by that name.";
+  }
+
+  getSuggestions(query: string): TypeChoice[] {
+    const q = query.trim().toLowerCase();
+    return this.choices.filter((c) => c.type.toLowerCase().includes(q));
+  }
+
+  renderSuggestion(choice: TypeChoice, item: HTMLElement): void {
+    el(item, "div", { cls: "palinode-search-title", text: choice.type });
+    el(item, "div", { cls: "palinode-muted", text: choice.detail });
+  }
+
+  onChooseSuggestion(choice: TypeChoice): void {
+    this.resolve(choice.type);
+  }
+
+  onClose(): void {
+    // Obsidian closes a SuggestModal before it calls onChooseSuggestion: answer null only after
+    // that had its turn (a promise keeps the first answer).
+    window.setTimeout(() => this.resolve(null), 0);
   }
 }
 
@@ -191,6 +225,7 @@ export function obsidianUI(app: App, openPath: (path: string) => void): Palinode
     confirmRows: (title, rows, applyLabel, note) =>
       new Promise((resolve) => new RowsModal(app, title, rows, applyLabel, note, resolve).open()),
     pickNote: (title, rows, emptyText) => new Promise((resolve) => new PickNoteModal(app, title, rows, emptyText, resolve).open()),
+    pickType: (title, choices) => new Promise((resolve) => new TypeModal(app, title, choices, resolve).open()),
     openPath,
     jobDisplay: (cancel) => jobNotice(cancel),
   };

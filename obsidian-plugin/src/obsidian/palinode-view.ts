@@ -1,5 +1,5 @@
 /** The side view "Palinode": findings, backlinks by kind, related notes, duplicates, entities, inbox. */
-import { approveInboxNote, fixNote, isInboxNote, rejectInboxNote, repairLink } from "../actions";
+import { approveInboxNote, approveInboxNoteAs, fixNote, isInboxNote, rejectInboxNote, repairLink } from "../actions";
 import { renderInbox, renderSideView, renderSideViewMessage, type InboxHandlers } from "../dom/side-view";
 import { inboxListing, loadInbox, loadSideView, sideViewModel } from "../side-view-model";
 import { NoteFollowingView } from "./note-view";
@@ -27,6 +27,9 @@ export class PalinodeView extends NoteFollowingView {
       approve: async (row) => {
         await approveInboxNote(this.ctx.rpc, this.ctx.reviewUI, row.path);
         await this.refresh();
+      },
+      approveAs: async (row) => {
+        if (await approveInboxNoteAs(this.ctx.rpc, this.ctx.reviewUI, row.path, row.type)) await this.refresh();
       },
       reject: async (row) => {
         await rejectInboxNote(this.ctx.rpc, this.ctx.ui, row.path);

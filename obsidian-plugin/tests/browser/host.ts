@@ -2,9 +2,10 @@
  * The browser host page's script: renders the side view and the graph view with the plugin's own
  * view models and DOM layer, from recorded answers or from a live sidecar over the browser's
  * WebSocket. Clicks are recorded in `window.palinode.events` for the tests to check. The inbox's
- * Approve and Reject run the plugin's own actions and then render again, as the Obsidian view does.
+ * Approve, Approve as… and Reject run the plugin's own actions and then render again, as the Obsidian
+ * view does; the type picker records what it offers and picks the last type offered.
  */
-import { approveInboxNote, rejectInboxNote, type PalinodeUI } from "../../src/actions";
+import { approveInboxNote, approveInboxNoteAs, rejectInboxNote, type PalinodeUI } from "../../src/actions";
 import { SidecarClient, type SocketConstructor } from "../../src/client";
 import { renderGraph } from "../../src/dom/graph";
 import { renderInbox, renderSideView, renderSideViewMessage, type InboxHandlers } from "../../src/dom/side-view";
@@ -34,6 +35,10 @@ const ui: PalinodeUI = {
   confirmDiff: async () => true,
   confirmRows: async () => true,
   pickNote: async () => null,
+  pickType: async (title, choices) => {
+    events.push(`pick ${title} ${choices.map((c) => c.type).join(", ")}`);
+    return choices[choices.length - 1]?.type ?? null;
+  },
   openPath: (p) => void events.push(`open ${p}`),
 };
 
@@ -43,6 +48,9 @@ function inboxHandlers(rpc: Rpc, again: () => Promise<void>): InboxHandlers {
     approve: async (row) => {
       await approveInboxNote(rpc, ui, row.path);
       await again();
+    },
+    approveAs: async (row) => {
+      if (await approveInboxNoteAs(rpc, ui, row.path, row.type)) await again();
     },
     reject: async (row) => {
       await rejectInboxNote(rpc, ui, row.path);

@@ -186,6 +186,25 @@ describe.skipIf(!haveChromium)("views in Chromium, from recorded sidecar answers
     await page.close();
   });
 
+  it("approves an inbox note as another type: Approve as… offers the other types and files it as the one picked", async () => {
+    const page = await openHost();
+    await page.evaluate((rec) => (window as any).palinode.renderRecorded(rec, 1), recording);
+    const inbox = page.locator('#side [data-section="inbox"]');
+    await expect.poll(() => inbox.locator(".palinode-inbox-item").count()).toBe(3);
+    expect(await inbox.locator(".palinode-approve-as").count()).toBe(3);
+    const row = inbox.locator('.palinode-inbox-item[data-path="inbox/weekly-release-train.md"]');
+    expect(await row.locator(".palinode-actions button").allTextContents()).toEqual(["Approve", "Approve as…", "Reject"]);
+    await row.locator(".palinode-approve-as").click();
+    await expect.poll(() => inbox.locator(".palinode-inbox-item").count()).toBe(2);
+    expect(await events(page)).toEqual([
+      "pick Approve weekly-release-train as… PersonMemory, ProjectSnapshot, Insight, ResearchRef",
+      'notice Palinode: approved as ResearchRef: moved to research/weekly-release-train.md. "Undo the last fix" reverts it.',
+      "open research/weekly-release-train.md",
+    ]);
+    expect((page as any).errors).toEqual([]);
+    await page.close();
+  });
+
   it("says so in the inbox section when the sidecar cannot list it, like the other sections", async () => {
     const page = await openHost();
     const inbox = page.locator('#side [data-section="inbox"]');

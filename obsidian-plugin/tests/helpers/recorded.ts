@@ -1,5 +1,5 @@
 /** Rpcs that answer from recorded sidecar results (for tests that need no sidecar). */
-import { categoryOf } from "../../src/categories";
+import { MEMORY_TYPES, categoryOf } from "../../src/categories";
 import { RpcError } from "../../src/client";
 import type { InboxItem } from "../../src/protocol";
 import type { Rpc } from "../../src/side-view-model";
@@ -23,7 +23,7 @@ export function recordedRpc(recording: Recording, calls: { method: string; param
 
 /**
  * Wraps `rpc` with a small in-memory inbox, for the review buttons: `inbox.list` answers what is
- * still waiting; `inbox.approve` moves a note to its type's folder and `inbox.reject` to
+ * still waiting; `inbox.approve` moves a note to its type's folder (or `as_type`'s) and `inbox.reject` to
  * archive/inbox/, both taking it off the list (as the sidecar does). Anything else goes to `rpc`.
  */
 export function withInbox(rpc: Rpc, items: InboxItem[], calls: { method: string; params: unknown }[] = []): Rpc {
@@ -34,6 +34,7 @@ export function withInbox(rpc: Rpc, items: InboxItem[], calls: { method: string;
     return waiting.splice(i, 1)[0];
   };
   const name = (path: string) => path.split("/").pop()!;
+  const folderOf = (type: string) => (MEMORY_TYPES.find((c) => c.type === type) ?? categoryOf(type))?.folder ?? "notes";
   return (async (method: string, params: any) => {
     if (method === "inbox.list") {
       calls.push({ method, params });
@@ -43,7 +44,7 @@ export function withInbox(rpc: Rpc, items: InboxItem[], calls: { method: string;
       calls.push({ method, params });
       const item = take(params.path);
       const to =
-        method === "inbox.approve" ? `${categoryOf(item.type)?.folder ?? "notes"}/${name(item.path)}` : `archive/inbox/${name(item.path)}`;
+        method === "inbox.approve" ? `${folderOf(params.as_type ?? item.type)}/${name(item.path)}` : `archive/inbox/${name(item.path)}`;
       return { path: to, written: [item.path, to], run: `r${calls.length}` };
     }
     return rpc(method as any, params);

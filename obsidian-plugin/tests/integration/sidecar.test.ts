@@ -7,7 +7,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { approveInboxNote, fixNote, rejectInboxNote, repairLink, undoLastFix, type PalinodeUI } from "../../src/actions";
+import { approveInboxNote, approveInboxNoteAs, fixNote, rejectInboxNote, repairLink, undoLastFix, type PalinodeUI } from "../../src/actions";
 import { applyEdit, type EditableVault } from "../../src/apply-edit";
 import { SidecarClient, discoverSidecar, type SocketConstructor } from "../../src/client";
 import type { ApplyEditResult } from "../../src/protocol";
@@ -116,6 +116,7 @@ describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"
       },
       confirmRows: async () => true,
       pickNote: async (_title, rows) => rows[0]?.path ?? null,
+      pickType: async () => null,
       openPath: () => undefined,
     };
     const alice = join(sidecar.vault, "people/alice-smith.md");
@@ -244,6 +245,7 @@ describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"
       confirmDiff: async () => true,
       confirmRows: async () => true,
       pickNote: async () => null,
+      pickType: async (_title, choices) => (choices.some((c) => c.type === "Decision") ? "Decision" : null),
       openPath: (p) => void log.push(`open ${p}`),
     };
 
@@ -292,6 +294,17 @@ describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"
       await new Promise((r) => setTimeout(r, 200));
     }
     expect(again).toEqual(["inbox/dark-mode-first.md"]);
+
+    // "Approve as…": the Insight the person says is a Decision is filed as one, in its sections
+    log.length = 0;
+    const filed = await approveInboxNoteAs(rpc, ui, "inbox/dark-mode-first.md", "Insight");
+    expect(filed).toBe("decisions/dark-mode-first.md");
+    expect(log[0]).toBe(`Palinode: approved as Decision: moved to ${filed}. "Undo the last fix" reverts it.`);
+    const retyped = readFileSync(join(sidecar.vault, filed!), "utf8");
+    expect(retyped.split("---")[1]).toMatch(/^type: Decision$/m);
+    expect(retyped.split("---")[1]).toMatch(/^status: active$/m);
+    expect(retyped).toContain("# Decision: Customers might want dark mode first\n\n## Statement\n");
+    expect(retyped).toContain("floated this once for");
   }, 120_000);
 
   it("runs a re-index as a job: answers at once, pushes progress, ends with the result", async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   approveInboxNote,
+  approveInboxNoteAs,
   countsText,
   describeError,
   extractMemories,
@@ -19,7 +20,7 @@ import { RpcError, notRunningMessage } from "../../src/client";
 import type { Rpc } from "../../src/side-view-model";
 
 /** A scripted UI: records notices and answers confirmations and picks as told. */
-function scriptedUI(answers: { confirm?: boolean; pick?: string | null } = {}) {
+function scriptedUI(answers: { confirm?: boolean; pick?: string | null; type?: string | null } = {}) {
   const log: string[] = [];
   const ui: PalinodeUI = {
     notice: (m) => void log.push(`notice: ${m}`),
@@ -34,6 +35,10 @@ function scriptedUI(answers: { confirm?: boolean; pick?: string | null } = {}) {
     pickNote: async (title, rows) => {
       log.push(`pick: ${title} | ${rows.map((r) => `${r.title} (${r.detail})`).join("; ")}`);
       return answers.pick === undefined ? (rows[0]?.path ?? null) : answers.pick;
+    },
+    pickType: async (title, choices) => {
+      log.push(`type: ${title} | ${choices.map((c) => `${c.type} (${c.detail})`).join("; ")}`);
+      return answers.type ?? null;
     },
     openPath: (p) => void log.push(`open: ${p}`),
   };
@@ -153,6 +158,44 @@ describe("commands", () => {
     const { ui, log } = scriptedUI();
     expect(await approveInboxNote(rpc, ui, "inbox/tariq.md")).toBe("people/tariq.md");
     expect(log[0]).toBe('notice: Palinode: approved: merged into people/tariq.md (the inbox note is archived). "Undo the last fix" reverts it.');
+  });
+
+  it("approve as… offers the other memory types, then approves as the one picked", async () => {
+    const { rpc, calls } = scriptedRpc({
+      "inbox.approve": () => ({ path: "decisions/x.md", written: ["inbox/x.md", "decisions/x.md"], run: "r10" }),
+    });
+    const { ui, log } = scriptedUI({ type: "Decision" });
+    expect(await approveInboxNoteAs(rpc, ui, "inbox/x.md", "Insight")).toBe("decisions/x.md");
+    expect(calls).toEqual([{ method: "inbox.approve", params: { path: "inbox/x.md", as_type: "Decision" } }]);
+    expect(log).toEqual([
+      "type: Approve x as… | PersonMemory (people/, or merged into the person's note); ProjectSnapshot (projects/, or merged into the project's note); Decision (decisions/); ResearchRef (research/)",
+      'notice: Palinode: approved as Decision: moved to decisions/x.md. "Undo the last fix" reverts it.',
+      "open: decisions/x.md",
+    ]);
+  });
+
+  it("approve as… offers every type when the note's is not known, and does nothing when dismissed", async () => {
+    const { rpc, calls } = scriptedRpc({ "inbox.approve": () => ({}) });
+    const { ui, log } = scriptedUI({ type: null });
+    expect(await approveInboxNoteAs(rpc, ui, "inbox/x.md")).toBeNull();
+    expect(log[0].split(" | ")[1].split("; ").map((c) => c.split(" ")[0])).toEqual(["PersonMemory", "ProjectSnapshot", "Decision", "Insight", "ResearchRef"]);
+    expect(log).toHaveLength(1);
+    expect(calls).toEqual([]);
+    expect(await approveInboxNoteAs(rpc, ui, "decisions/x.md", "Insight")).toBeNull(); // refused before asking
+    expect(log[1]).toBe("notice: Palinode: decisions/x.md is not in inbox/; only notes waiting for review in inbox/ can be approved.");
+    expect(calls).toEqual([]);
+  });
+
+  it("approve as… shows the sidecar's reason when it refuses the type", async () => {
+    const why = "'Meeting' is not a memory type; approve it as one of PersonMemory, ProjectSnapshot, Decision, Insight, ResearchRef";
+    const { rpc } = scriptedRpc({
+      "inbox.approve": () => {
+        throw new RpcError(-32602, why);
+      },
+    });
+    const { ui, log } = scriptedUI({ type: "Meeting" });
+    expect(await approveInboxNoteAs(rpc, ui, "inbox/x.md", "Insight")).toBeNull();
+    expect(log[1]).toBe(`notice: Palinode: approving inbox/x.md failed: ${why}`);
   });
 
   it("reject calls inbox.reject with the path and says where it was archived", async () => {

@@ -44,6 +44,7 @@ describe("PalinodePlugin wiring", () => {
       "consolidate",
       "search-memory",
       "approve-inbox-note",
+      "approve-inbox-note-as",
       "reject-inbox-note",
       "undo-last-fix",
       "open-view",
@@ -97,15 +98,17 @@ describe("PalinodePlugin wiring", () => {
   it("offers note commands only while a note is open (checkCallback)", async () => {
     const { app, plugin } = await loaded();
     const command = (id: string) => plugin.commands.find((c: any) => c.id === id);
-    for (const id of ["fix-note", "find-duplicates", "show-related", "approve-inbox-note", "reject-inbox-note"]) {
+    for (const id of ["fix-note", "find-duplicates", "show-related", "approve-inbox-note", "approve-inbox-note-as", "reject-inbox-note"]) {
       expect(command(id).callback).toBeUndefined();
       expect(command(id).checkCallback(true)).toBe(false);
     }
     app.workspace.activeFile = new TFile("people/alice.md");
     expect(command("fix-note").checkCallback(true)).toBe(true);
     expect(command("approve-inbox-note").checkCallback(true)).toBe(false); // not an inbox note
+    expect(command("approve-inbox-note-as").checkCallback(true)).toBe(false);
     app.workspace.activeFile = new TFile("inbox/x.md");
     expect(command("approve-inbox-note").checkCallback(true)).toBe(true);
+    expect(command("approve-inbox-note-as").checkCallback(true)).toBe(true);
   });
 
   it("approves and rejects the active inbox note through the sidecar, and opens the approved note", async () => {

@@ -167,6 +167,7 @@ describe("inbox", () => {
       confirmDiff: async () => true,
       confirmRows: async () => true,
       pickNote: async () => null,
+      pickType: async () => null,
       openPath: () => undefined,
     };
     const listed = async () => {

@@ -40,7 +40,8 @@ def plain(text: str) -> str:
     return _MDLINK.sub(r"\1", text)
 
 
-def _without_footer(body: str) -> str:
+def without_footer(body: str) -> str:
+    """A note's body without the machine-owned See also footer (either form)."""
     start = body.find(FOOTER_START)
     if start != -1:
         end = body.find(FOOTER_END, start)
@@ -54,7 +55,7 @@ def _without_footer(body: str) -> str:
 def statements(note_text: str) -> list[str]:
     """The statements of a note: its title, then every sentence and list item of the body,
     without frontmatter, headings, code, comments and the machine-owned See also footer."""
-    body = _COMMENT.sub(" ", _without_footer(body_of(note_text)))
+    body = _COMMENT.sub(" ", without_footer(body_of(note_text)))
     out: list[str] = []
     paragraph: list[str] = []
     in_code = False

@@ -319,6 +319,13 @@ def set_keys(text: str, values: dict[str, Any]) -> str:
     return text
 
 
+def without_key(text: str, key: str) -> str:
+    """The text with one top-level frontmatter key and its lines removed (others byte for byte)."""
+    block = fm.find_block(text)
+    span = fm.key_spans(text, block).get(key) if block else None
+    return text if span is None else text[: span.start] + text[span.end :]
+
+
 def frontmatter_of(text: str) -> dict[str, Any]:
     block = fm.find_block(text)
     if block is None:
