@@ -249,6 +249,7 @@ def run_model(
                 {
                     "id": case["id"],
                     "ops": [(o.op, o.type, o.path) for o in r.outcomes],
+                    "why": [o.reason for o in r.outcomes],
                     "valid": r.schema_valid,
                     "seconds": round(r.seconds, 2),
                     "dropped": len(r.dropped),

@@ -226,3 +226,77 @@ def test_the_socket_approves_as_another_type(root):
 
     run(body())
     assert not (root / "decisions/async-standups.md").exists()
+
+
+# The person names the decision an approved decision replaces (`--supersedes`, socket `supersedes`).
+RELEASES = "decisions/biweekly-release-train.md"
+
+
+def test_a_decision_approved_as_superseding_another_retires_it_in_the_same_run(root):
+    before = files(root)
+    r = review.approve(vault(root), STANDUPS, NOW, as_type="Decision", supersedes=[RELEASES])
+    new = frontmatter_of((root / r.path).read_text())
+    old = frontmatter_of((root / RELEASES).read_text())
+    assert new["status"] == "active" and new["supersedes"] == ["decision-biweekly-release-train"]
+    assert "review_supersedes" not in new
+    assert (old["status"], old["superseded_by"]) == ("archived", new["id"])
+    logged = [e for e in read_log(root) if e["op"] == "APPROVE"][-1]
+    assert f"superseded {RELEASES}" in json.dumps(logged)
+    assert undo_last(root).restored and files(root) == before
+
+
+@pytest.mark.parametrize(
+    "named,why",
+    [
+        ("decisions/no-such-decision.md", "does not exist"),
+        ("people/tariq-benali.md", "is not a decision note"),
+        ("decisions/../people/tariq-benali.md", "is not a decision note"),
+        ("../outside.md", "is not a decision note"),
+    ],
+)
+def test_a_decision_that_cannot_be_superseded_is_refused_and_nothing_is_written(root, named, why):
+    before = files(root)
+    with pytest.raises(review.ReviewError, match=why):
+        review.approve(vault(root), STANDUPS, NOW, as_type="Decision", supersedes=[named])
+    assert files(root) == before
+
+
+def test_an_archived_decision_or_a_note_that_is_no_decision_is_not_superseded(root):
+    archived = next(
+        p.relative_to(root).as_posix() for p in (root / "decisions").glob("*.md") if "status: archived" in p.read_text()
+    )
+    before = files(root)
+    with pytest.raises(review.ReviewError, match="is not an active decision"):
+        review.approve(vault(root), STANDUPS, NOW, as_type="Decision", supersedes=[archived])
+    with pytest.raises(review.ReviewError, match="only a decision supersedes a decision"):
+        review.approve(vault(root), STANDUPS, NOW, supersedes=[RELEASES])  # it waits as an Insight
+    (root / "decisions/linked.md").symlink_to(root / RELEASES)
+    with pytest.raises(review.ReviewError, match="symlink"):
+        review.approve(vault(root), STANDUPS, NOW, as_type="Decision", supersedes=["decisions/linked.md"])
+    (root / "decisions/linked.md").unlink()
+    assert files(root) == before
+
+
+def test_the_cli_and_the_socket_approve_a_decision_as_superseding_another(root):
+    from sidecar_helpers import SidecarClient, run, running_sidecar
+
+    runner = CliRunner()
+    ok = runner.invoke(
+        main, ["inbox", "approve", "--vault", str(root), STANDUPS, "--as", "Decision", "--supersedes", str(root / RELEASES)]
+    )
+    assert ok.exit_code == 0, ok.output
+    assert frontmatter_of((root / RELEASES).read_text())["status"] == "archived"
+    assert undo_last(root).restored
+
+    async def body():
+        async with running_sidecar(root, quiet=0.3, auto_fix=False):
+            async with await SidecarClient.open(root) as client:
+                with pytest.raises(Exception, match="does not exist"):
+                    await client.call(
+                        "inbox.approve", {"path": STANDUPS, "as_type": "Decision", "supersedes": ["decisions/x.md"]}
+                    )
+                done = await client.call("inbox.approve", {"path": STANDUPS, "as_type": "Decision", "supersedes": [RELEASES]})
+                assert RELEASES in done["written"]
+
+    run(body())
+    assert frontmatter_of((root / RELEASES).read_text())["status"] == "archived"

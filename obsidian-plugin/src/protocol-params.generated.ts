@@ -67,6 +67,7 @@ export interface MethodParams {
   "inbox.approve": {
     path: string;
     as_type?: string | null;
+    supersedes?: string[];
   };
   "inbox.list": Record<string, never>;
   "inbox.reject": {

@@ -192,19 +192,31 @@ def inbox_list(vault: Path, as_json: bool) -> None:
         click.echo("nothing waits for review")
 
 
-def _review(vault: Path, note: str, as_json: bool, action: str, as_type: str | None = None) -> None:
+def _vault_path(root: Path, note: str) -> str:
+    """`note` as a path inside the vault: a file path given from anywhere, or the vault path itself."""
+    path = Path(note)
+    if path.is_absolute() or path.exists():
+        try:
+            return path.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError as exc:
+            raise click.ClickException(f"{note} is not inside the vault {root}") from exc
+    return note
+
+
+def _review(
+    vault: Path, note: str, as_json: bool, action: str, as_type: str | None = None, supersedes: tuple[str, ...] = ()
+) -> None:
     from palinode_vault.memory import review
 
     v = open_vault(vault, quiet=as_json)
     _program_or_fail(v.root)
-    path = Path(note)
-    if path.is_absolute() or path.exists():  # a file path: the note's path inside the vault
-        try:
-            note = path.resolve().relative_to(v.root.resolve()).as_posix()
-        except ValueError as exc:
-            raise click.ClickException(f"{note} is not inside the vault {v.root}") from exc
+    note = _vault_path(v.root, note)
+    replaced = [_vault_path(v.root, old) for old in supersedes]
     try:
-        result = review.approve(v, note, as_type=as_type) if action == "approve" else review.reject(v, note)
+        if action == "approve":
+            result = review.approve(v, note, as_type=as_type, supersedes=replaced)
+        else:
+            result = review.reject(v, note)
     except review.ReviewError as exc:
         raise click.ClickException(str(exc)) from exc
     if as_json:
@@ -227,10 +239,18 @@ def _review(vault: Path, note: str, as_json: bool, action: str, as_type: str | N
     help=f"File it as this memory type instead ({', '.join(MEMORY_TYPES)}; any case): it is re-written "
     "in that type's keys and sections from its own words first.",
 )
+@click.option(
+    "--supersedes",
+    "supersedes",
+    metavar="DECISION",
+    multiple=True,
+    help="The active decision (decisions/x.md) this decision replaces; repeatable. It is retired "
+    "(status: archived, superseded_by) in the same run; the review reason names the closest one.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def inbox_approve(vault: Path, note: str, as_type: str | None, as_json: bool) -> None:
+def inbox_approve(vault: Path, note: str, as_type: str | None, supersedes: tuple[str, ...], as_json: bool) -> None:
     """Keep NOTE (inbox/x.md): it moves into its folder, or merges into the person's or project's note."""
-    _review(vault, note, as_json, "approve", as_type)
+    _review(vault, note, as_json, "approve", as_type, supersedes)
 
 
 @inbox.command("reject")

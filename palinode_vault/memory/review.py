@@ -9,6 +9,8 @@ note instead (the update logic adds what is new to the right section), and the i
 archived as approved. Approving with `as_type` first re-writes the note as the type the person says
 it is (retype.py: the new type's keys and sections from the note's own words, the old type's own
 keys such as a Decision's `review_supersedes` dropped), then files it as a note of that type.
+Approving a decision with `supersedes` (the person naming the active decisions it replaces; the
+review reason names the closest) retires those too, as a SUPERSEDE would have.
 Rejecting archives the note in `archive/inbox/` with `status: archived` and
 `archived_reason: rejected`; nothing is ever deleted. Each is one journaled run that `undo`
 reverts, and one line of `logs/operations.jsonl` (APPROVE or REJECT).
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,9 +134,12 @@ def memory_type_named(name: str) -> str:
     return found
 
 
-def approve(vault: Vault, path: str, now: dt.datetime | None = None, as_type: str | None = None) -> Reviewed:
+def approve(
+    vault: Vault, path: str, now: dt.datetime | None = None, as_type: str | None = None, supersedes: Sequence[str] = ()
+) -> Reviewed:
     """Accept the inbox note `path` as a memory (see the module docstring); `as_type`: the memory
-    type the person says it is, when the one it waits as is wrong."""
+    type the person says it is, when the one it waits as is wrong; `supersedes`: the active
+    decisions (vault paths) the person says this decision replaces, retired in the same run."""
     now = now or dt.datetime.now(dt.UTC)
     wanted = memory_type_named(as_type) if as_type is not None else None
     if not vault.loaded:
@@ -147,6 +153,22 @@ def approve(vault: Vault, path: str, now: dt.datetime | None = None, as_type: st
         data = frontmatter_of(text)
         retyped = f"; its type changed from {type_name} to {wanted} by the person"
         type_name = wanted
+    if supersedes:
+        if type_name != "Decision":
+            raise ReviewError(f"{path} is a {type_name}: only a decision supersedes a decision (approve it --as Decision)")
+        ids = [_active_decision_id(ws, old) for old in dict.fromkeys(supersedes)]
+        listed = data.get("supersedes")
+        before = [x for x in listed if isinstance(x, str) and x] if isinstance(listed, list) else []
+        named = data.get("review_supersedes")
+        waiting = [x for x in named if isinstance(x, str)] if isinstance(named, list) else []
+        text = set_keys(
+            text,
+            {
+                "supersedes": list(dict.fromkeys([*before, *ids])),
+                "review_supersedes": list(dict.fromkeys([*waiting, *supersedes])),
+            },
+        )
+        data = frontmatter_of(text)
     kind = TYPE_KIND[type_name]
     stamp = now_utc(now)
     if kind in ("person", "project"):
@@ -188,6 +210,30 @@ def approve(vault: Vault, path: str, now: dt.datetime | None = None, as_type: st
         Operation("APPROVE", type_name, dst, data.get("confidence"), "review", f"{path} approved by the person{retyped}{also}")
     )
     return _commit(ws, dst, review_label("approve", path))
+
+
+def _active_decision_id(ws: Workspace, old: str) -> str:
+    """The id of the active decision `old` the person names as replaced, or a ReviewError saying
+    why it cannot be (outside decisions/, a symlink, missing, not active, no id)."""
+    folder = BY_NAME["decision"].folder + "/"
+    if not old.startswith(folder) or old.count("/") != 1 or not old.endswith(".md"):
+        raise ReviewError(f"{old} is not a decision note in {folder}")
+    try:
+        vault_relative(ws.root, old)
+    except PathOutsideVault as exc:
+        raise ReviewError(f"{old}: {exc.reason}") from None
+    if (ws.root / old).is_symlink():
+        raise ReviewError(f"{old} is a symlink; name the decision it points to")
+    old_text = ws.text(old)
+    if old_text is None:
+        raise ReviewError(f"{old} does not exist")
+    old_data = frontmatter_of(old_text)
+    if str(old_data.get("status")) != "active":
+        raise ReviewError(f"{old} is not an active decision (its status is {old_data.get('status')!r})")
+    old_id = old_data.get("id")
+    if not isinstance(old_id, str) or not old_id:
+        raise ReviewError(f"{old} has no id to record in supersedes; give it one (palinode-vault fix)")
+    return old_id
 
 
 def _retire_replaced(ws: Workspace, data: dict[str, Any], new_id: str, stamp: str) -> list[str]:

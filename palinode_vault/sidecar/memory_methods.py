@@ -15,7 +15,7 @@ import datetime as dt
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -64,6 +64,8 @@ class InboxParams(_Params):
 class ApproveParams(InboxParams):
     # the memory type the person says it is (review.approve: any case; a wrong name is refused)
     as_type: str | None = Field(default=None, min_length=1, max_length=100)
+    # the active decisions (vault paths) the person says this decision replaces (review.approve checks each)
+    supersedes: list[Annotated[str, Field(min_length=1, max_length=1000)]] = Field(default_factory=list, max_length=20)
 
 
 class JobParams(_Params):
@@ -188,7 +190,9 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
     async def inbox_approve(params: ApproveParams, conn: Connection) -> dict:
         from palinode_vault.memory import review
 
-        return await reviewed("approve", lambda: review.approve(sidecar.vault, params.path, as_type=params.as_type))
+        return await reviewed(
+            "approve", lambda: review.approve(sidecar.vault, params.path, as_type=params.as_type, supersedes=params.supersedes)
+        )
 
     async def inbox_reject(params: InboxParams, conn: Connection) -> dict:
         from palinode_vault.memory import review
