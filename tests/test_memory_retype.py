@@ -249,9 +249,9 @@ def test_a_decision_approved_as_superseding_another_retires_it_in_the_same_run(r
     "named,why",
     [
         ("decisions/no-such-decision.md", "does not exist"),
-        ("people/tariq-benali.md", "is not a decision note"),
-        ("decisions/../people/tariq-benali.md", "is not a decision note"),
-        ("../outside.md", "is not a decision note"),
+        ("people/tariq-benali.md", "is not a note in decisions/"),
+        ("decisions/../people/tariq-benali.md", "is not a note in decisions/"),
+        ("../outside.md", "is not a note in decisions/"),
     ],
 )
 def test_a_decision_that_cannot_be_superseded_is_refused_and_nothing_is_written(root, named, why):

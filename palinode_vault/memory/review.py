@@ -88,24 +88,29 @@ def waiting(vault: Vault) -> list[dict[str, Any]]:
     return sorted(out, key=lambda x: (x["since"], x["path"]))
 
 
-def _waiting_note(ws: Workspace, path: str) -> tuple[str, dict[str, Any]]:
-    if not path.startswith(INBOX_FOLDER + "/") or path.count("/") != 1 or not path.endswith(".md"):
-        raise ReviewError(f"{path} is not a note in {INBOX_FOLDER}/")
+def _checked_note(ws: Workspace, path: str, folder: str, status: str, what: str) -> tuple[str, dict[str, Any]]:
+    """The text and frontmatter of the note `path` directly in `folder` with `status`, or a
+    ReviewError saying why not. Symlinks resolved: through a symlinked folder an approval would
+    move, retire or delete a file outside the vault."""
+    if not path.startswith(folder + "/") or path.count("/") != 1 or not path.endswith(".md"):
+        raise ReviewError(f"{path} is not a note in {folder}/")
     try:
-        # Symlinks resolved: through a symlinked inbox/ an approve or reject would move and
-        # delete a file outside the vault.
         vault_relative(ws.root, path)
     except PathOutsideVault as exc:
         raise ReviewError(f"{path}: {exc.reason}") from None
     if (ws.root / path).is_symlink():
-        raise ReviewError(f"{path} is a symlink; review the note it points to")
+        raise ReviewError(f"{path} is a symlink; name the note it points to")
     text = ws.text(path)
     if text is None:
         raise ReviewError(f"{path} does not exist")
     data = frontmatter_of(text)
-    if str(data.get("status")) != "review":
-        raise ReviewError(f"{path} is not waiting for review (its status is {data.get('status')!r}, not 'review')")
+    if str(data.get("status")) != status:
+        raise ReviewError(f"{path} is not {what} (its status is {data.get('status')!r}, not {status!r})")
     return text, data
+
+
+def _waiting_note(ws: Workspace, path: str) -> tuple[str, dict[str, Any]]:
+    return _checked_note(ws, path, INBOX_FOLDER, "review", "waiting for review")
 
 
 def _archive(ws: Workspace, path: str, text: str, reason: str, why: str) -> str:
@@ -214,23 +219,9 @@ def approve(
 
 def _active_decision_id(ws: Workspace, old: str) -> str:
     """The id of the active decision `old` the person names as replaced, or a ReviewError saying
-    why it cannot be (outside decisions/, a symlink, missing, not active, no id)."""
-    folder = BY_NAME["decision"].folder + "/"
-    if not old.startswith(folder) or old.count("/") != 1 or not old.endswith(".md"):
-        raise ReviewError(f"{old} is not a decision note in {folder}")
-    try:
-        vault_relative(ws.root, old)
-    except PathOutsideVault as exc:
-        raise ReviewError(f"{old}: {exc.reason}") from None
-    if (ws.root / old).is_symlink():
-        raise ReviewError(f"{old} is a symlink; name the decision it points to")
-    old_text = ws.text(old)
-    if old_text is None:
-        raise ReviewError(f"{old} does not exist")
-    old_data = frontmatter_of(old_text)
-    if str(old_data.get("status")) != "active":
-        raise ReviewError(f"{old} is not an active decision (its status is {old_data.get('status')!r})")
-    old_id = old_data.get("id")
+    why it cannot be (not in decisions/, a symlink, missing, not active, no id)."""
+    _, data = _checked_note(ws, old, BY_NAME["decision"].folder, "active", "an active decision")
+    old_id = data.get("id")
     if not isinstance(old_id, str) or not old_id:
         raise ReviewError(f"{old} has no id to record in supersedes; give it one (palinode-vault fix)")
     return old_id
