@@ -266,12 +266,12 @@ function notInInbox(ui: PalinodeUI, path: string, verb: string): null {
  * memory type (the person's correction of the type it waited as). Says where it went and opens it
  * there. Returns the note's new path, or null when refused or failed.
  */
-export function approveInboxNote(rpc: Rpc, ui: PalinodeUI, path: string, asType?: string): Promise<string | null> {
+export function approveInboxNote(rpc: Rpc, ui: PalinodeUI, path: string, asType?: string, supersedes: string[] = []): Promise<string | null> {
   if (!isInboxNote(path)) return Promise.resolve(notInInbox(ui, path, "approved"));
   return guarded(ui, `approving ${path}`, async () => {
-    const r = await rpc("inbox.approve", asType ? { path, as_type: asType } : { path });
+    const r = await rpc("inbox.approve", { path, ...(asType ? { as_type: asType } : {}), ...(supersedes.length ? { supersedes } : {}) });
     const merged = r.written.some((p) => p.startsWith(`archive/${INBOX_FOLDER}/`));
-    const done = asType ? `approved as ${asType}` : "approved";
+    const done = (asType ? `approved as ${asType}` : "approved") + (supersedes.length ? `, superseding ${supersedes.join(", ")}` : "");
     ui.notice(
       merged
         ? `Palinode: ${done}: merged into ${r.path} (the inbox note is archived). "Undo the last fix" reverts it.`
@@ -298,6 +298,25 @@ export async function approveInboxNoteAs(rpc: Rpc, ui: PalinodeUI, path: string,
   if (!isInboxNote(path)) return notInInbox(ui, path, "approved");
   const picked = await ui.pickType(`Approve ${basename(path)} as…`, otherTypes(currentType));
   return picked ? approveInboxNote(rpc, ui, path, picked) : null;
+}
+
+/** The active decisions (notes directly in decisions/ with `status: active`) as rows to pick from. */
+export function activeDecisionRows(files: { path: string; basename: string }[], statusOf: (path: string) => unknown): PickRow[] {
+  return files
+    .filter((f) => /^decisions\/[^/]+\.md$/.test(f.path) && statusOf(f.path) === "active")
+    .sort((a, b) => a.path.localeCompare(b.path))
+    .map((f) => ({ path: f.path, title: f.basename, detail: f.path }));
+}
+
+/**
+ * "Approve as a decision replacing…": the person picks the active decision this inbox note
+ * replaces; it is approved as a Decision and that one is retired in the same run (the sidecar
+ * checks it is an active decision). Returns the note's new path, or null when dismissed or failed.
+ */
+export async function approveInboxNoteSuperseding(rpc: Rpc, ui: PalinodeUI, path: string, decisions: PickRow[]): Promise<string | null> {
+  if (!isInboxNote(path)) return notInInbox(ui, path, "approved");
+  const picked = await ui.pickNote(`Approve ${basename(path)} as a decision replacing…`, decisions, "No active decision in decisions/ to replace.");
+  return picked ? approveInboxNote(rpc, ui, path, "Decision", [picked]) : null;
 }
 
 /**

@@ -9,6 +9,8 @@ import { FileSystemAdapter, MarkdownView, Notice, Platform, Plugin, TFile, reque
 import {
   approveInboxNote,
   approveInboxNoteAs,
+  approveInboxNoteSuperseding,
+  activeDecisionRows,
   extractMemories,
   findDuplicates,
   fixNote,
@@ -285,6 +287,16 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
    * A command that needs the active note (`checkCallback`): offered in the palette only while a
    * note for it is open (`when` narrows which notes).
    */
+  /** The vault's active decisions, as Obsidian's metadata cache knows them. */
+  private activeDecisions() {
+    const status = (path: string): unknown => {
+      const file = this.app.vault.getAbstractFileByPath(path);
+      const frontmatter: Record<string, unknown> | undefined = file instanceof TFile ? this.app.metadataCache.getFileCache(file)?.frontmatter : undefined;
+      return frontmatter?.status;
+    };
+    return activeDecisionRows(this.app.vault.getMarkdownFiles(), status);
+  }
+
   private withNote(run: (path: string) => unknown, when: (path: string) => boolean = () => true): (checking: boolean) => boolean {
     return (checking) => {
       const path = this.activePath();
@@ -340,6 +352,11 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
       id: "approve-inbox-note-as",
       name: "Approve this inbox note as another type…",
       checkCallback: this.withNote((p) => approveInboxNoteAs(rpc, reviewUI, p), inInbox),
+    });
+    this.addCommand({
+      id: "approve-inbox-note-superseding",
+      name: "Approve this inbox note as a decision replacing another…",
+      checkCallback: this.withNote((p) => approveInboxNoteSuperseding(rpc, reviewUI, p, this.activeDecisions()), inInbox),
     });
     this.addCommand({
       id: "reject-inbox-note",

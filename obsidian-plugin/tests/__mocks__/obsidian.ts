@@ -49,6 +49,9 @@ export class Vault extends Events {
   getAbstractFileByPath(path: string): TAbstractFile | null {
     return this.files.has(path) ? new TFile(path) : null;
   }
+  getMarkdownFiles(): TFile[] {
+    return [...this.files.keys()].filter((p) => p.endsWith(".md")).map((p) => new TFile(p));
+  }
   async read(file: TFile): Promise<string> {
     const text = this.files.get(file.path);
     if (text === undefined) throw new Error(`ENOENT: ${file.path}`);
@@ -116,9 +119,26 @@ export class Workspace extends Events {
   }
 }
 
+/** Obsidian's metadata cache, reduced to frontmatter: `status: x` lines of the file's text. */
+export class MetadataCache {
+  constructor(private vault: Vault) {}
+  getFileCache(file: TFile): { frontmatter?: Record<string, string> } | null {
+    const text = this.vault.files.get(file.path);
+    const block = text?.match(/^---\n([\s\S]*?)\n---/);
+    if (!block) return null;
+    const frontmatter: Record<string, string> = {};
+    for (const line of block[1].split("\n")) {
+      const kv = line.match(/^(\w+):\s*(.*)$/);
+      if (kv) frontmatter[kv[1]] = kv[2];
+    }
+    return { frontmatter };
+  }
+}
+
 export class App {
   vault = new Vault();
   workspace = new Workspace();
+  metadataCache = new MetadataCache(this.vault);
 }
 
 /** A fake element with the few Obsidian DOM helpers the plugin calls on it. */

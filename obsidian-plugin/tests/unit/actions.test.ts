@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import {
   approveInboxNote,
   approveInboxNoteAs,
+  approveInboxNoteSuperseding,
+  activeDecisionRows,
   countsText,
   describeError,
   extractMemories,
@@ -172,6 +174,33 @@ describe("commands", () => {
       'notice: Palinode: approved as Decision: moved to decisions/x.md. "Undo the last fix" reverts it.',
       "open: decisions/x.md",
     ]);
+  });
+
+  it("approve as a decision replacing… sends the picked active decision and says it was superseded", async () => {
+    const { rpc, calls } = scriptedRpc({
+      "inbox.approve": () => ({ path: "decisions/x.md", written: ["inbox/x.md", "decisions/x.md", "decisions/old.md"], run: "r11" }),
+    });
+    const rows = activeDecisionRows(
+      [
+        { path: "decisions/old.md", basename: "old" },
+        { path: "decisions/gone.md", basename: "gone" },
+        { path: "decisions/sub/deep.md", basename: "deep" },
+        { path: "insights/old.md", basename: "old" },
+      ],
+      (p) => ({ "decisions/old.md": "active", "decisions/gone.md": "archived", "decisions/sub/deep.md": "active", "insights/old.md": "active" })[p],
+    );
+    expect(rows).toEqual([{ path: "decisions/old.md", title: "old", detail: "decisions/old.md" }]);
+    const { ui, log } = scriptedUI({ pick: "decisions/old.md" });
+    expect(await approveInboxNoteSuperseding(rpc, ui, "inbox/x.md", rows)).toBe("decisions/x.md");
+    expect(calls).toEqual([{ method: "inbox.approve", params: { path: "inbox/x.md", as_type: "Decision", supersedes: ["decisions/old.md"] } }]);
+    expect(log).toEqual([
+      "pick: Approve x as a decision replacing… | old (decisions/old.md)",
+      'notice: Palinode: approved as Decision, superseding decisions/old.md: moved to decisions/x.md. "Undo the last fix" reverts it.',
+      "open: decisions/x.md",
+    ]);
+    const dismissed = scriptedUI({ pick: null });
+    expect(await approveInboxNoteSuperseding(rpc, dismissed.ui, "inbox/x.md", rows)).toBeNull();
+    expect(calls).toHaveLength(1);
   });
 
   it("approve as… offers every type when the note's is not known, and does nothing when dismissed", async () => {
