@@ -103,8 +103,7 @@ def text_threshold(w: np.ndarray, root: Path) -> tuple[float, dict]:
     for path in paths:
         text = path.read_text(encoding="utf-8", errors="replace")
         rules += bool(secrets.find_secrets(text, net=False))
-        starts = [0] + [m.end() for m in secrets._PARAGRAPH.finditer(text)]
-        parts = [("user", text[a:b]) for a, b in zip(starts, [*starts[1:], len(text)])]
+        _, parts = secrets.paragraphs(text)
         peaks.append(max((p for rows in net.scores(parts) for _, p in rows), default=0.0))
     flagged = {str(t): sum(p >= t for p in peaks) for t in TEXT_THRESHOLDS}
     highest = next((t for t in TEXT_THRESHOLDS if flagged[str(t)] <= rules), TEXT_THRESHOLDS[-1])

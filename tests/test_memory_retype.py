@@ -9,7 +9,6 @@ import datetime as dt
 import json
 import os
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -26,15 +25,13 @@ from palinode_vault.settings import Settings
 from palinode_vault.vault import Vault
 from palinode_vault.writer import undo_last
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample-vault"
 NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
 STANDUPS = "inbox/async-standups.md"  # an Insight about Tariq (entities: Tariq, then Mira)
 
 
 @pytest.fixture
-def root(tmp_path):
-    shutil.copytree(SAMPLE, tmp_path / "v", ignore=shutil.ignore_patterns(".palinode"))
-    return tmp_path / "v"
+def root(sample_vault):
+    return sample_vault  # conftest's copy of sample-vault/
 
 
 def vault(root: Path) -> Vault:

@@ -245,6 +245,13 @@ def _provider_hits(text: str) -> list[SecretHit]:
 _PARAGRAPH = re.compile(r"\n[ \t]*\n")
 
 
+def paragraphs(text: str) -> tuple[list[int], list[tuple[str, str]]]:
+    """A text read as a conversation for the credential net: one message per paragraph, and where
+    each starts in `text`."""
+    starts = [0] + [m.end() for m in _PARAGRAPH.finditer(text)]
+    return starts, [("user", text[a:b]) for a, b in zip(starts, [*starts[1:], len(text)])]
+
+
 def find_secrets(text: str, net: bool = True) -> list[SecretHit]:
     """Every secret in `text` (kind and span of the secret value), left to right, no overlaps:
     the provider rules first, then ours, then (unless `net` is False) the credential net's words
@@ -277,9 +284,8 @@ def find_secrets(text: str, net: bool = True) -> list[SecretHit]:
     for url in _HOOK_URL.finditer(text):
         for m in _HOOK_TOKEN.finditer(url.group(0)):
             hits.append(SecretHit("webhook URL", url.start() + m.start(), url.start() + m.end()))
-    if net:  # a text read as messages, one per paragraph
-        starts = [0] + [m.end() for m in _PARAGRAPH.finditer(text)]
-        parts = [("user", text[a:b]) for a, b in zip(starts, [*starts[1:], len(text)])]
+    if net:
+        starts, parts = paragraphs(text)
         for a, words in zip(starts, credential_net.withheld_words(parts, text=True)):
             hits += [SecretHit(CODE_NEAR_CREDENTIAL, a + w.start, a + w.end) for w in words]
     hits.sort(key=lambda h: (h.start, -(h.end - h.start)))
