@@ -70,7 +70,11 @@ def vocabulary() -> Vocabulary:
         keep |= {w for p in section.get("keep", ()) for w in tokens(str(p))[:1]}
         spoken |= {str(p).lower() for p in section.get("spoken", ())}
     return Vocabulary(
-        tuple(sorted(phrases, key=lambda p: (-len(p), p))), frozenset(hints), frozenset(copulas), frozenset(keep), frozenset(spoken)
+        tuple(sorted(phrases, key=lambda p: (-len(p), p))),
+        frozenset(hints),
+        frozenset(copulas),
+        frozenset(keep),
+        frozenset(spoken),
     )
 
 
