@@ -18,7 +18,7 @@ from palinode_vault.core.vault_state import Unreadable
 from palinode_vault.kinds import is_memory_path
 from palinode_vault.program import load_program
 from palinode_vault.vault import NoteText, Vault, fork_context, gc_paused, is_note
-from palinode_vault.writer import Edit, Run, UndoResult, clean_temp_files, sha256_bytes, undo_last
+from palinode_vault.writer import Edit, Run, UndoResult, clean_temp_files, sha256_bytes, undo_last, undo_run
 
 
 def lint_context(vault: Vault) -> LintContext:
@@ -280,9 +280,10 @@ def repair_links(
     }
 
 
-def undo(vault: Vault) -> UndoResult:
-    """Revert the last journaled run, then bring the state up to date."""
-    result = undo_last(vault.root)
+def undo(vault: Vault, run: str | None = None) -> UndoResult:
+    """Revert the run `run` (the sidecar's later upkeep of its files with it), or without it the
+    last journaled run; then bring the state up to date."""
+    result = undo_run(vault.root, run) if run else undo_last(vault.root)
     if result.restored:
         vault.refresh(set(result.restored))
     return result

@@ -68,6 +68,7 @@ class FixResult(_Result):
     unchanged: int
     skipped: list[Skipped]
     diff: str
+    run: str | None = Field(default=None, description="the journaled run that wrote them (for `undo` with `run`)")
 
 
 # --- notes and the graph ------------------------------------------------------------------------

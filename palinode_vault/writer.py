@@ -34,6 +34,8 @@ from palinode_vault.pathsafe import (
 TEMP_MARK = ".palinode-tmp-"
 NAME_BYTES = 255  # the longest file name most file systems allow
 UNDO_WAIT_SECONDS = 10.0  # how long undo waits for a run that is still being written
+#: The label of the sidecar's automatic upkeep runs (machine-owned surfaces kept current).
+UPKEEP_LABEL = "sidecar"
 _RUN_ID = re.compile(r"^[0-9]{8}T[0-9]{12}Z-[0-9a-f]{6}$")
 
 
@@ -492,15 +494,67 @@ def undo_last(root: Path) -> UndoResult:
     edited since is left alone and reported. A run still being written is waited for (up to
     `UNDO_WAIT_SECONDS`), then refused; a journal written for another vault is refused.
     """
+    path = _latest_own_run(root)
+    if path is None:
+        return UndoResult(None, None, [], [])
+    return _undo_locked(root, path)
+
+
+def undo_run(root: Path, run_id: str) -> UndoResult:
+    """Revert the run `run_id` (what a client remembers of the person's last action), even when
+    runs came after it.
+
+    A later run that wrote one of its files stands in the way. The sidecar's own upkeep
+    (`UPKEEP_LABEL`: footers, cross_refs) is derived from the files, so such an upkeep run is
+    undone first, newest first; any other later run refuses, naming it, and nothing is undone.
+    Without this, the upkeep the sidecar writes a second after an approve or a reject is what
+    "undo" would revert, and the person's action would stay.
+    """
+    if not isinstance(run_id, str) or not _RUN_ID.match(run_id):
+        return UndoResult(None, None, [], [], refused=f"{str(run_id)[:80]!r} is not a run id")
+    own = [(p, _header(lines), lines) for p in _runs(root) if own_journal(root, _header(lines := _journal_lines(p)))]
+    at = next((i for i, (p, _, _) in enumerate(own) if p.name.split(".", 1)[0] == run_id), None)
+    if at is None:
+        return UndoResult(run_id, None, [], [], refused=f"run {run_id} is not in the journal (undone already?)")
+
+    def files(lines: list) -> set[str]:
+        return {e["path"] for e in lines[1:] if isinstance(e, dict) and isinstance(e.get("path"), str)}
+
+    mine = files(own[at][2])
+    upkeep: list[Path] = []
+    for path, header, lines in own[at + 1 :]:
+        if not files(lines) & mine:
+            continue
+        if header.get("label") != UPKEEP_LABEL:
+            label = header.get("label") if isinstance(header.get("label"), str) else "another run"
+            return UndoResult(
+                run_id,
+                None,
+                [],
+                [],
+                refused=f"a later run ({label}, {path.name.split('.', 1)[0]}) changed its files; undo that first",
+            )
+        upkeep.append(path)
+    restored: set[str] = set()
+    skipped: list[tuple[str, str]] = []
+    for path in [*reversed(upkeep), own[at][0]]:
+        result = _undo_locked(root, path)
+        if result.refused:
+            return UndoResult(run_id, None, sorted(restored), skipped, refused=result.refused)
+        restored.update(result.restored)
+        skipped += result.skipped
+    label = own[at][1].get("label")
+    return UndoResult(run_id, label if isinstance(label, str) else None, sorted(restored), skipped)
+
+
+def _undo_locked(root: Path, path: Path) -> UndoResult:
+    """Undo the run journaled in `path`, holding its lock (waiting for it while it is written)."""
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from filelock import Timeout
 
-    path = _latest_own_run(root)
-    if path is None:
-        return UndoResult(None, None, [], [])
     run_id = path.name.split(".", 1)[0]
     lock = _run_lock(path.parent, run_id) if _RUN_ID.match(run_id) else None
     if lock is not None:

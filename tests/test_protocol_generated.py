@@ -23,7 +23,8 @@ def test_every_method_is_generated_with_its_checks():
     ts = gen.typescript(params)
     assert "  search: {\n    query: string;\n    limit?: number;" in ts
     assert '"session.turn": {' in ts and 'role: "user" | "assistant" | "system";' in ts
-    assert "| `undo` | `{}` |" in gen.doc_table(params)
+    assert "| `status` | `{}` |" in gen.doc_table(params)
+    assert '| `undo` | `{"run"?: string \\| null}` |' in gen.doc_table(params)
 
 
 def test_every_method_states_its_result_and_the_plugin_types_name_them():

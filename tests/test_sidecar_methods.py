@@ -240,13 +240,18 @@ def test_link_repair_then_undo(vault: Path):
                 assert "broken_link" not in checks
                 assert [e["path"] for e in journal_entries(vault)] == [rel]
 
-                undone = await client.call("undo")
-                assert undone["restored"] == [rel]
+                # undo the run the repair answered with (what the plugin's "Undo the last fix" sends)
+                assert done["run"]
+                undone = await client.call("undo", {"run": done["run"]})
+                assert undone["restored"] == [rel] and undone["run"] == done["run"]
                 assert (vault / rel).read_bytes() == before
                 await _sleep(0.5)
                 checks = {f["check"] for f in (await client.call("note.findings", {"path": rel}))["findings"]}
                 assert "broken_link" in checks
                 assert (await client.call("undo"))["restored"] == []
+                with pytest.raises(RpcError) as refused:
+                    await client.call("undo", {"run": done["run"]})
+                assert "not in the journal" in str(refused.value)
 
     run(body())
 

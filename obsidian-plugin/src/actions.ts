@@ -44,6 +44,18 @@ export interface PalinodeUI {
   jobDisplay?(cancel: (() => void) | null): JobDisplay;
 }
 
+/**
+ * The journaled run of the person's last write through these commands, so "Undo the last fix"
+ * reverts that and not the upkeep (footers, cross_refs) the sidecar wrote a moment after it; null
+ * when the last write did not say its run (then undo takes the newest run).
+ */
+let lastRun: string | null = null;
+
+/** Remember the run a write answered with (null: unknown, undo falls back to the newest run). */
+function wrote(run: string | null | undefined): void {
+  lastRun = run ?? null;
+}
+
 /** One line for the person about a failure; never a stack trace. */
 export function describeError(err: unknown, doing?: string): string {
   if (err instanceof RpcError) {
@@ -113,6 +125,7 @@ export function fixNote(rpc: Rpc, ui: PalinodeUI, path: string, preview = true):
       if (!(await ui.confirmDiff(`Fix ${path}`, dry.diff, "Apply fix"))) return [];
     }
     const r = await rpc("fix", { path });
+    if (r.written.length) wrote(r.run);
     ui.notice(r.written.length ? writtenText(r) : `Palinode: nothing to fix in ${path}.`);
     return r.written;
   });
@@ -141,6 +154,7 @@ export function repairLink(rpc: Rpc, ui: PalinodeUI, path: string, target: strin
     }
     if (!(await ui.confirmDiff(`Repair [[${target}]] → ${basename(chosen)}`, dry.diff, "Repair link"))) return [];
     const r = await rpc("link.repair", { path, target, new_target: chosen });
+    if (r.written.length) wrote(r.run);
     ui.notice(writtenText(r));
     return r.written;
   });
@@ -213,6 +227,7 @@ export function extractMemories(rpc: Rpc, ui: PalinodeUI, text: string, source?:
     }
     if (!(await ui.confirmRows("Memories to file", dry.items.map(itemRow), "File memories", secrets))) return [];
     const r = await longCall<ExtractResult>(rpc, ui, jobs, "extract", { text, source, dry_run: false });
+    wrote(null);
     const paths = r.items.map((i) => i.path).filter((p): p is string => p !== null);
     ui.notice(`Palinode: filed ${paths.length} memor${paths.length === 1 ? "y" : "ies"}.`);
     return paths;
@@ -230,15 +245,21 @@ export function runConsolidation(rpc: Rpc, ui: PalinodeUI, jobs?: JobClient): Pr
     const rows = dry.operations.map((o) => ({ primary: o.path ? `${o.op} ${o.path}` : o.op, secondary: o.reason }));
     if (!(await ui.confirmRows("Consolidation (dry run)", rows, "Run consolidation"))) return [];
     const r = await longCall<ConsolidateResult>(rpc, ui, jobs, "consolidate", { dry_run: false });
+    wrote(null);
     ui.notice(`Palinode: consolidation wrote ${r.written.length} file(s).`);
     return r.written;
   });
 }
 
-/** Undo the sidecar's last run of writes. */
+/**
+ * Undo the person's last write through these commands (with the sidecar's upkeep of the same
+ * files after it), or, when that is not known, the sidecar's newest run of writes.
+ */
 export function undoLastFix(rpc: Rpc, ui: PalinodeUI): Promise<string[] | null> {
   return guarded(ui, "undo", async () => {
-    const r = await rpc("undo", {});
+    const run = lastRun;
+    lastRun = null; // once undone (or refused), the next undo takes the newest run
+    const r = await rpc("undo", run ? { run } : {});
     ui.notice(
       r.restored.length ? `Palinode: restored ${r.restored.join(", ")}.` : "Palinode: nothing to undo.",
     );
@@ -270,6 +291,7 @@ export function approveInboxNote(rpc: Rpc, ui: PalinodeUI, path: string, asType?
   if (!isInboxNote(path)) return Promise.resolve(notInInbox(ui, path, "approved"));
   return guarded(ui, `approving ${path}`, async () => {
     const r = await rpc("inbox.approve", { path, ...(asType ? { as_type: asType } : {}), ...(supersedes.length ? { supersedes } : {}) });
+    wrote(r.run);
     const merged = r.written.some((p) => p.startsWith(`archive/${INBOX_FOLDER}/`));
     const done = (asType ? `approved as ${asType}` : "approved") + (supersedes.length ? `, superseding ${supersedes.join(", ")}` : "");
     ui.notice(
@@ -327,6 +349,7 @@ export function rejectInboxNote(rpc: Rpc, ui: PalinodeUI, path: string): Promise
   if (!isInboxNote(path)) return Promise.resolve(notInInbox(ui, path, "rejected"));
   return guarded(ui, `rejecting ${path}`, async () => {
     const r = await rpc("inbox.reject", { path });
+    wrote(r.run);
     ui.notice(`Palinode: rejected: archived to ${r.path}. "Undo the last fix" reverts it.`);
     return r.path;
   });

@@ -139,5 +139,7 @@ export interface MethodParams {
     auto_fixes?: Record<string, boolean> | null;
   };
   status: Record<string, never>;
-  undo: Record<string, never>;
+  undo: {
+    run?: string | null;
+  };
 }

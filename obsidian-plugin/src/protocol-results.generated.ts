@@ -159,6 +159,8 @@ export interface FixResult {
   unchanged: number;
   skipped: Skipped[];
   diff: string;
+  /** the journaled run that wrote them (for `undo` with `run`) */
+  run?: string;
 }
 
 export interface GraphEdge {

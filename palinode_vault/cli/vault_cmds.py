@@ -221,6 +221,8 @@ def fix(vault: Path, dry_run: bool, as_json: bool, paths: tuple[str, ...], now) 
         if dry_run:
             data["would_write"] = sorted(result.diffs)
             data["diff"] = result.diff
+        else:
+            data["run"] = result.run  # what `undo --run` takes
         click.echo(json.dumps(data, indent=2))
         return
     if dry_run:
@@ -236,12 +238,20 @@ def fix(vault: Path, dry_run: bool, as_json: bool, paths: tuple[str, ...], now) 
 
 @main.command()
 @vault_option
+@click.option(
+    "--run",
+    "run_id",
+    metavar="RUN",
+    help="Revert this run (an id `fix --json`, a review or `undo --json` printed) even when others came "
+    "after it; the sidecar's upkeep of its files is reverted with it.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def undo(vault: Path, as_json: bool) -> None:
-    """Restore the files changed by the last fix run (or consolidation)."""
-    from palinode_vault.writer import undo_last
+def undo(vault: Path, run_id: str | None, as_json: bool) -> None:
+    """Restore the files changed by the last fix run (or consolidation, review, sidecar batch)."""
+    from palinode_vault.writer import undo_last, undo_run
 
-    result = undo_last(resolve_vault(vault))
+    root = resolve_vault(vault)
+    result = undo_run(root, run_id) if run_id else undo_last(root)
     if result.refused:
         raise click.ClickException(f"not undone: {result.refused}")
     if as_json:

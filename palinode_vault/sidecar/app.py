@@ -35,7 +35,16 @@ from palinode_vault.kinds import is_memory_path
 from palinode_vault.maintenance import lint_context, memory_file_count, odd_entities
 from palinode_vault.settings import Settings
 from palinode_vault.vault import NoteText, Vault, is_note
-from palinode_vault.writer import Edit, Run, clean_temp_files, listen_for_writes, recently_undone, sha256_bytes, sha256_of
+from palinode_vault.writer import (
+    UPKEEP_LABEL,
+    Edit,
+    Run,
+    clean_temp_files,
+    listen_for_writes,
+    recently_undone,
+    sha256_bytes,
+    sha256_of,
+)
 
 log = logging.getLogger(__name__)
 
@@ -585,7 +594,7 @@ class Sidecar:
     async def _fix_due(self, paths: list[str]) -> None:
         for path in paths:
             self.due.pop(path, None)
-        run = Run(self.root, "sidecar")  # one journaled unit for the whole batch, for undo
+        run = Run(self.root, UPKEEP_LABEL)  # one journaled unit for the whole batch, for undo
         try:
             await self._fix_batch(paths, run)
         finally:

@@ -66,6 +66,14 @@ class RepairParams(_Params):
     dry_run: bool = False
 
 
+class UndoParams(_Params):
+    run: str | None = Field(
+        default=None,
+        max_length=64,
+        description="the run to revert (a `run` an earlier answer gave); without it, the newest run",
+    )
+
+
 class EditorParams(_Params):
     active: str | None = None
     open: list[str] = Field(default_factory=list, max_length=1000)
@@ -150,7 +158,7 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: Callable[[],
         paths = [note_path(params.path)] if params.path else None
         result = await sidecar.run(lambda: run_fix(sidecar.vault, paths, dry_run=params.dry_run, label="fix"))
         await sidecar.after_write(result.written, "fix", result.run)
-        return {**result.to_json(), "diff": result.diff}
+        return {**result.to_json(), "diff": result.diff, "run": result.run}
 
     async def note_findings(params: PathParams, conn: Connection) -> dict:
         rel = note_path(params.path)
@@ -211,11 +219,11 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: Callable[[],
             return repair_links(sidecar.vault, params.target, new, [rel], dry_run=params.dry_run)
 
         result = await sidecar.run(work)
-        await sidecar.after_write(result["written"], "link repair", result.pop("run"))
+        await sidecar.after_write(result["written"], "link repair", result["run"])
         return result
 
-    async def undo(params: NoParams, conn: Connection) -> dict:
-        result = await sidecar.run(run_undo, sidecar.vault)
+    async def undo(params: UndoParams, conn: Connection) -> dict:
+        result = await sidecar.run(run_undo, sidecar.vault, params.run)
         if result.refused:
             raise PalinodeError(BUSY, f"not undone: {result.refused}")
         await sidecar.after_write(result.restored, "undo")
@@ -276,7 +284,7 @@ def register(dispatcher: Dispatcher, sidecar: Sidecar, server_port: Callable[[],
         ("graph.neighbourhood", graph_neighbourhood, NeighbourhoodParams, r.Neighbourhood),
         ("link.repair_candidates", repair_candidates, RepairCandidatesParams, r.RepairCandidates),
         ("link.repair", link_repair, RepairParams, r.FixResult),
-        ("undo", undo, NoParams, r.UndoResult),
+        ("undo", undo, UndoParams, r.UndoResult),
         ("rename", rename, RenameParams, r.RenameResult),
     ):
         dispatcher.register(name, when_ready(handler), params_model, result_model)

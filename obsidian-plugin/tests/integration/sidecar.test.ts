@@ -283,7 +283,9 @@ describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"
     expect(log[1]).toBe("Palinode: people/alice-smith.md is not in inbox/; only notes waiting for review in inbox/ can be rejected.");
     expect(existsSync(join(sidecar.vault, "people/alice-smith.md"))).toBe(true);
 
-    // both were journaled: "Undo the last fix" brings the rejected note back to inbox/
+    // both were journaled: "Undo the last fix" brings the rejected note back to inbox/, even when
+    // the sidecar rewrote Alice's cross_refs after the reject (the note links her): undo reverts
+    // the run the reject answered with, not the newest run
     const restored = await undoLastFix(rpc, ui);
     expect(restored).toContain("inbox/dark-mode-first.md");
     expect(readFileSync(join(sidecar.vault, "inbox/dark-mode-first.md"), "utf8")).toMatch(/^status: review$/m);

@@ -143,6 +143,21 @@ describe("commands", () => {
     expect(log).toEqual(["notice: Palinode: restored a.md."]);
   });
 
+  it("undo reverts the run of the person's last write, then the newest run", async () => {
+    const { rpc, calls } = scriptedRpc({
+      fix: (p) => ({ written: p.dry_run ? [] : ["a.md"], unchanged: 0, skipped: [], diff: p.dry_run ? DIFF : "", run: p.dry_run ? null : "r2" }),
+      "inbox.reject": () => ({ path: "archive/inbox/x.md", written: ["inbox/x.md", "archive/inbox/x.md"], run: "r3" }),
+      undo: () => ({ restored: ["a.md"], run: "r2", skipped: [] }),
+    });
+    const { ui } = scriptedUI();
+    await fixNote(rpc, ui, "a.md");
+    await undoLastFix(rpc, ui);
+    await undoLastFix(rpc, ui);
+    await rejectInboxNote(rpc, ui, "inbox/x.md");
+    await undoLastFix(rpc, ui);
+    expect(calls.filter((c) => c.method === "undo").map((c) => c.params)).toEqual([{ run: "r2" }, {}, { run: "r3" }]);
+  });
+
   it("approve calls inbox.approve with the path, says where the note went, and opens it", async () => {
     const { rpc, calls } = scriptedRpc({
       "inbox.approve": () => ({ path: "decisions/x.md", written: ["inbox/x.md", "decisions/x.md"], run: "r7" }),
