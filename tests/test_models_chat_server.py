@@ -59,8 +59,7 @@ def server(tmp_path_factory):
         proc = subprocess.Popen(
             [
                 sys.executable,
-                "-m",
-                "llama_cpp.server",
+                str(Path(__file__).with_name("llama_server.py")),  # llama_cpp.server, repacking off
                 "--model",
                 str(model),
                 "--model_alias",
