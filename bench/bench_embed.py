@@ -165,7 +165,7 @@ def main() -> None:
         action="append",
         default=[],
         metavar="MODEL",
-        help="another GGUF of MiniLM (f32, q8_0) to run on llama.cpp (repeatable)",
+        help="another GGUF of MiniLM (f32, q8_0, bf16) to run on llama.cpp (repeatable)",
     )
     parser.add_argument("--only-ours", action="store_true", help="skip the other runtimes")
     parser.add_argument(

@@ -1,12 +1,15 @@
 """Loading GGUF files with llama-cpp-python: the import, and one workaround.
 
 The workaround: on CPUs with Intel AMX (Sapphire Rapids and later Xeons), llama.cpp's
-AMX weight-repacking path crashes the process (SIGSEGV in ggml_backend_amx_mul_mat)
-on the first decode of a Q4_1 model such as SmolLM2. llama-cpp-python does not expose
-the model parameter that turns repacking off (`use_extra_bufts`), so models are loaded
-with llama.cpp's defaults patched for the duration of the constructor. The cost is the
-speed-up repacking gives some quantised models; a crash that takes the sidecar down is
-worse.
+AMX weight-repacking path kills the process (SIGILL at a tile load in
+ggml_backend_amx_mul_mat, seen with llama-cpp-python 0.3.36) on the first decode of a
+quantised model: SmolLM2's Q4_1, a q8_0 MiniLM. The CPU's AMX itself works
+(bench/amx_probe.c loads every tile with llama.cpp's configuration); the fault is
+llama.cpp's, whose tile configuration can reach `ldtilecfg` garbled (an open upstream pull
+request moves it out of the stack for that reason). llama-cpp-python does not expose the
+model parameter that turns repacking off (`use_extra_bufts`), so models are loaded with
+llama.cpp's defaults patched for the duration of the constructor. The cost is the speed-up
+repacking gives some quantised models; a crash that takes the sidecar down is worse.
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ def ensure_minilm_gguf(folder: Path | None = None) -> Path:
 def convert_minilm_zip(source: Path, target: Path, matrices: str = "f16") -> Path:
     """Write `target` (GGUF, f16 matrices) from the sentence-transformers zip `source`.
 
-    `matrices` ("f16", "f32" or "q8_0") is the type of the big weight matrices; the default
+    `matrices` ("f16", "f32", "q8_0" or "bf16") is the type of the big weight matrices; the default
     model is f16 (bench/bench_embed.py measures the others).
 
     Written to a temp file in the target's folder and renamed into place, so readers
@@ -134,9 +134,12 @@ def _add_hyperparameters(writer: Any, gguf: Any, config: dict, pooling: dict, ma
     else:
         raise ModelUnavailable(f"unsupported pooling in 1_Pooling/config.json: {pooling}")
     writer.add_file_type(
-        {"f16": gguf.LlamaFileType.MOSTLY_F16, "f32": gguf.LlamaFileType.ALL_F32, "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0}[
-            matrices
-        ]
+        {
+            "f16": gguf.LlamaFileType.MOSTLY_F16,
+            "f32": gguf.LlamaFileType.ALL_F32,
+            "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0,
+            "bf16": gguf.LlamaFileType.MOSTLY_BF16,
+        }[matrices]
     )
 
 
@@ -186,8 +189,8 @@ def _add_tensors(writer: Any, gguf: Any, np: Any, tensors: dict, names: Any, mat
         keep_f32 = data.ndim < 2 or not new_name.endswith(".weight") or new_name.startswith(("token_types.", "position_embd."))
         if keep_f32 or matrices == "f32":
             writer.add_tensor(new_name, data.astype(np.float32))
-        elif matrices == "q8_0" and new_name.startswith("blk."):  # token embeddings stay f16
-            kind = gguf.GGMLQuantizationType.Q8_0
+        elif matrices in ("q8_0", "bf16") and new_name.startswith("blk."):  # token embeddings stay f16
+            kind = gguf.GGMLQuantizationType.Q8_0 if matrices == "q8_0" else gguf.GGMLQuantizationType.BF16
             quantized = gguf.quants.quantize(data.astype(np.float32), kind)
             writer.add_tensor(new_name, quantized, raw_shape=quantized.shape, raw_dtype=kind)
         else:
