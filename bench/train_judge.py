@@ -37,7 +37,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 EVAL = HERE / "extraction-eval"
 #: Every development set (bench/README.md); never a frozen test set not yet run.
-DEFAULT_SETS = "cases,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,heldout7,heldout8,secrets1,secrets2,test1,test2,test3"
+DEFAULT_SETS = (
+    "cases,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,heldout7,heldout8,secrets1,secrets2,test1,test2,test3,test4,test5"
+)
 CLASSES = ["none", "Decision", "ProjectSnapshot", "Insight", "PersonMemory", "ResearchRef", "ActionItem"]
 L2 = 0.3
 #: The grammar words' feature value (cue_words/<lang>.toml [judge]): 0.5 beside the 384 embedding
@@ -48,6 +50,11 @@ RATE = 1.0
 #: What one pass leaves for review at most: PROGRAM.md's `review_per_pass` default.
 PER_PASS = Extraction.model_fields["review_per_pass"].default
 THRESHOLDS = (0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)
+#: Thresholds on the probability of the judge's type at which a statement would be filed on the
+#: judge's word (PROGRAM.md `file_judged`).
+FILE_THRESHOLDS = (0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
+#: `file_judged` is the lowest of FILE_THRESHOLDS whose cross-validated filing precision reaches this.
+FILE_PRECISION = 0.85
 
 
 def labelled_sentences(set_names: list[str]) -> list[dict]:
@@ -149,6 +156,31 @@ def review_scores(p: np.ndarray, y: np.ndarray, cases: np.ndarray, with_memory: 
     return out
 
 
+def filing_scores(p: np.ndarray, y: np.ndarray, cases: np.ndarray) -> dict:
+    """At each threshold, what filing on the judge's word would file: per conversation the one
+    statement whose likeliest type is likeliest, when that probability reaches the threshold;
+    `filed`, `right` (a memory of that type) and `precision`, over all held-out conversations."""
+    types = p[:, 1:].argmax(axis=1) + 1
+    typed = p[np.arange(len(p)), types]
+    out = {}
+    for t in FILE_THRESHOLDS:
+        best: dict[str, int] = {}
+        for i in np.where(typed >= t)[0]:
+            if cases[i] not in best or typed[i] > typed[best[cases[i]]]:
+                best[cases[i]] = int(i)
+        right = sum(int(y[i] == types[i]) for i in best.values())
+        out[str(t)] = {"filed": len(best), "right": right, "precision": round(right / len(best), 3) if best else None}
+    return out
+
+
+def file_threshold(filing: dict) -> float | None:
+    """The lowest threshold whose filing precision reaches FILE_PRECISION (None: none does)."""
+    for t, s in filing.items():
+        if s["precision"] is not None and s["precision"] >= FILE_PRECISION:
+            return float(t)
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", default=DEFAULT_SETS, help="comma-separated set names in bench/extraction-eval/")
@@ -195,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
             np.concatenate(pooled_cases),
             {c for c in with_memory if c.split(":", 1)[0] in judged_sets},
         )
+        cv["filing"] = filing_scores(np.vstack(pooled_p), np.concatenate(pooled_y), np.concatenate(pooled_cases))
+        cv["file_judged"] = file_threshold(cv["filing"])
         # what review would cost and give at each threshold: statements flagged that are no memory,
         # per conversation, and the share of memory statements flagged
         judged = sum(conversations[n] for n in held_out)
@@ -251,6 +285,11 @@ def main(argv: list[str] | None = None) -> int:
                 f"{t}: {v['recall']}/{v['recall_any_type']}/{v['wrong']}" for t, v in cv["review_per_conversation"].items()
             )
         )
+    if "filing" in cv:
+        print(
+            f"filing on the judge's word, the likeliest statement a conversation at or above: filed / right / precision (file_judged: {cv['file_judged']})"
+        )
+        print("  " + "  ".join(f"{t}: {v['filed']}/{v['right']}/{v['precision']}" for t, v in cv["filing"].items()))
     if "written" in report:
         print(f"weights written to {report['written']}")
     print(f"{report['seconds']} s")

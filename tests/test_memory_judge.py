@@ -24,6 +24,7 @@ NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
 TYPES = ["Decision", "ProjectSnapshot", "Insight", "PersonMemory", "ResearchRef", "ActionItem"]
 # No type's wording (cues.py) in it: only its meaning says it is a memory.
 UNCUED = "The invoicing service goes to monthly batches from February."
+FILE_JUDGED = "  file_judged: 0.85 "
 
 
 @pytest.fixture
@@ -158,6 +159,9 @@ def test_a_pass_leaves_at_most_review_per_pass_items_waiting_the_judges_likelies
     )
     statements = number_statements(parse_transcript(talk))
     assert len(statements) == 4
+    # the review budget alone: nothing filed on the judge's word (its own test is below)
+    program = (ROOT / "PROGRAM.md").read_text()
+    (vault.root / "PROGRAM.md").write_text(program.replace(FILE_JUDGED, "  file_judged: 0 ", 1))
     gen = ScriptedGenerator([{"items": [pick(n, confidence=0.4) for n in (1, 2, 3, 4)]}], default={"items": []})
     register_generator("budgettest", lambda **options: gen)
     r = extract_text(vault, talk, generator="budgettest", source="test", now=NOW, dry_run=True)
@@ -169,3 +173,29 @@ def test_a_pass_leaves_at_most_review_per_pass_items_waiting_the_judges_likelies
     likeliest = sorted(range(4), key=lambda i: -rated[i].memory)[:2]
     texts = "".join(r.diffs[o.path] for o in waiting)
     assert all(statements[i].text[:30] in texts for i in likeliest)
+
+
+def test_a_statement_the_judge_types_at_file_judged_is_filed_on_its_word(vault):
+    """The model chooses nothing; the judge gives the statement its type with a probability at or
+    above PROGRAM.md's `file_judged`: it is filed (here an action item added to the person's note),
+    at that probability, saying so. With `file_judged: 0` the same statement waits for review."""
+    said = "Tariq will send the conflict log format to Mira by Friday."
+    talk = f"User: Quick update. {said}\nAssistant: Noted."
+    judge, _ = load_judge()
+    rating = judge.rate([said], judge_embedder(judge.model_id)[0], TYPES)[0]
+    assert rating.type == "ActionItem" and rating.typed >= 0.85  # the shipped weights' reading
+
+    program = (ROOT / "PROGRAM.md").read_text()
+    assert FILE_JUDGED in program
+    (vault.root / "PROGRAM.md").write_text(program.replace(FILE_JUDGED, "  file_judged: 0 ", 1))
+    gen = ScriptedGenerator([{"items": []}], default={"items": []})
+    register_generator("judgetest", lambda **options: gen)
+    off = extract_text(vault, talk, generator="judgetest", source="test", now=NOW, dry_run=True)
+    assert [(o.op, o.confidence) for o in off.outcomes] == [("INBOX", 0.5)]
+
+    (vault.root / "PROGRAM.md").write_text(program)
+    r = run(vault, talk)
+    assert [(o.op, o.path) for o in r.outcomes] == [("UPDATE", "people/tariq-benali.md")]
+    assert r.outcomes[0].confidence == pytest.approx(rating.typed, abs=0.01)
+    assert "filed on the judge's word (ActionItem at " in r.outcomes[0].reason
+    assert "conflict log format" in (vault.root / "people/tariq-benali.md").read_text()

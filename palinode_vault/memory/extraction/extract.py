@@ -245,6 +245,10 @@ def _item(choice: Selection, ctx: PassContext, chosen: set[int], offered: bool) 
     cue = type_by_wording(composed.text, types)  # the person's words it is made of
     rating = ratings.get(statement.number) if ratings is not None else None
     judged = rating if rating is not None and rating.memory >= (ex.review_judged or 0) and rating.type else None
+    # the judge's own word: a type it gives at `file_judged` or above is filed whoever proposed it
+    # (its cross-validated precision there, PROGRAM.md); the checks below that are not about the
+    # proposer (a named person or project, a known type) still hold
+    sure = judged if judged is not None and ex.file_judged and judged.typed >= ex.file_judged else None
     where = f"statement {statement.number} ({statement.provenance()})"
     cap = ex.unmarked_confidence if ex.unmarked_confidence is not None else 1.0
     if ratings is not None and not cue and not judged and cap < ex.confidence_threshold:
@@ -255,7 +259,7 @@ def _item(choice: Selection, ctx: PassContext, chosen: set[int], offered: bool) 
     # the judge types it, with the model's label and the wording's type as its checks: filed when
     # one of them agrees with the judge (the judge off: when the wording agrees with the model)
     second = [t for t in (choice.type, cue) if t]
-    agreed = judged.type if judged and judged.type in second else None
+    agreed = judged.type if judged and (judged.type in second or sure) else None
     type_name = agreed or (choice.type if ratings is None and cue == choice.type else None)
     if type_name is None:
         stated = cue or (judged.type if judged else None)
@@ -266,7 +270,7 @@ def _item(choice: Selection, ctx: PassContext, chosen: set[int], offered: bool) 
         reasons.append("no wording says what it is and the judge is off")
     if ratings is not None and not judged:
         reasons.append(f"the judge rates it a memory at {rating.memory:.2f} only" if rating else "the judge did not rate it")
-    if offered and choice.confidence < ex.confidence_threshold:
+    if offered and choice.confidence < ex.confidence_threshold and not sure:
         reasons.append(f"the model's confidence {choice.confidence:.2f} is below {ex.confidence_threshold}")
     entities = [(names[choice.about], choice.about)] if choice.about in names else []
     entities += [(r, shown) for r, shown in mentioned(composed.text, known) if r not in [e[0] for e in entities]]
@@ -297,13 +301,16 @@ def _item(choice: Selection, ctx: PassContext, chosen: set[int], offered: bool) 
     # what the checks do not bear out gets at most `unmarked_confidence` (below the threshold: review;
     # 1 for a model whose confidence means something: its own number stands, the reasons still noted)
     confidence = choice.confidence if not reasons else min(choice.confidence, cap)
-    if not offered:
+    if sure and not reasons and type_name == sure.type:
+        confidence = max(confidence if offered else 0.0, sure.typed)
+        notes.append(f"filed on the judge's word ({sure.type} at {sure.typed:.2f})")
+    elif not offered:
         confidence = ex.review_unoffered or review_confidence(program)
         why = f"the judge rated it a {rating.type} ({rating.memory:.2f})" if judged and rating else f"{cue} wording"
         reasons.insert(0, f"{UNOFFERED} ({why})")
     why = "waits for review" if confidence < ex.confidence_threshold else "not verified"
     note = "; ".join([where, *notes] + ([f"{why}: " + "; ".join(reasons)] if reasons else []))
-    if not offered:
+    if not offered and not (sure and not reasons):
         note = "; ".join(reasons + [where])
     item = Item(
         type_name,
@@ -378,7 +385,8 @@ def verify(choices: list[Selection], ctx: PassContext) -> Verified:
         else:
             per_type[item.type] = per_type.get(item.type, 0) + 1
             out.items.append(item)
-            (out.for_review if id(item) in unoffered_ids else out.covered).update(used)
+            waits = id(item) in unoffered_ids and item.confidence < ex.confidence_threshold
+            (out.for_review if waits else out.covered).update(used)  # filed on the judge's word: covered
     return out
 
 
