@@ -35,7 +35,7 @@ ROOT = HERE.parent
 EVAL = HERE / "extraction-eval"
 #: Every development set (bench/README.md); never a frozen test set not yet run.
 DEFAULT_SETS = (
-    "cases,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,heldout7,heldout8,secrets1,secrets2,test1,test2,test3,test4"
+    "cases,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,heldout7,heldout8,secrets1,secrets2,test1,test2,test3,test4,test5,test6"
 )
 L2 = 1.0
 STEPS = 3000

@@ -135,7 +135,8 @@ def test_the_provider_rules_come_from_detect_secrets():
 made_up = st.one_of(
     password,
     _text(12, ALNUM).filter(lambda s: any(c.isdigit() for c in s) and any(c.isupper() for c in s)),
-    st.integers(1000, 99_999_999).map(str),
+    # a code shaped like a year (1900-2099) is the known gap: read as a year when it stands alone
+    st.integers(1000, 99_999_999).filter(lambda n: not 1900 <= n <= 2099).map(str),
     st.lists(
         st.sampled_from(["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "zero"]), min_size=4, max_size=6
     ).map(" ".join),
@@ -177,3 +178,28 @@ def test_the_net_leaves_made_up_words_alone_away_from_credential_talk(value, bef
 
 def redact_conversation_text(text: str) -> str:
     return secrets.redact_conversation([("user", text)])[0][0]
+
+
+# Codes of physical locks (a key box or key safe by the door, a lockbox, a padlock, a gate), said as
+# what the lock "opens with" as well as what its code "is": every form withheld, and the sentence
+# is never a memory's words.
+lock = st.sampled_from(
+    ["the key box", "the keybox", "our lockbox", "the lock box", "the key safe", "the padlock", "the gate code", "the door code"]
+)
+opens_as = st.sampled_from(["{lock} by the side door opens with {value}", "{lock} is {value}", "{lock} unlocks with {value}"])
+
+
+@settings(max_examples=80, deadline=None)
+# (a four-digit code shaped like a year, 1900-2099: the known gap, see `made_up`)
+@given(
+    value=st.integers(100, 99_999_999).filter(lambda n: not 1900 <= n <= 2099).map(str),
+    lock=lock,
+    form=opens_as,
+    before=prose,
+    after=prose,
+)
+def test_lock_codes_are_withheld_however_the_lock_is_said_to_open(value, lock, form, before, after):
+    text = f"{before} " + form.format(lock=lock, value=value) + f", {after}"
+    assert value not in redact_conversation_text(text), text
+    assert secrets.about_credentials(text)
+
