@@ -202,4 +202,3 @@ def test_lock_codes_are_withheld_however_the_lock_is_said_to_open(value, lock, f
     text = f"{before} " + form.format(lock=lock, value=value) + f", {after}"
     assert value not in redact_conversation_text(text), text
     assert secrets.about_credentials(text)
-
