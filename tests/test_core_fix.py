@@ -207,8 +207,12 @@ def test_fix_json_shape(make_vault, run_cli):
         }
     )
     data = json.loads(run_cli("fix", "--vault", root, "--json").stdout)
-    assert set(data) == {"written", "unchanged", "skipped"}
+    assert set(data) == {"written", "unchanged", "skipped", "run"}
     assert data["written"] == ["insights/i.md"]
+    # the run's id is what `undo --run` takes
+    undone = json.loads(run_cli("undo", "--vault", root, "--run", data["run"], "--json").stdout)
+    assert undone["run"] == data["run"] and undone["restored"] == ["insights/i.md"]
+    json.loads(run_cli("fix", "--vault", root, "--json").stdout)  # written again, as before
     assert [s["path"] for s in data["skipped"]] == ["insights/bad.md"]
     assert set(data["skipped"][0]) == {"path", "reason"}
     assert isinstance(data["unchanged"], int) and data["unchanged"] >= 3
