@@ -512,7 +512,9 @@ def undo_run(root: Path, run_id: str) -> UndoResult:
     """
     if not isinstance(run_id, str) or not _RUN_ID.match(run_id):
         return UndoResult(None, None, [], [], refused=f"{str(run_id)[:80]!r} is not a run id")
-    own = [(p, _header(lines), lines) for p in _runs(root) if own_journal(root, _header(lines := _journal_lines(p)))]
+    # journal names begin with their run's time: the named run and the ones after it are all we read
+    since = [p for p in _runs(root) if p.name.split(".", 1)[0] >= run_id]
+    own = [(p, _header(lines), lines) for p in since if own_journal(root, _header(lines := _journal_lines(p)))]
     at = next((i for i, (p, _, _) in enumerate(own) if p.name.split(".", 1)[0] == run_id), None)
     if at is None:
         return UndoResult(run_id, None, [], [], refused=f"run {run_id} is not in the journal (undone already?)")
