@@ -70,7 +70,7 @@ def minilm_folder(tmp: str) -> str:
     return tmp
 
 
-def llama_settings(threads: list[int], ggufs: list[str]) -> dict[str, tuple[dict, dict]]:
+def llama_settings(threads: list[int], ggufs: list[str], repacked: bool = False) -> dict[str, tuple[dict, dict]]:
     """label -> (Embedder arguments, embed_many arguments)."""
     out: dict[str, tuple[dict, dict]] = {}
     for t in threads:
@@ -80,7 +80,7 @@ def llama_settings(threads: list[int], ggufs: list[str]) -> dict[str, tuple[dict
                 {"model_path": path, "max_tokens": 256, "n_threads": t, "pack_tokens": 512},
                 {},
             )
-            if "q8_0" in name or "q4" in name:
+            if repacked and ("q8_0" in name or "q4" in name):
                 out[f"llama.cpp {name}, 512 packs + flash, repacked, {t} thread(s)"] = (
                     {"model_path": path, "max_tokens": 256, "n_threads": t, "pack_tokens": 512, "repack": True},
                     {},
@@ -169,6 +169,12 @@ def main() -> None:
     )
     parser.add_argument("--only-ours", action="store_true", help="skip the other runtimes")
     parser.add_argument(
+        "--repacked",
+        action="store_true",
+        help="also run quantised GGUFs with llama.cpp's weight repacking (on CPUs with AMX it kills the process: "
+        "docs/ARCHITECTURE.md, llama.cpp's AMX path)",
+    )
+    parser.add_argument(
         "--numpy",
         action="store_true",
         help="also run MiniLM's forward pass in numpy/OpenBLAS (bench/numpy_minilm.py), 1 thread and lanes",
@@ -201,7 +207,7 @@ def main() -> None:
 
     runners: dict[str, object] = {}
     embedders = []
-    for label, (make, call) in llama_settings(threads, args.gguf).items():
+    for label, (make, call) in llama_settings(threads, args.gguf, args.repacked).items():
         if not wanted(label):
             continue
         e = Embedder(**{k: v for k, v in make.items() if k != "lanes"})
