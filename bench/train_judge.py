@@ -178,7 +178,9 @@ def file_threshold(filing: dict) -> float | None:
     a lower one above it, is noise of a few statements, not a point to file from."""
     chosen = None
     for t, s in sorted(filing.items(), key=lambda kv: -float(kv[0])):
-        if s["precision"] is None or s["precision"] < FILE_PRECISION:
+        if s["precision"] is None:  # nothing reaches it: it files nothing, right or wrong
+            continue
+        if s["precision"] < FILE_PRECISION:
             break
         chosen = float(t)
     return chosen

@@ -120,6 +120,8 @@ def test_the_training_script_writes_weights_the_judge_reads(tmp_path):
     report = json.loads(done.stdout)
     assert report["sentences"] > 20 and report["labels"]["none"] > 0
     assert set(report["cross_validation"]["by_set"]) == {"cases", "heldout"}  # each held out in turn
+    filing = report["cross_validation"]["filing"]  # what filing on the judge's word would file
+    assert all(0 <= v["right"] <= v["filed"] for v in filing.values())
     judge, why = load_judge(out)
     assert judge is not None and why == "judge judge.json"
     assert list(json.loads(out.read_text())["trained_on"]) == ["cases", "heldout"]
@@ -199,3 +201,19 @@ def test_a_statement_the_judge_types_at_file_judged_is_filed_on_its_word(vault):
     assert r.outcomes[0].confidence == pytest.approx(rating.typed, abs=0.01)
     assert "filed on the judge's word (ActionItem at " in r.outcomes[0].reason
     assert "conflict log format" in (vault.root / "people/tariq-benali.md").read_text()
+
+
+def test_file_judged_is_the_lowest_threshold_from_which_precision_stays_at_the_bar():
+    from script_helpers import load_script
+
+    train = load_script("bench/train_judge.py")
+
+    def curve(*precisions):
+        return {str(t): {"filed": 10, "right": 8, "precision": p} for t, p in zip(train.FILE_THRESHOLDS, precisions)}
+
+    # 0.6 0.7 0.75 0.8 0.85 0.9 0.95: a dip at 0.75-0.8 means 0.7 is noise, not a point to file from
+    assert train.file_threshold(curve(0.74, 0.80, 0.77, 0.79, 0.84, 0.85, 0.83)) == 0.85
+    assert train.file_threshold(curve(0.81, 0.82, 0.83, 0.84, 0.85, 0.86, 0.9)) == 0.6
+    assert train.file_threshold(curve(0.5, 0.6, 0.7, 0.7, 0.7, 0.75, 0.79)) is None
+    assert train.file_threshold(curve(0.9, 0.9, 0.9, 0.9, 0.9, 0.9, None)) == 0.6  # nothing reaches 0.95: no evidence
+    assert train.file_threshold(curve(None, None, None, None, None, None, None)) is None
