@@ -104,3 +104,28 @@ def test_broken_archive_is_reported_and_leaves_nothing(tmp_path):
         convert_minilm_zip(bad, target)
     assert not target.exists()
     assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
+
+
+@pytest.mark.requires_models
+def test_bf16_matrices_embed_like_the_reference(tmp_path, model_zip):
+    """`matrices="bf16"` (bench/bench_embed.py's bf16 row) writes BF16 blocks that llama.cpp
+    loads, with vectors within 0.999 of the sentence-transformers reference."""
+    import json
+    from pathlib import Path
+
+    import numpy as np
+
+    from palinode_vault.models.embedder import Embedder
+
+    reference = Path(__file__).resolve().parents[2] / "shared" / "reference" / "minilm-reference-embeddings.json"
+    if not reference.is_file():
+        pytest.skip(f"{reference} is absent (../shared is not beside this checkout)")
+    target = convert_minilm_zip(model_zip, tmp_path / "minilm.bf16.gguf", matrices="bf16")
+    assert read_metadata(target)["general.file_type"] == 32  # LlamaFileType.MOSTLY_BF16
+    data = json.loads(reference.read_text())
+    embedder = Embedder(target, max_tokens=256, n_threads=1)
+    try:
+        got = embedder.embed_many(data["sentences"])
+    finally:
+        embedder.close()
+    assert float((got * np.asarray(data["embeddings"], dtype=np.float32)).sum(axis=1).min()) > 0.999
