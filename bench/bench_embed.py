@@ -1,5 +1,6 @@
 """Embedding throughput side by side: our embedder before and after, llama.cpp's other
-settings, onnxruntime and sentence-transformers, in one run on the same real texts.
+settings, our OpenVINO engine, onnxruntime and sentence-transformers, in one run on the same real
+texts.
 
 The texts are the chunk embedding texts the index would embed for a corpus (default: the
 help vault `../shared/corpora/obsidian-help-en`), a deterministic sample. Every setting is
@@ -98,6 +99,10 @@ def llama_settings(threads: list[int], ggufs: list[str], repacked: bool = False)
                 {},
             )
             out[f"{t} one-thread lanes, 256 packs + flash"] = ({"n_threads": 1, "lanes": t, "pack_tokens": 256}, {})
+        # the engine bulk calls use where OpenVINO is installed (models/openvino_bert.py): bf16 on
+        # AMX / AVX512_BF16 CPUs; the f32 row is what a CPU without them gets
+        out[f"ours now: OpenVINO engine, CPU's precision, {tag}"] = ({"n_threads": t, "engine": "openvino"}, {})
+        out[f"OpenVINO engine forced to f32, {tag}"] = ({"n_threads": t, "engine": "openvino", "precision": "f32"}, {})
         out[f"llama.cpp 1024 packs, no flash attention, {tag}"] = ({"n_threads": t, "pack_tokens": 1024, "flash_attn": False}, {})
         out[f"llama.cpp 1024 packs + flash attention, {tag}"] = ({"n_threads": t, "pack_tokens": 1024}, {})
         out[f"llama.cpp 256 packs + flash attention, {tag}"] = ({"n_threads": t, "pack_tokens": 256}, {})
@@ -210,9 +215,11 @@ def main() -> None:
     for label, (make, call) in llama_settings(threads, args.gguf, args.repacked).items():
         if not wanted(label):
             continue
-        e = Embedder(**{k: v for k, v in make.items() if k != "lanes"})
+        e = Embedder(**{"engine": "llama.cpp", **{k: v for k, v in make.items() if k not in ("lanes", "precision")}})
         if make.get("lanes"):
             e.set_threads(make["lanes"])
+        if make.get("precision"):  # a yardstick reaching into the engine: what a CPU without bf16 gets
+            e._openvino._core.set_property("CPU", {"INFERENCE_PRECISION_HINT": make["precision"]})
         embedders.append(e)
         runners[label] = lambda ts, e=e, call=call: e.embed_many(ts, **call)
     tokenizer = embedders[0] if embedders else Embedder()
@@ -251,11 +258,19 @@ def main() -> None:
             from sentence_transformers import SentenceTransformer
 
             st = SentenceTransformer(folder, device="cpu")
+
+            def st_encode(ts: list[str], t: int, bf16: bool) -> object:
+                torch.set_num_threads(t)
+                # bf16 autocast: oneDNN runs the products on AMX tiles where the CPU has them
+                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+                    out = st.encode(ts, batch_size=16, normalize_embeddings=True, convert_to_tensor=True)
+                return out.float().numpy()
+
             for t in threads:
-                runners[f"sentence-transformers (torch {torch.__version__}), {t} thread(s)"] = lambda ts, t=t: (
-                    torch.set_num_threads(t),
-                    st.encode(ts, batch_size=16, normalize_embeddings=True),
-                )[1]
+                for bf16 in (False, True):
+                    label = f"sentence-transformers (torch {torch.__version__}){' bf16 autocast' if bf16 else ''}, {t} thread(s)"
+                    if wanted(label):
+                        runners[label] = lambda ts, t=t, bf16=bf16: st_encode(ts, t, bf16)
         except ImportError:
             print("  sentence-transformers not measured: not installed here")
 

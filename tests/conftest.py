@@ -159,7 +159,8 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def embedder():
-    """The default embedding model (MiniLM GGUF) on llama.cpp, loaded once for the session."""
+    """The default embedding model (MiniLM GGUF) as a person gets it (bulk calls on OpenVINO where
+    it is installed, the rest on llama.cpp), loaded once for the session."""
     from palinode_vault.models import Embedder, ModelUnavailable
 
     try:

@@ -35,7 +35,7 @@ def embedder(model_cache):
         ensure_minilm_gguf()
     except ModelUnavailable as exc:
         pytest.skip(f"default embedding model unavailable: {exc}")
-    model = Embedder()
+    model = Embedder(engine="llama.cpp")  # this file tests the llama.cpp engine; OpenVINO: test_models_openvino.py
     yield model
     model.close()
 
@@ -177,7 +177,7 @@ def test_a_pack_size_llama_cpp_would_abort_on_is_rounded_up(model_cache, embedde
     a multiple of 256 (its sequence limit); such a pack size is rounded up instead."""
     words = "vault note link search index sync publish canvas graph plugin".split()
     texts = [" ".join(words[(i + j) % len(words)] for j in range(5 + (i * 37) % 180)) for i in range(12)]
-    odd = Embedder(n_threads=1, pack_tokens=384)
+    odd = Embedder(n_threads=1, pack_tokens=384, engine="llama.cpp")
     try:
         assert odd._n_batch == 512
         assert (odd.embed_many(texts) * embedder.embed_many(texts)).sum(axis=1).min() > 0.9999
@@ -226,7 +226,7 @@ def test_a_lane_that_cannot_load_leaves_the_contexts_there_are(tmp_path):
     weights are mapped), no further lane is tried, and the vectors are unchanged."""
     copy = tmp_path / "minilm.gguf"
     copy.write_bytes(ensure_minilm_gguf().read_bytes())
-    e = Embedder(copy, n_threads=1)
+    e = Embedder(copy, n_threads=1, engine="llama.cpp")
     try:
         texts = [f"note {i} about the vault, its links and its search index " * (10 + i % 5) for i in range(12)]
         alone = e.embed_many(texts)

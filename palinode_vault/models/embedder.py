@@ -50,6 +50,13 @@ SEQ_LIMIT = 256
 #: contexts 27.6 (docs/BENCHMARKS.md, issue 20). The weights are memory-mapped and shared; a
 #: lane adds its own compute buffers only (a few MB).
 MAX_LANES = 8
+#: Which engine runs a BERT GGUF's forward pass: "auto" (OpenVINO when it is installed and can
+#: run the file, else llama.cpp), "openvino" (an error when it cannot) or "llama.cpp".
+ENGINE_VARIABLE = "PALINODE_EMBEDDING_ENGINE"
+ENGINES = ("auto", "openvino", "llama.cpp")
+#: Calls with fewer texts stay on llama.cpp (a search query, a draft): OpenVINO's graph takes
+#: about two seconds to build, which only bulk embedding pays back.
+BULK_TEXTS = 16
 
 
 class Embedder:
@@ -70,12 +77,22 @@ class Embedder:
         pack_tokens: int = PACK_TOKENS,
         flash_attn: bool = True,
         repack: bool = False,
+        engine: str | None = None,
     ) -> None:
         """Load `model_path`, or the default MiniLM (converted into the cache if needed).
+
+        `engine` (default: the PALINODE_EMBEDDING_ENGINE variable, else "auto") chooses what
+        runs bulk calls of a BERT model; llama.cpp always tokenises, so token counts and
+        truncation do not depend on it.
 
         Raises ModelUnavailable when llama-cpp-python or the model file is missing, or
         when the file is not an embedding model.
         """
+        engine = engine or os.environ.get(ENGINE_VARIABLE, "").strip().lower() or "auto"
+        if engine not in ENGINES:
+            raise ModelUnavailable(
+                f"unknown embedding engine {engine!r}", fix=f"set {ENGINE_VARIABLE} to one of {', '.join(ENGINES)}"
+            )
         self.path = Path(model_path).expanduser() if model_path else ensure_minilm_gguf()
         if not self.path.is_file():
             raise ModelUnavailable(
@@ -111,6 +128,39 @@ class Embedder:
         self._n_seq_max = int(self._llama.context_params.n_seq_max)
         self._n_batch = int(self._llama.context_params.n_batch)
         self._head, self._tail = self._framing()
+        self._engine_wanted = engine
+        self._openvino: Any = None  # OpenVinoBert once built; False when it cannot run this model
+        if engine == "openvino":
+            self._bulk_engine()  # fail now, with the reason, rather than at the first bulk call
+
+    @property
+    def engine(self) -> str:
+        """What runs bulk calls: "openvino (bf16)", "openvino (f32)" or "llama.cpp" (the
+        first before any bulk call when OpenVINO is chosen explicitly, else once one ran)."""
+        return f"openvino ({self._openvino.precision})" if self._openvino else "llama.cpp"
+
+    def _bulk_engine(self) -> Any:
+        """OpenVinoBert for this model, built on first need; None when llama.cpp does the work."""
+        if self._openvino is None and self._engine_wanted != "llama.cpp":
+            from palinode_vault.models.openvino_bert import OpenVinoBert, bert_layout, import_openvino
+
+            with self._lock:
+                if self._openvino is None:
+                    try:
+                        import_openvino()
+                        layout = bert_layout(self.path)
+                        if layout is None:
+                            raise ModelUnavailable(f"{self.path.name} is not a BERT model with mean or [CLS] pooling")
+                        self._openvino = OpenVinoBert(self.path, layout)
+                    except Exception as exc:
+                        if self._engine_wanted == "openvino":
+                            raise ModelUnavailable(
+                                f"OpenVINO cannot embed with {self.path.name}: {exc}",
+                                fix=f"unset {ENGINE_VARIABLE} to let llama.cpp do it",
+                            ) from exc
+                        log.info("embedding on llama.cpp: OpenVINO cannot run %s (%s)", self.path.name, exc)
+                        self._openvino = False
+        return self._openvino or None
 
     def set_threads(self, threads: int) -> None:
         """Use `threads` cores from the next call on (the bulk index drops to one while the
@@ -196,6 +246,9 @@ class Embedder:
         for index, seq in enumerate(sequences):
             if not seq or len(seq) > self.max_tokens:
                 raise ValueError(f"token sequence {index} has {len(seq)} tokens; expected 1..{self.max_tokens}")
+        bulk = self._bulk_engine() if len(sequences) >= BULK_TEXTS or self._openvino else None
+        if bulk is not None:
+            return bulk.embed(sequences, max(self.threads, self._lanes_wanted))
         most = min(batch_size or self._n_seq_max, self._n_seq_max)
         # Longest first, each into the first pack with room: packs come out nearly full.
         packs: list[tuple[list[int], int]] = []  # (indices, tokens used)
@@ -221,6 +274,7 @@ class Embedder:
 
     def close(self) -> None:
         """Free the model (also happens when the object is garbage-collected)."""
+        self._openvino = None
         for lane, lock in getattr(self, "_lanes", []):
             with lock:
                 lane.close()
