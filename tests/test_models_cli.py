@@ -78,3 +78,25 @@ def test_text_list_has_one_line_per_model(cache, has_minilm):
     assert result.exit_code == 0
     assert result.output.startswith("embedding")
     assert "generation" in result.output
+
+
+def test_list_says_which_engine_embeds_in_bulk(cache, has_minilm, monkeypatch):
+    import importlib.util
+
+    _run("models", "prepare")
+    monkeypatch.setenv("PALINODE_EMBEDDING_ENGINE", "llama.cpp")
+    chosen = next(m for m in json.loads(_run("models", "list", "--json").output)["models"] if m["role"] == "embedding")
+    assert chosen["engine"] == "llama.cpp (PALINODE_EMBEDDING_ENGINE)"
+    monkeypatch.setenv("PALINODE_EMBEDDING_ENGINE", "auto")
+    auto = next(m for m in json.loads(_run("models", "list", "--json").output)["models"] if m["role"] == "embedding")
+    if importlib.util.find_spec("openvino") is None:
+        assert auto["engine"].startswith("llama.cpp (OpenVINO is not installed")
+    else:
+        assert auto["engine"] in (
+            "openvino (bf16) for bulk embedding, llama.cpp for queries",
+            "openvino (f32) for bulk embedding, llama.cpp for queries",
+        )
+    text = _run("models", "list").output
+    assert "engine: " + auto["engine"] in text
+    generation = next(m for m in json.loads(_run("models", "list", "--json").output)["models"] if m["role"] == "generation")
+    assert generation["engine"] is None

@@ -66,6 +66,8 @@ def _line(info) -> str:
     size = f"{info.size / 2**20:.1f} MiB" if info.size else "-"
     dims = f"{info.dimensions} dims" if info.dimensions else "-"
     text = f"{info.role:<10} {info.name:<20} {state:<7} {size:>10}  {dims:<9} {info.path or '-'}"
+    if info.engine:
+        text += f"\n{'':<11}engine: {info.engine}"
     if info.problem:
         text += f"\n{'':<11}{info.problem}"
     return text

@@ -32,6 +32,7 @@ class ModelInfo:
     dimensions: int | None = None
     source: str = ""
     problem: str | None = None  # why it is not usable, and the fix
+    engine: str | None = None  # embedding: what runs bulk calls, and why (queries: llama.cpp)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -43,6 +44,8 @@ def list_models(
 ) -> list[ModelInfo]:
     """Describe the embedding and generation models in use (defaults when None)."""
     infos = [_embedding_info(embedding_model), _generation_info(generation_model)]
+    if infos[0].present and infos[0].path:
+        infos[0].engine = bulk_engine(Path(infos[0].path))
     if importlib.util.find_spec("llama_cpp") is None:
         for info in infos:
             if info.present and info.problem is None and info.path is not None:
@@ -50,6 +53,27 @@ def list_models(
                     "llama-cpp-python is not installed, so this model cannot run. Fix: pip install 'palinode-vault[models]'"
                 )
     return infos
+
+
+def bulk_engine(gguf: Path) -> str:
+    """What embeds in bulk with `gguf` here (models/embedder.py chooses the same way)."""
+    from palinode_vault.models.embedder import ENGINE_VARIABLE, ENGINES
+
+    wanted = os.environ.get(ENGINE_VARIABLE, "").strip().lower() or "auto"
+    if wanted not in ENGINES:
+        return f"none: {ENGINE_VARIABLE}={wanted!r} is not one of {', '.join(ENGINES)}"
+    if wanted == "llama.cpp":
+        return f"llama.cpp ({ENGINE_VARIABLE})"
+    from palinode_vault.models.openvino_bert import bert_layout, import_openvino
+
+    try:
+        ov = import_openvino()
+        if bert_layout(gguf) is None:
+            return "llama.cpp (OpenVINO runs BERT models with f32/f16 weights only)"
+        precision = ov.Core().get_property("CPU", "INFERENCE_PRECISION_HINT").get_type_name()
+    except Exception as exc:  # noqa: BLE001 - reported, llama.cpp does the work
+        return f"llama.cpp ({exc})"
+    return f"openvino ({precision}) for bulk embedding, llama.cpp for queries"
 
 
 def prepare_models(
