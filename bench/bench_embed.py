@@ -219,7 +219,7 @@ def main() -> None:
         if make.get("lanes"):
             e.set_threads(make["lanes"])
         if make.get("precision"):  # a yardstick reaching into the engine: what a CPU without bf16 gets
-            e._openvino._core.set_property("CPU", {"INFERENCE_PRECISION_HINT": make["precision"]})
+            e._openvino.precision = make["precision"]
         embedders.append(e)
         runners[label] = lambda ts, e=e, call=call: e.embed_many(ts, **call)
     tokenizer = embedders[0] if embedders else Embedder()

@@ -97,8 +97,12 @@ def test_auto_uses_llama_cpp_for_small_calls_and_openvino_for_bulk(minilm):
     try:
         e.embed_many(note_texts(BULK_TEXTS - 1))
         assert e.engine == "llama.cpp"  # a query or a draft does not wait for the graph to build
-        e.embed_many(note_texts(BULK_TEXTS))
+        small = e.embed_many(note_texts(3))
+        bulk = e.embed_many(note_texts(BULK_TEXTS))
         assert e.engine.startswith("openvino")
+        again = e.embed_many(note_texts(3))  # still llama.cpp: a query never waits behind a bulk batch
+        assert np.array_equal(small, again)
+        assert float((bulk[:3] * small).sum(axis=1).min()) > 0.999
     finally:
         e.close()
 
@@ -159,3 +163,20 @@ print(e.engine, "openvino_telemetry" in sys.modules, sep="|")
     assert engine_name.startswith("openvino")
     assert telemetry_loaded == "False"
     assert not log.exists(), log.read_text()
+
+
+def test_auto_falls_back_to_llama_cpp_when_openvino_fails_at_run_time(minilm):
+    """A platform where OpenVINO imports but cannot compile: the index goes on, on llama.cpp.
+    The failure is real: the engine is asked to compile for a precision OpenVINO does not know."""
+    e = Embedder(minilm, n_threads=1, engine="auto")
+    try:
+        texts = note_texts(BULK_TEXTS)
+        before = e.embed_many(texts)
+        assert e.engine.startswith("openvino")
+        e._openvino.precision = "no-such-precision"
+        e.set_threads(2)  # a thread count not compiled yet: OpenVINO compiles, and fails
+        after = e.embed_many(texts)
+        assert e.engine == "llama.cpp"
+        assert float((before * after).sum(axis=1).min()) > 0.999
+    finally:
+        e.close()

@@ -64,13 +64,13 @@ def bulk_engine(gguf: Path) -> str:
         return f"none: {ENGINE_VARIABLE}={wanted!r} is not one of {', '.join(ENGINES)}"
     if wanted == "llama.cpp":
         return f"llama.cpp ({ENGINE_VARIABLE})"
-    from palinode_vault.models.openvino_bert import bert_layout, import_openvino
+    from palinode_vault.models.openvino_bert import bert_layout, cpu_precision, import_openvino
 
     try:
         ov = import_openvino()
         if bert_layout(gguf) is None:
             return "llama.cpp (OpenVINO runs BERT models with f32/f16 weights only)"
-        precision = ov.Core().get_property("CPU", "INFERENCE_PRECISION_HINT").get_type_name()
+        precision = cpu_precision(ov.Core())
     except Exception as exc:  # noqa: BLE001 - reported, llama.cpp does the work
         return f"llama.cpp ({exc})"
     return f"openvino ({precision}) for bulk embedding, llama.cpp for queries"

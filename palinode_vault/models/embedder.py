@@ -55,7 +55,8 @@ MAX_LANES = 8
 ENGINE_VARIABLE = "PALINODE_EMBEDDING_ENGINE"
 ENGINES = ("auto", "openvino", "llama.cpp")
 #: Calls with fewer texts stay on llama.cpp (a search query, a draft): OpenVINO's graph takes
-#: about two seconds to build, which only bulk embedding pays back.
+#: about two seconds to build, which only bulk embedding pays back, and a query should not wait
+#: behind a bulk batch of the index.
 BULK_TEXTS = 16
 
 
@@ -136,7 +137,7 @@ class Embedder:
     @property
     def engine(self) -> str:
         """What runs bulk calls: "openvino (bf16)", "openvino (f32)" or "llama.cpp" (the
-        first before any bulk call when OpenVINO is chosen explicitly, else once one ran)."""
+        first from the start when OpenVINO is chosen by name, else once a bulk call built it)."""
         return f"openvino ({self._openvino.precision})" if self._openvino else "llama.cpp"
 
     def _bulk_engine(self) -> Any:
@@ -246,9 +247,18 @@ class Embedder:
         for index, seq in enumerate(sequences):
             if not seq or len(seq) > self.max_tokens:
                 raise ValueError(f"token sequence {index} has {len(seq)} tokens; expected 1..{self.max_tokens}")
-        bulk = self._bulk_engine() if len(sequences) >= BULK_TEXTS or self._openvino else None
+        # small calls stay on llama.cpp even once OpenVINO is built: a query never waits behind a
+        # bulk batch on the other engine (unless OpenVINO was asked for by name)
+        bulk = self._bulk_engine() if len(sequences) >= BULK_TEXTS or self._engine_wanted == "openvino" else None
         if bulk is not None:
-            return bulk.embed(sequences, max(self.threads, self._lanes_wanted))
+            try:
+                return bulk.embed(sequences, max(self.threads, self._lanes_wanted))
+            except Exception as exc:
+                if self._engine_wanted == "openvino":
+                    raise
+                # a platform where OpenVINO imports but cannot compile or run: llama.cpp from now on
+                log.warning("embedding on llama.cpp from now on: OpenVINO failed on %s (%s)", self.path.name, exc)
+                self._openvino = False
         most = min(batch_size or self._n_seq_max, self._n_seq_max)
         # Longest first, each into the first pack with room: packs come out nearly full.
         packs: list[tuple[list[int], int]] = []  # (indices, tokens used)

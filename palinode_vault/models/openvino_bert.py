@@ -54,6 +54,12 @@ def import_openvino() -> Any:
     return openvino
 
 
+def cpu_precision(core: Any) -> str:
+    """bf16 where the CPU has bf16 units (AMX, AVX512_BF16), else f32; never OpenVINO's f16
+    default on ARM, which nothing here has measured against the reference."""
+    return "bf16" if "BF16" in core.get_property("CPU", "OPTIMIZATION_CAPABILITIES") else "f32"
+
+
 def bert_layout(gguf_path: Path) -> dict[str, Any] | None:
     """The GGUF's BERT hyper-parameters when this engine can run it, else None (another
     architecture, no pooling, or a tensor type numpy cannot widen)."""
@@ -93,14 +99,10 @@ class OpenVinoBert:
         self._core = ov.Core()
         self._model = _build(layout)
         self.dimensions = int(self._model.output(0).get_partial_shape()[1].get_length())
+        self.precision = cpu_precision(self._core)
         self._compiled: dict[int, tuple[Any, threading.Lock]] = {}
         self._lock = threading.Lock()
         self.path = gguf_path
-
-    @property
-    def precision(self) -> str:
-        """What the CPU runs the products in: "bf16" on AMX / AVX512_BF16 CPUs, else "f32"."""
-        return str(self._core.get_property("CPU", "INFERENCE_PRECISION_HINT").get_type_name())
 
     def _request(self, threads: int) -> tuple[Any, threading.Lock]:
         with self._lock:
@@ -108,7 +110,12 @@ class OpenVinoBert:
                 compiled = self._core.compile_model(
                     self._model,
                     "CPU",
-                    {"INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1, "PERFORMANCE_HINT": "LATENCY"},
+                    {
+                        "INFERENCE_NUM_THREADS": threads,
+                        "INFERENCE_PRECISION_HINT": self.precision,
+                        "NUM_STREAMS": 1,
+                        "PERFORMANCE_HINT": "LATENCY",
+                    },
                 )
                 self._compiled[threads] = (compiled.create_infer_request(), threading.Lock())
             return self._compiled[threads]
