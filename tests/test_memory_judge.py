@@ -24,7 +24,7 @@ NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
 TYPES = ["Decision", "ProjectSnapshot", "Insight", "PersonMemory", "ResearchRef", "ActionItem"]
 # No type's wording (cues.py) in it: only its meaning says it is a memory.
 UNCUED = "The invoicing service goes to monthly batches from February."
-FILE_JUDGED = "  file_judged: 0.85 "
+FILE_JUDGED = "  file_judged: 0.7 "
 
 
 @pytest.fixture
