@@ -75,6 +75,23 @@ def test_a_new_fact_about_the_same_decision_is_an_update(flow):
     assert "coverage" in out.reason
 
 
+def test_the_judges_word_alone_does_not_change_a_decision(flow):
+    """Filed on the judge's word, the same new fact waits for review: the judge says it is a
+    decision, not whether it adds to the one it is close to or replaces it."""
+    out = flow(
+        Item(
+            "Decision",
+            "Release freeze in late December",
+            "No release goes out between 20 December and 6 January; the two-week train starts again after.",
+            0.9,
+            judged=True,
+        )
+    )
+    assert out.op == "INBOX" and out.path and out.path.startswith("inbox/")
+    assert "does not say whether it adds to decisions/biweekly-release-train.md or replaces it" in out.reason
+    assert "20 December" not in (flow.vault.root / "decisions" / "biweekly-release-train.md").read_text()
+
+
 def test_one_new_name_in_a_restated_sentence_is_new_information(flow):
     # the words are all the note's but one, and MiniLM barely moves for it: the name decides
     out = flow(

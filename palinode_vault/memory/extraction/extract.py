@@ -323,6 +323,7 @@ def _item(choice: Selection, ctx: PassContext, chosen: set[int], offered: bool) 
         replaces=replaces,
         note=note,
         replaces_path=replaces_path,
+        judged=bool(sure and not reasons and type_name == sure.type),
     )
     return item, "", composed.statements
 

@@ -60,6 +60,9 @@ class Item:
     replaces: str = ""
     note: str = ""  # why the code changed something (e.g. "type unclear, filed as Insight")
     replaces_path: str = ""  # the note `replaces` names, resolved by the proposer (extraction's `replaces` choice)
+    #: filed on the statement judge's word alone (PROGRAM.md `file_judged`): its evidence says what
+    #: the statement is, not whether it adds to a note it is close to or replaces it
+    judged: bool = False
 
 
 @dataclass
@@ -671,6 +674,12 @@ class Updater:
         return self._out("INBOX", item, path, why)
 
     def _update_single(self, item: Item, path: str, sim: float, measured: str | None = None) -> Outcome:
+        how = measured or f"similarity {sim:.2f}"
+        if item.judged:
+            # A new decision on the subject of an active one adds to it or replaces it; the judge
+            # cannot tell which, and merging a replacement into the old note would leave it active
+            # and saying two things (seen on test8's first run), so the person decides.
+            return self._inbox(item, f"filed on the judge's word, which does not say whether it adds to {path} or replaces it ({how})")
         text = self.ws.text(path) or ""
         line = f"- {self.today.isoformat()}: {item.text.strip()}"
         section = "Rationale" if item.type == "Decision" else ("Key Points" if item.type == "ResearchRef" else "Updates")
@@ -678,7 +687,7 @@ class Updater:
         text = self._merge_entities(text, item)
         text = set_keys(text, {"last_updated": now_utc(self.now)})
         self.ws.put(path, text, f"update: {item.title[:80]}")
-        return self._out("UPDATE", item, path, f"same memory with new information ({measured or f'similarity {sim:.2f}'})")
+        return self._out("UPDATE", item, path, f"same memory with new information ({how})")
 
     def _merge_entities(self, text: str, item: Item) -> str:
         data = frontmatter_of(text)
