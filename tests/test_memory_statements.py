@@ -88,7 +88,7 @@ def test_the_judges_word_alone_does_not_change_a_decision(flow):
         )
     )
     assert out.op == "INBOX" and out.path and out.path.startswith("inbox/")
-    assert "does not say whether it adds to decisions/biweekly-release-train.md or replaces it" in out.reason
+    assert "the judge's word alone does not say whether it adds to decisions/biweekly-release-train.md" in out.reason
     assert "20 December" not in (flow.vault.root / "decisions" / "biweekly-release-train.md").read_text()
 
 

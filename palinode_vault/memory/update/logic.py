@@ -679,9 +679,7 @@ class Updater:
             # A new decision on the subject of an active one adds to it or replaces it; the judge
             # cannot tell which, and merging a replacement into the old note would leave it active
             # and saying two things (seen on test8's first run), so the person decides.
-            return self._inbox(
-                item, f"filed on the judge's word, which does not say whether it adds to {path} or replaces it ({how})"
-            )
+            return self._inbox(item, f"the judge's word alone does not say whether it adds to {path} or replaces it ({how})")
         text = self.ws.text(path) or ""
         line = f"- {self.today.isoformat()}: {item.text.strip()}"
         section = "Rationale" if item.type == "Decision" else ("Key Points" if item.type == "ResearchRef" else "Updates")
