@@ -151,8 +151,8 @@ class Embedder:
                         import_openvino()
                         layout = bert_layout(self.path)
                         if layout is None:
-                            raise ModelUnavailable(f"{self.path.name} is not a BERT model with mean or [CLS] pooling")
-                        self._openvino = OpenVinoBert(self.path, layout)
+                            raise ModelUnavailable(f"{self.path.name} is not a BERT model with mean pooling and f32/f16 weights")
+                        self._openvino = OpenVinoBert(layout)
                     except Exception as exc:
                         if self._engine_wanted == "openvino":
                             raise ModelUnavailable(

@@ -1,16 +1,18 @@
 """A BERT sentence-embedding GGUF (the default MiniLM among them) run on OpenVINO.
 
 Why a second engine: on CPUs with AMX or AVX512_BF16 (Intel Xeon since Sapphire Rapids, recent
-Core), OpenVINO runs the matrix products in bf16 on the tile units and embeds about three times
-as many texts per second as llama.cpp on the same cores, whose AMX path is only for quantised
-weights and crashes today (docs/BENCHMARKS.md, issue 20; docs/ARCHITECTURE.md "Embedding
-engines"). Elsewhere it runs fp32 and is still no slower. The vectors are the same model's: cosine
-0.9999+ against the sentence-transformers reference, so an index may mix them.
+Core), OpenVINO runs the matrix products in bf16 on the tile units: 4.4 times as many texts per
+second as llama.cpp's two lanes on the same two cores, whose AMX path is only for quantised
+weights and crashes today (docs/BENCHMARKS.md "Session 14: the OpenVINO engine";
+docs/ARCHITECTURE.md "Embedding engines"). Elsewhere it runs f32: 2.2 times llama.cpp's one
+thread on AVX-512 cores (not measured on AVX2). The vectors are the same model's: cosine 0.99998
+against the sentence-transformers reference, 0.99996 against llama.cpp, so an index may mix them.
 
 The graph is built here from the GGUF's own tensors (no ONNX file, no torch, nothing fetched):
 embeddings, then per layer attention (OpenVINO's fused scaled-dot-product attention, padding
 masked) and the feed-forward block with exact (erf) GELU, as sentence-transformers computes it;
-then mean or [CLS] pooling as the GGUF says. Token ids come from the caller (the embedder
+then mean pooling (a GGUF with another pooling stays on llama.cpp: only mean pooling is
+checked against a reference here). Token ids come from the caller (the embedder
 tokenises with llama.cpp, so truncation and chunk sizes are the same whichever engine runs).
 """
 
@@ -24,8 +26,8 @@ from typing import Any
 
 from palinode_vault.models.errors import ModelUnavailable
 
-#: llama.cpp's pooling codes in the GGUF (`bert.pooling_type`).
-POOLING_MEAN, POOLING_CLS = 1, 2
+#: llama.cpp's code for mean pooling in the GGUF (`bert.pooling_type`).
+POOLING_MEAN = 1
 #: Padded tokens per inference call. Sequences go longest first, so a batch pads little; larger
 #: batches amortise the per-call cost, smaller ones keep a long text's batch from padding many
 #: short ones.
@@ -62,7 +64,7 @@ def cpu_precision(core: Any) -> str:
 
 def bert_layout(gguf_path: Path) -> dict[str, Any] | None:
     """The GGUF's BERT hyper-parameters when this engine can run it, else None (another
-    architecture, no pooling, or a tensor type numpy cannot widen)."""
+    architecture, another pooling than mean, or quantised weights)."""
     from gguf import GGUFReader
 
     reader = GGUFReader(str(gguf_path))
@@ -76,8 +78,7 @@ def bert_layout(gguf_path: Path) -> dict[str, Any] | None:
 
     if field("general.architecture") != "bert":
         return None
-    pooling = int(field("bert.pooling_type") or 0)
-    if pooling not in (POOLING_MEAN, POOLING_CLS):
+    if int(field("bert.pooling_type") or 0) != POOLING_MEAN:
         return None
     if any(t.tensor_type.name not in ("F32", "F16") for t in reader.tensors):
         return None  # quantised weights: llama.cpp's business
@@ -86,23 +87,19 @@ def bert_layout(gguf_path: Path) -> dict[str, Any] | None:
         "heads": int(field("bert.attention.head_count")),
         "layers": int(field("bert.block_count")),
         "eps": float(field("bert.attention.layer_norm_epsilon") or 1e-12),
-        "pooling": pooling,
     }
 
 
 class OpenVinoBert:
     """One compiled BERT per thread count; `embed(sequences, threads)` returns unit vectors."""
 
-    def __init__(self, gguf_path: Path, layout: dict[str, Any]) -> None:
-        ov = import_openvino()
-        self._ov = ov
-        self._core = ov.Core()
+    def __init__(self, layout: dict[str, Any]) -> None:
+        self._core = import_openvino().Core()
         self._model = _build(layout)
         self.dimensions = int(self._model.output(0).get_partial_shape()[1].get_length())
         self.precision = cpu_precision(self._core)
         self._compiled: dict[int, tuple[Any, threading.Lock]] = {}
         self._lock = threading.Lock()
-        self.path = gguf_path
 
     def _request(self, threads: int) -> tuple[Any, threading.Lock]:
         with self._lock:
@@ -196,10 +193,7 @@ def _build(layout: dict[str, Any]) -> Any:
         x = norm(ops.add(linear(context, p + "attn_output"), x), p + "attn_output_norm")
         up = ops.gelu(linear(x, p + "ffn_up"), "erf")
         x = norm(ops.add(linear(up, p + "ffn_down"), x), p + "layer_output_norm")
-    if layout["pooling"] == POOLING_CLS:
-        pooled = ops.gather(x, ops.constant(np.int64(0)), ops.constant(np.int64(1)))
-    else:
-        weights = ops.unsqueeze(maskf, ops.constant(np.int64(-1)))
-        total = ops.reduce_sum(ops.multiply(x, weights), ops.constant(np.int64(1)), False)
-        pooled = ops.divide(total, ops.reduce_sum(weights, ops.constant(np.int64(1)), False))
+    weights = ops.unsqueeze(maskf, ops.constant(np.int64(-1)))
+    total = ops.reduce_sum(ops.multiply(x, weights), ops.constant(np.int64(1)), False)
+    pooled = ops.divide(total, ops.reduce_sum(weights, ops.constant(np.int64(1)), False))
     return ov.Model([pooled], [ids, mask], "bert-sentence-embedding")
