@@ -62,15 +62,16 @@ def test_a_restated_insight_is_a_noop_though_whole_note_similarity_is_low(flow):
     assert flow(Item("Insight", "Texts beat email", item.text, 0.9), keyword_similar(flow.vault)).op == "ADD"
 
 
+# a new fact about the release train decision (decisions/biweekly-release-train.md)
+FREEZE = (
+    "Decision",
+    "Release freeze in late December",
+    "No release goes out between 20 December and 6 January; the two-week train starts again after.",
+)
+
+
 def test_a_new_fact_about_the_same_decision_is_an_update(flow):
-    out = flow(
-        Item(
-            "Decision",
-            "Release freeze in late December",
-            "No release goes out between 20 December and 6 January; the two-week train starts again after.",
-            0.9,
-        )
-    )
+    out = flow(Item(*FREEZE, 0.9))
     assert (out.op, out.path) == ("UPDATE", "decisions/biweekly-release-train.md")
     assert "coverage" in out.reason
 
@@ -78,15 +79,7 @@ def test_a_new_fact_about_the_same_decision_is_an_update(flow):
 def test_the_judges_word_alone_does_not_change_a_decision(flow):
     """Filed on the judge's word, the same new fact waits for review: the judge says it is a
     decision, not whether it adds to the one it is close to or replaces it."""
-    out = flow(
-        Item(
-            "Decision",
-            "Release freeze in late December",
-            "No release goes out between 20 December and 6 January; the two-week train starts again after.",
-            0.9,
-            judged=True,
-        )
-    )
+    out = flow(Item(*FREEZE, 0.9, judged=True))
     assert out.op == "INBOX" and out.path and out.path.startswith("inbox/")
     assert "the judge's word alone does not say whether it adds to decisions/biweekly-release-train.md" in out.reason
     assert "20 December" not in (flow.vault.root / "decisions" / "biweekly-release-train.md").read_text()
