@@ -57,9 +57,9 @@ def list_models(
 
 def bulk_engine(gguf: Path) -> str:
     """What embeds in bulk with `gguf` here (models/embedder.py chooses the same way)."""
-    from palinode_vault.models.embedder import ENGINE_VARIABLE, ENGINES
+    from palinode_vault.models.embedder import ENGINE_VARIABLE, ENGINES, wanted_engine
 
-    wanted = os.environ.get(ENGINE_VARIABLE, "").strip().lower() or "auto"
+    wanted = wanted_engine()
     if wanted not in ENGINES:
         return f"none: {ENGINE_VARIABLE}={wanted!r} is not one of {', '.join(ENGINES)}"
     if wanted == "llama.cpp":
@@ -69,7 +69,7 @@ def bulk_engine(gguf: Path) -> str:
     try:
         ov = import_openvino()
         if bert_layout(gguf) is None:
-            return "llama.cpp (OpenVINO runs BERT models with f32/f16 weights only)"
+            return "llama.cpp (OpenVINO runs BERT models with mean pooling and f32/f16 weights only)"
         precision = cpu_precision(ov.Core())
     except Exception as exc:  # noqa: BLE001 - reported, llama.cpp does the work
         return f"llama.cpp ({exc})"

@@ -60,6 +60,11 @@ ENGINES = ("auto", "openvino", "llama.cpp")
 BULK_TEXTS = 16
 
 
+def wanted_engine() -> str:
+    """The engine PALINODE_EMBEDDING_ENGINE names ("auto" when unset); checked by the caller."""
+    return os.environ.get(ENGINE_VARIABLE, "").strip().lower() or "auto"
+
+
 class Embedder:
     """Embed text with a GGUF model on llama.cpp; thread-safe, one model per instance.
 
@@ -89,7 +94,7 @@ class Embedder:
         Raises ModelUnavailable when llama-cpp-python or the model file is missing, or
         when the file is not an embedding model.
         """
-        engine = engine or os.environ.get(ENGINE_VARIABLE, "").strip().lower() or "auto"
+        engine = engine or wanted_engine()
         if engine not in ENGINES:
             raise ModelUnavailable(
                 f"unknown embedding engine {engine!r}", fix=f"set {ENGINE_VARIABLE} to one of {', '.join(ENGINES)}"
@@ -243,7 +248,6 @@ class Embedder:
         """Embed token sequences (each at most `max_tokens` long) as unit vectors."""
         import numpy as np
 
-        out = np.zeros((len(sequences), self.dimensions), dtype=np.float32)
         for index, seq in enumerate(sequences):
             if not seq or len(seq) > self.max_tokens:
                 raise ValueError(f"token sequence {index} has {len(seq)} tokens; expected 1..{self.max_tokens}")
@@ -259,6 +263,7 @@ class Embedder:
                 # a platform where OpenVINO imports but cannot compile or run: llama.cpp from now on
                 log.warning("embedding on llama.cpp from now on: OpenVINO failed on %s (%s)", self.path.name, exc)
                 self._openvino = False
+        out = np.zeros((len(sequences), self.dimensions), dtype=np.float32)
         most = min(batch_size or self._n_seq_max, self._n_seq_max)
         # Longest first, each into the first pack with room: packs come out nearly full.
         packs: list[tuple[list[int], int]] = []  # (indices, tokens used)
