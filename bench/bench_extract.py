@@ -121,6 +121,24 @@ def _supersession_proposed(label: str, outcomes, diffs: dict[str, str]) -> bool:
     return False
 
 
+def _wrong_supersessions(label: str | None, outcomes, diffs: dict[str, str]) -> int:
+    """Decisions the pass retired, or that a decision waiting in inbox/ would retire on approval,
+    other than the one the case labels (`supersedes`; none on most cases): harm, not recall."""
+    named: set[str] = set()
+    for o in outcomes:
+        if o.op in ("ARCHIVE", "SUPERSEDE") and o.type == "Decision" and (o.path or "").startswith("decisions/"):
+            named.add(o.path or "")
+        if o.op == "INBOX" and o.type == "Decision":
+            for line in diffs.get(o.path or "", "").splitlines():
+                if line.startswith("+review_supersedes:"):
+                    named.update(re.findall(r"decisions/[^\s,\]\"']+\.md", line))
+    for path, diff in diffs.items():
+        added = "\n".join(line for line in diff.splitlines() if line.startswith("+"))
+        if path.startswith("decisions/") and ("superseded_by: " in added and 'superseded_by: ""' not in added):
+            named.add(path)
+    return len(named - {label})
+
+
 def _words_only(text: str) -> str:
     return " " + " ".join(re.findall(r"[a-z0-9]+", text.lower())) + " "
 
@@ -173,6 +191,7 @@ def run_model(
     collisions = superseded = 0  # new notes named like another note; supersessions
     supersede_cases = supersede_right = 0  # cases labelled `supersedes`, and those where that note was retired
     supersede_proposed = 0  # ... and those where a decision waiting in inbox/ would retire it on approval
+    supersede_wrong = 0  # decisions retired or proposed for retirement that no case labels
     pasted_cases = pasted_taken = 0  # cases labelled `pasted`, and those where pasted text was filed or proposed
     repeats = repeats_noop = 0
     model_passes = retried = 0
@@ -206,6 +225,7 @@ def run_model(
             false_alarms += int(not case.get("secret") and r.withheld_secrets > 0)
             collisions += _name_collisions(vault_dir, r.diffs)
             superseded += sum(o.op == "SUPERSEDE" for o in r.outcomes)
+            supersede_wrong += _wrong_supersessions(case.get("supersedes"), r.outcomes, r.diffs)
             if case.get("supersedes"):
                 supersede_cases += 1
                 supersede_right += int(_superseded(case["supersedes"], r.outcomes, r.diffs))
@@ -267,6 +287,7 @@ def run_model(
         "supersessions": superseded,
         "supersessions_right": f"{supersede_right} of {supersede_cases}" if supersede_cases else None,
         "supersessions_proposed_for_review": f"{supersede_proposed} of {supersede_cases}" if supersede_cases else None,
+        "supersessions_wrong": supersede_wrong,
         "pasted_taken_as_the_persons": f"{pasted_taken} of {pasted_cases}" if pasted_cases else None,
         "filed": filed_total,
         "precision": (filed_ok / filed_total) if filed_total else None,

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from palinode_vault.cli import main
 from palinode_vault.memory import review
 from palinode_vault.memory.extraction.extract import extract_text
+from palinode_vault.memory.update.workspace import frontmatter_of
 from palinode_vault.memory.weekly.oplog import read_log
 from palinode_vault.models import ScriptedGenerator, register_generator
 from palinode_vault.settings import Settings
@@ -211,6 +212,55 @@ def _replacing_decision(root: Path, supersedes: str, review_supersedes: str | No
         "---\n# Decision: Texts through MessageBird\n\n## Statement\nReminder texts go out through MessageBird.\n"
     )
     return "inbox/texts-through-messagebird.md"
+
+
+@pytest.mark.parametrize(
+    "supersedes, named",
+    [
+        ("[decision-sms-provider-choice]", "[decisions/sms-provider-choice.md]"),
+        ("[decision-sms-provider-choice, decision-kept-by-hand]", "[decisions/sms-provider-choice.md]"),
+        ("[decision-sms-provider-choice]", "[../../etc/passwd]"),  # a hostile path: read from nowhere
+    ],
+)
+def test_approving_with_keep_active_retires_none_of_the_decisions_named(root, supersedes, named):
+    """The person says the decision only adds to the one the update logic named: that one stays
+    active, and the approved decision lists neither its path nor any id (a hostile path changes nothing)."""
+    before = {p.relative_to(root).as_posix(): p.read_bytes() for p in (root / "decisions").glob("*.md")}
+    r = review.approve(vault(root), _replacing_decision(root, supersedes, named), NOW, keep_active=True)
+    assert r.path == "decisions/texts-through-messagebird.md"
+    assert all((root / p).read_bytes() == b for p, b in before.items() if p != r.path)
+    data = frontmatter_of((root / r.path).read_text())
+    assert "review_supersedes" not in data and data["status"] == "active"
+    assert data["supersedes"] == []
+    assert "superseded" not in read_log(root)[-1]["reason"]
+
+
+def test_the_cli_and_the_socket_approve_keeping_the_named_decision_active(root):
+    from sidecar_helpers import SidecarClient, run, running_sidecar
+
+    sms = root / "decisions/sms-provider-choice.md"
+    path = _replacing_decision(root, "[decision-sms-provider-choice]", "[decisions/sms-provider-choice.md]")
+    ok = CliRunner().invoke(main, ["inbox", "approve", "--vault", str(root), path, "--keep-active"])
+    assert ok.exit_code == 0, ok.output
+    assert frontmatter_of(sms.read_text())["status"] == "active"
+    assert undo_last(root).restored
+
+    async def body():
+        async with running_sidecar(root, quiet=0.3, auto_fix=False):
+            async with await SidecarClient.open(root) as client:
+                done = await client.call("inbox.approve", {"path": path, "keep_active": True})
+                assert "decisions/sms-provider-choice.md" not in done["written"]
+
+    run(body())
+    assert frontmatter_of(sms.read_text())["status"] == "active"
+
+
+def test_keep_active_and_a_named_replacement_together_retire_only_the_one_the_person_names(root):
+    path = _replacing_decision(root, "[decision-sms-provider-choice]", "[decisions/sms-provider-choice.md]")
+    r = review.approve(vault(root), path, NOW, supersedes=["decisions/stripe-for-billing.md"], keep_active=True)
+    assert "status: active" in (root / "decisions/sms-provider-choice.md").read_text()
+    assert "superseded_by: decision-texts-through-messagebird" in (root / "decisions/stripe-for-billing.md").read_text()
+    assert frontmatter_of((root / r.path).read_text())["supersedes"] == ["decision-stripe-for-billing"]
 
 
 @pytest.mark.parametrize(

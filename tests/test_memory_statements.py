@@ -40,8 +40,8 @@ def flow(tmp_path, indexed_sample, embedder):
     settings = load_program(root).settings
 
     def apply(item: Item, sim=None):
-        updater = Updater(vault, Workspace(vault), settings, sim or similar, "test", NOW)
-        return updater.apply(item)
+        apply.ws = Workspace(vault)  # what the pass would write, for tests to read
+        return Updater(vault, apply.ws, settings, sim or similar, "test", NOW).apply(item)
 
     apply.vault = vault
     yield apply
@@ -78,11 +78,29 @@ def test_a_new_fact_about_the_same_decision_is_an_update(flow):
 
 def test_the_judges_word_alone_does_not_change_a_decision(flow):
     """Filed on the judge's word, the same new fact waits for review: the judge says it is a
-    decision, not whether it adds to the one it is close to or replaces it."""
+    decision, not whether it adds to the one it is close to or replaces it. It names days the
+    decision does not, so approving it would retire that one unless the person keeps it."""
     out = flow(Item(*FREEZE, 0.9, judged=True))
     assert out.op == "INBOX" and out.path and out.path.startswith("inbox/")
-    assert "the judge's word alone does not say whether it adds to decisions/biweekly-release-train.md" in out.reason
+    assert "naming what it does not (6, January;" in out.reason  # the note already says 20 December
+    assert "approving it retires decisions/biweekly-release-train.md" in out.reason
+    assert "review_supersedes: [decisions/biweekly-release-train.md]" in flow.ws.text(out.path)
     assert "20 December" not in (flow.vault.root / "decisions" / "biweekly-release-train.md").read_text()
+
+
+def test_the_judges_word_without_a_new_name_waits_naming_no_decision_to_retire(flow):
+    out = flow(
+        Item(
+            "Decision",
+            "Why the train runs every two weeks",
+            "the app releases every second wednesday so the testers get a smaller batch to check each time",
+            0.9,
+            judged=True,
+        )
+    )
+    assert out.op == "INBOX", out.reason
+    assert "the judge's word alone does not say whether it adds to decisions/biweekly-release-train.md" in out.reason
+    assert "review_supersedes" not in flow.ws.text(out.path)
 
 
 def test_one_new_name_in_a_restated_sentence_is_new_information(flow):

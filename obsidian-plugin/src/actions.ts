@@ -287,13 +287,28 @@ function notInInbox(ui: PalinodeUI, path: string, verb: string): null {
  * memory type (the person's correction of the type it waited as). Says where it went and opens it
  * there. Returns the note's new path, or null when refused or failed.
  */
-export function approveInboxNote(rpc: Rpc, ui: PalinodeUI, path: string, asType?: string, supersedes: string[] = []): Promise<string | null> {
+export function approveInboxNote(
+  rpc: Rpc,
+  ui: PalinodeUI,
+  path: string,
+  asType?: string,
+  supersedes: string[] = [],
+  keepActive = false,
+): Promise<string | null> {
   if (!isInboxNote(path)) return Promise.resolve(notInInbox(ui, path, "approved"));
   return guarded(ui, `approving ${path}`, async () => {
-    const r = await rpc("inbox.approve", { path, ...(asType ? { as_type: asType } : {}), ...(supersedes.length ? { supersedes } : {}) });
+    const r = await rpc("inbox.approve", {
+      path,
+      ...(asType ? { as_type: asType } : {}),
+      ...(supersedes.length ? { supersedes } : {}),
+      ...(keepActive ? { keep_active: true } : {}),
+    });
     wrote(r.run);
     const merged = r.written.some((p) => p.startsWith(`archive/${INBOX_FOLDER}/`));
-    const done = (asType ? `approved as ${asType}` : "approved") + (supersedes.length ? `, superseding ${supersedes.join(", ")}` : "");
+    const done =
+      (asType ? `approved as ${asType}` : "approved") +
+      (supersedes.length ? `, superseding ${supersedes.join(", ")}` : "") +
+      (keepActive ? ", keeping the decisions it named active" : "");
     ui.notice(
       merged
         ? `Palinode: ${done}: merged into ${r.path} (the inbox note is archived). "Undo the last fix" reverts it.`

@@ -359,6 +359,12 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
       checkCallback: this.withNote((p) => approveInboxNoteSuperseding(rpc, reviewUI, p, this.activeDecisions()), inInbox),
     });
     this.addCommand({
+      // a decision waiting because it may replace another (review_supersedes): the person says it does not
+      id: "approve-inbox-note-keep-active",
+      name: "Approve this inbox note, keeping the decision it names active",
+      checkCallback: this.withNote((p) => approveInboxNote(rpc, reviewUI, p, undefined, [], true), inInbox),
+    });
+    this.addCommand({
       id: "reject-inbox-note",
       name: "Reject this inbox note",
       checkCallback: this.withNote((p) => rejectInboxNote(rpc, ui, p), inInbox),

@@ -68,6 +68,7 @@ export interface MethodParams {
     path: string;
     as_type?: string | null;
     supersedes?: string[];
+    keep_active?: boolean;
   };
   "inbox.list": Record<string, never>;
   "inbox.reject": {

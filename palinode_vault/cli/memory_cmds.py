@@ -204,7 +204,13 @@ def _vault_path(root: Path, note: str) -> str:
 
 
 def _review(
-    vault: Path, note: str, as_json: bool, action: str, as_type: str | None = None, supersedes: tuple[str, ...] = ()
+    vault: Path,
+    note: str,
+    as_json: bool,
+    action: str,
+    as_type: str | None = None,
+    supersedes: tuple[str, ...] = (),
+    keep_active: bool = False,
 ) -> None:
     from palinode_vault.memory import review
 
@@ -214,7 +220,7 @@ def _review(
     replaced = [_vault_path(v.root, old) for old in supersedes]
     try:
         if action == "approve":
-            result = review.approve(v, note, as_type=as_type, supersedes=replaced)
+            result = review.approve(v, note, as_type=as_type, supersedes=replaced, keep_active=keep_active)
         else:
             result = review.reject(v, note)
     except review.ReviewError as exc:
@@ -247,10 +253,17 @@ def _review(
     help="The active decision (decisions/x.md) this decision replaces; repeatable. It is retired "
     "(status: archived, superseded_by) in the same run; the review reason names the closest one.",
 )
+@click.option(
+    "--keep-active",
+    is_flag=True,
+    help="This decision replaces none of the decisions its review_supersedes names: they stay active.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def inbox_approve(vault: Path, note: str, as_type: str | None, supersedes: tuple[str, ...], as_json: bool) -> None:
+def inbox_approve(
+    vault: Path, note: str, as_type: str | None, supersedes: tuple[str, ...], keep_active: bool, as_json: bool
+) -> None:
     """Keep NOTE (inbox/x.md): it moves into its folder, or merges into the person's or project's note."""
-    _review(vault, note, as_json, "approve", as_type, supersedes)
+    _review(vault, note, as_json, "approve", as_type, supersedes, keep_active)
 
 
 @inbox.command("reject")

@@ -10,7 +10,8 @@ archived as approved. Approving with `as_type` first re-writes the note as the t
 it is (retype.py: the new type's keys and sections from the note's own words, the old type's own
 keys such as a Decision's `review_supersedes` dropped), then files it as a note of that type.
 Approving a decision with `supersedes` (the person naming the active decisions it replaces; the
-review reason names the closest) retires those too, as a SUPERSEDE would have.
+review reason names the closest) retires those too, as a SUPERSEDE would have; with `keep_active`
+(the person saying it replaces none of the decisions the update logic named) it retires none.
 Rejecting archives the note in `archive/inbox/` with `status: archived` and
 `archived_reason: rejected`; nothing is ever deleted. Each is one journaled run that `undo`
 reverts, and one line of `logs/operations.jsonl` (APPROVE or REJECT).
@@ -140,11 +141,18 @@ def memory_type_named(name: str) -> str:
 
 
 def approve(
-    vault: Vault, path: str, now: dt.datetime | None = None, as_type: str | None = None, supersedes: Sequence[str] = ()
+    vault: Vault,
+    path: str,
+    now: dt.datetime | None = None,
+    as_type: str | None = None,
+    supersedes: Sequence[str] = (),
+    keep_active: bool = False,
 ) -> Reviewed:
     """Accept the inbox note `path` as a memory (see the module docstring); `as_type`: the memory
     type the person says it is, when the one it waits as is wrong; `supersedes`: the active
-    decisions (vault paths) the person says this decision replaces, retired in the same run."""
+    decisions (vault paths) the person says this decision replaces, retired in the same run;
+    `keep_active`: the person says it replaces none of the decisions it names (`review_supersedes`,
+    `supersedes`): they stay active."""
     now = now or dt.datetime.now(dt.UTC)
     wanted = memory_type_named(as_type) if as_type is not None else None
     if not vault.loaded:
@@ -158,6 +166,9 @@ def approve(
         data = frontmatter_of(text)
         retyped = f"; its type changed from {type_name} to {wanted} by the person"
         type_name = wanted
+    if keep_active:  # it replaces nothing it names: only what the person names below is retired
+        text = without_key(set_keys(text, {"supersedes": []}), "review_supersedes")
+        data = frontmatter_of(text)
     if supersedes:
         if type_name != "Decision":
             raise ReviewError(f"{path} is a {type_name}: only a decision supersedes a decision (approve it --as Decision)")

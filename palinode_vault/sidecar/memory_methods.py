@@ -66,6 +66,8 @@ class ApproveParams(InboxParams):
     as_type: str | None = Field(default=None, min_length=1, max_length=100)
     # the active decisions (vault paths) the person says this decision replaces (review.approve checks each)
     supersedes: list[Annotated[str, Field(min_length=1, max_length=1000)]] = Field(default_factory=list, max_length=20)
+    # the person says it replaces none of the decisions its review_supersedes names: they stay active
+    keep_active: bool = False
 
 
 class JobParams(_Params):
@@ -191,7 +193,10 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
         from palinode_vault.memory import review
 
         return await reviewed(
-            "approve", lambda: review.approve(sidecar.vault, params.path, as_type=params.as_type, supersedes=params.supersedes)
+            "approve",
+            lambda: review.approve(
+                sidecar.vault, params.path, as_type=params.as_type, supersedes=params.supersedes, keep_active=params.keep_active
+            ),
         )
 
     async def inbox_reject(params: InboxParams, conn: Connection) -> dict:

@@ -218,6 +218,16 @@ describe("commands", () => {
     expect(calls).toHaveLength(1);
   });
 
+  it("approve keeping active asks the sidecar to retire none of the decisions the note names", async () => {
+    const { rpc, calls } = scriptedRpc({
+      "inbox.approve": () => ({ path: "decisions/x.md", written: ["inbox/x.md", "decisions/x.md"], run: "r12" }),
+    });
+    const { ui, log } = scriptedUI({});
+    expect(await approveInboxNote(rpc, ui, "inbox/x.md", undefined, [], true)).toBe("decisions/x.md");
+    expect(calls).toEqual([{ method: "inbox.approve", params: { path: "inbox/x.md", keep_active: true } }]);
+    expect(log[0]).toBe('notice: Palinode: approved, keeping the decisions it named active: moved to decisions/x.md. "Undo the last fix" reverts it.');
+  });
+
   it("approve as… offers every type when the note's is not known, and does nothing when dismissed", async () => {
     const { rpc, calls } = scriptedRpc({ "inbox.approve": () => ({}) });
     const { ui, log } = scriptedUI({ type: null });

@@ -46,6 +46,7 @@ describe("PalinodePlugin wiring", () => {
       "approve-inbox-note",
       "approve-inbox-note-as",
       "approve-inbox-note-superseding",
+      "approve-inbox-note-keep-active",
       "reject-inbox-note",
       "undo-last-fix",
       "open-view",
@@ -99,7 +100,7 @@ describe("PalinodePlugin wiring", () => {
   it("offers note commands only while a note is open (checkCallback)", async () => {
     const { app, plugin } = await loaded();
     const command = (id: string) => plugin.commands.find((c: any) => c.id === id);
-    for (const id of ["fix-note", "find-duplicates", "show-related", "approve-inbox-note", "approve-inbox-note-as", "approve-inbox-note-superseding", "reject-inbox-note"]) {
+    for (const id of ["fix-note", "find-duplicates", "show-related", "approve-inbox-note", "approve-inbox-note-as", "approve-inbox-note-superseding", "approve-inbox-note-keep-active", "reject-inbox-note"]) {
       expect(command(id).callback).toBeUndefined();
       expect(command(id).checkCallback(true)).toBe(false);
     }

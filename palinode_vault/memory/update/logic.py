@@ -27,7 +27,7 @@ from palinode_vault.core.program import ProgramSettings
 from palinode_vault.core.prose import sentences, stems
 from palinode_vault.kinds import BY_NAME, INBOX_FOLDER, TYPE_KIND, memory_type
 from palinode_vault.memory.extraction.cues import lost_clause, reason_clause, replaced_clause
-from palinode_vault.memory.update.statements import Judgement, StatementMatcher, matcher_for
+from palinode_vault.memory.update.statements import Judgement, StatementMatcher, matcher_for, new_names
 from palinode_vault.memory.update.workspace import (
     Workspace,
     append_to_section,
@@ -679,6 +679,18 @@ class Updater:
             # A new decision on the subject of an active one adds to it or replaces it; the judge
             # cannot tell which, and merging a replacement into the old note would leave it active
             # and saying two things (seen on test8's first run), so the person decides.
+            names = new_names(item.text, self.ws.text(path) or "") if item.type == "Decision" else []
+            if names and self._status(path) == "active":
+                # It names what the decision never does (a provider, a place, a day): another
+                # choice on its subject, which replaces it more often than it amends it (two in
+                # three on the development sets), so approving retires it unless the person says
+                # it stays (review.approve `keep_active`).
+                return self._inbox(
+                    item,
+                    f"a decision on the subject of {path} naming what it does not ({', '.join(names[:4])}; {how}): "
+                    f"approving it retires {path}; approve it with --keep-active if it only adds to it",
+                    replaced=path,
+                )
             return self._inbox(item, f"the judge's word alone does not say whether it adds to {path} or replaces it ({how})")
         text = self.ws.text(path) or ""
         line = f"- {self.today.isoformat()}: {item.text.strip()}"
