@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from palinode_vault.memory.extraction import cues
 from palinode_vault.memory.extraction.cues import type_by_wording
 
 TYPES = ["PersonMemory", "ProjectSnapshot", "Decision", "Insight", "ResearchRef", "ActionItem"]
@@ -66,3 +67,34 @@ def test_the_reason_and_the_option_that_lost_come_from_the_persons_words():
     assert reason_clause(text) == "the team knows it"
     assert lost_clause(text) == "MySQL"
     assert replaced_clause("This replaces our current SMS provider decision.") == "our current SMS provider decision"
+
+
+@pytest.mark.parametrize(
+    "text, names",
+    [
+        ("We met Kofi Mensah at the fair.", ["Kofi Mensah"]),
+        ("the new designer is Anna-Lena Kraus, from Leipzig", ["Anna-Lena Kraus"]),
+        ("Ask Siobhán O'Neill Byrne about it", ["Siobhán O'Neill Byrne"]),
+        ("Kofi Mensah joined.", []),  # a sentence's first word: `named_subject` reads that one
+        ("since March Tariq has been on call", []),  # the calendar's words are no part of a name
+        ("we fly on Friday Morning", []),
+        ("we ship The Big Release", []),  # opened by one of the not_names
+        ("Q1 goes to Amsterdam", []),
+        ("it runs on Google Cloud now", ["Google Cloud"]),  # looks like one: callers hold it to a person's sentence
+    ],
+)
+def test_full_names_are_runs_of_capitalised_words_inside_a_sentence(text, names):
+    assert cues.full_names(text) == names
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("She keeps the books.", True),
+        ("he'll cover Fridays", True),
+        ("They keep the data in Paris.", False),
+        ("I like her.", True),
+    ],
+)
+def test_a_persons_pronoun(text, expected):
+    assert cues.person_pronoun(text) is expected

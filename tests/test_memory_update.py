@@ -434,6 +434,50 @@ def test_a_word_capitalised_only_at_a_sentence_start_is_not_a_new_person(vault):
     assert [o.op for o in r.outcomes] == ["INBOX"]
 
 
+def _person_items(r):
+    return [(o.op, o.path) for o in r.outcomes if o.type == "PersonMemory"]
+
+
+def test_a_pronoun_stands_for_the_new_person_named_just_before(vault):
+    without_judge(vault)
+    talk = (
+        "User: We hired Ruth Okafor as our second designer. She used to run the design system at a bank "
+        "in Porto.\nAssistant: Good news."
+    )
+    r = run(vault, {"items": [pick(2, type="PersonMemory")]}, text=talk, dry_run=True)
+    assert _person_items(r) == [("INBOX", "inbox/ruth-okafor.md")]
+    assert "design system" in r.diffs["inbox/ruth-okafor.md"]
+
+
+def test_a_pronoun_stands_for_the_known_person_named_just_before(vault):
+    without_judge(vault)
+    talk = "User: Talked to Jonas this morning. He is off from 20 December until 4 January.\nAssistant: Noted."
+    r = run(vault, {"items": [pick(2, type="PersonMemory")]}, text=talk, dry_run=True)
+    [(op, path)] = _person_items(r)
+    assert op == "INBOX" and "about people/jonas-lindqvist.md" in r.outcomes[0].reason
+
+
+def test_a_new_full_name_is_not_the_known_person_with_the_same_first_name(vault):
+    """The vault knows Elena Vasquez ("Elena"); Elena Sousa is someone else, in her own note, and
+    "Elena" said after her full name is her too."""
+    without_judge(vault)
+    before = (vault.root / "people/elena-vasquez.md").read_bytes()
+    talk = "User: Our new lawyer is Elena Sousa. Elena wants every contract as a signed PDF.\nAssistant: Understood."
+    r = run(vault, {"items": [pick(2, type="PersonMemory")]}, text=talk)
+    assert _person_items(r) == [("ADD", "people/elena-sousa.md")]  # "wants" after a name: a person's wording
+    assert (vault.root / "people/elena-sousa.md").read_text().count("elena-vasquez") == 0
+    assert (vault.root / "people/elena-vasquez.md").read_bytes() == before
+
+
+def test_two_statements_about_one_new_person_make_one_note(vault):
+    """The second statement finds the person's note the same pass made, rather than a second new person."""
+    without_judge(vault)
+    talk = "User: Kofi Mensah joined as our bookkeeper. He closes the books on the third working day.\nAssistant: Noted."
+    r = run(vault, {"items": [pick(1, type="PersonMemory"), pick(2, type="PersonMemory")]}, text=talk, dry_run=True)
+    assert _person_items(r) == [("ADD", "people/kofi-mensah.md"), ("INBOX", "inbox/kofi-mensah-2.md")]
+    assert "about people/kofi-mensah.md" in r.outcomes[1].reason
+
+
 FAX = "User: Morning! We decided to drop the fax integration, because no clinic has sent a fax since March.\nAssistant: Noted."
 
 

@@ -30,6 +30,8 @@ class TypeCue:
     pairs: tuple[tuple[tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...], int], ...]
     name_then: tuple[tuple[str, ...], ...] = ()
     not_names: frozenset[str] = frozenset()
+    pronouns: frozenset[str] = frozenset()  # a person's (he, she...): see person_pronoun
+    calendar: frozenset[str] = frozenset()  # capitalised words that are no part of a name: see full_names
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,8 @@ def load(language: str = LANGUAGE) -> Cues:
             tuple((_phrases(p["first"]), _phrases(p["then"]), int(p.get("within", 8))) for p in t.get("pairs", ())),
             _phrases(t.get("name_then")),
             frozenset(str(n).lower() for n in t.get("not_names", ())),
+            frozenset(str(n).lower() for n in t.get("pronouns", ())),
+            frozenset(str(n).lower() for n in t.get("calendar", ())),
         )
         for t in data["types"]
     )
@@ -152,6 +156,38 @@ def named_subject(text: str, language: str = LANGUAGE) -> str | None:
         if len(head) == n and all(w[:1].isupper() for w in head) and starts_with(tokens(" ".join(raw[n:])), cue.name_then):
             return " ".join(w.strip(",.;:") for w in head)
     return None
+
+
+def person_pronoun(text: str, language: str = LANGUAGE) -> bool:
+    """Whether `text` refers to a person by a pronoun (he, she...; the PersonMemory cue's `pronouns`)."""
+    pronouns = frozenset().union(*(c.pronouns for c in load(language).types))
+    return any(w in pronouns for w in tokens(text))
+
+
+def full_names(text: str, language: str = LANGUAGE) -> list[str]:
+    """Names written as a person's full name: two or three capitalised words in a row, of letters
+    (and a hyphen or apostrophe) only ("Vera Antunes", "Jean-Luc Picard"). Not from the text's
+    first word (a sentence's capital says nothing: "Different Elena", "Calling Jonas"), nor through
+    the calendar's words ("January Harbor"), nor opened by one of the `not_names` (the, this...).
+    Any script with capitals; a product or a place can look the same, so callers hold it to a
+    sentence the judge or the wording says is about a person."""
+    cues = load(language).types
+    not_names = frozenset().union(*(c.not_names for c in cues))
+    calendar = frozenset().union(*(c.calendar for c in cues))
+    words = [w.strip(".,;:!?()\"'") for w in text.split()]
+    capital = [
+        i > 0 and len(w) > 1 and w[0].isupper() and w.replace("-", "").replace("'", "").isalpha() and w.lower() not in calendar
+        for i, w in enumerate(words)
+    ]
+    out, i = [], 0
+    while i < len(words):
+        end = i
+        while end < len(words) and capital[end]:
+            end += 1
+        if end - i >= 2 and words[i].lower() not in not_names:
+            out.append(" ".join(words[i : min(end, i + 3)]))
+        i = max(end, i + 1)
+    return out
 
 
 def type_by_wording(text: str, types: list[str], language: str = LANGUAGE) -> str | None:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -45,9 +46,9 @@ from palinode_vault.core.entities import slugify
 from palinode_vault.core.prose import stems, words
 from palinode_vault.kinds import BY_NAME, TYPE_KIND
 from palinode_vault.memory.extraction import secrets
-from palinode_vault.memory.extraction.cues import named_subject, replaced_clause, type_by_wording
+from palinode_vault.memory.extraction.cues import named_subject, person_pronoun, replaced_clause, type_by_wording
 from palinode_vault.memory.extraction.judge import Rating, judge_embedder, load_judge
-from palinode_vault.memory.extraction.mentions import known_entities, mentioned
+from palinode_vault.memory.extraction.mentions import known_entities, mentioned, unknown_full_names
 from palinode_vault.memory.extraction.numbered import Statement, number_statements
 from palinode_vault.memory.extraction.pasted import own_words
 from palinode_vault.memory.extraction.selection import (
@@ -170,6 +171,33 @@ def review_confidence(program: Program) -> float:
     return round(ex.confidence_threshold - 0.01, 2)
 
 
+#: How many of the person's statements back a pronoun may reach for the person it stands for.
+ANTECEDENT_STATEMENTS = 3
+
+
+def _new_person(text: str, known: list[tuple[str, str, list[str]]]) -> str | None:
+    """A person `text` introduces: a name followed by a person's wording ("Kofi Mensah joined"),
+    or a full name the vault does not know ("our accountant from January is Vera Antunes")."""
+    opening = named_subject(text)
+    if opening and not mentioned(opening, known):  # "Elena wants ..." names a known Elena
+        return opening
+    return next(iter(unknown_full_names(text, known)), None)
+
+
+def _people(text: str, known: list[tuple[str, str, list[str]]], introduced: list[str]) -> list[tuple[int, str, str]]:
+    """(position, name, ref or "" for a new person) of the people `text` names. A known person
+    named by a word that opens a full name the conversation introduced ("Elena Sousa, our new
+    accountant ... Elena wants PDFs", while the vault knows Elena Vasquez) is that new person."""
+    out = []
+    for ref, shown in mentioned(text, known, "person"):
+        again = next((n for n in introduced if n.split()[0].lower() == shown.lower()), None)
+        out.append((text.find(shown), again or shown, "" if again else ref))
+    new = _new_person(text, known)
+    if new:
+        out.append((text.find(new), new, ""))
+    return sorted(out)
+
+
 def _named(
     type_name: str,
     statement: Statement,
@@ -178,23 +206,37 @@ def _named(
     known: list[tuple[str, str, list[str]]],
     self_person: tuple[str, str] | None,
     cue: str | None,
+    before: Sequence[Statement] = (),
 ) -> tuple[str | None, list[tuple[str, str]]]:
     """(title, entities) of a person or project memory: the name of who or what it is about (the
-    model's `about` choice, a known name the statement says, a new person it introduces, or the
-    person themself for a first-person preference); None when it names nobody and nothing."""
+    model's `about` choice, a known name the statement says, a new person it introduces, the
+    person a pronoun of it stands for (named in one of the person's statements just `before` it),
+    or the person themself for a first-person preference); None when it names nobody and nothing."""
     kind = "person" if type_name == "PersonMemory" else "project"
     display = {ref: shown for ref, shown, _ in known}
-    refs = ([about] if about else []) + [r for r, _ in entities]
-    ref = next((r for r in refs if r.startswith(kind + "/") and r in display), None)
-    if ref:
-        return display[ref], entities
-    if kind == "person":
-        new = named_subject(statement.text)
-        if new:
-            return new, entities
-        said = {w.lower().strip(".,;:!") for w in statement.text.split()}
-        if self_person and cue == "PersonMemory" and said & set(FIRST_PERSON):
-            return self_person[1], [self_person] + [e for e in entities if e[0] != self_person[0]]
+    if about and about.startswith(kind + "/") and about in display:
+        return display[about], entities
+    if kind == "project":
+        ref = next((r for r, _ in entities if r.startswith("project/") and r in display), None)
+        return (display[ref], entities) if ref else (None, entities)
+    introduced = [n for s in [*before, statement] for n in unknown_full_names(s.text, known)]
+    people = _people(statement.text, known, introduced)
+    if not people:  # named in the statements composed with it
+        people = [(0, name, ref) for ref, name in entities if ref.startswith("person/") and ref in display][:1]
+    if not people and person_pronoun(statement.text):
+        # "She spent four years at Cliniko": the person the statements just before it named last
+        for earlier in reversed(before[-ANTECEDENT_STATEMENTS:]):
+            people = _people(earlier.text, known, introduced)[-1:]
+            if people:
+                break
+    if people:
+        _, name, ref = people[0]
+        if ref:
+            return display.get(ref, name), entities + [(ref, name)] if ref not in [r for r, _ in entities] else entities
+        return name, [e for e in entities if e[1].lower() != name.split()[0].lower()]
+    said = {w.lower().strip(".,;:!") for w in statement.text.split()}
+    if self_person and cue == "PersonMemory" and said & set(FIRST_PERSON):
+        return self_person[1], [self_person] + [e for e in entities if e[0] != self_person[0]]
     return None, entities
 
 
@@ -276,7 +318,8 @@ def _item(choice: Selection, ctx: PassContext, chosen: set[int], offered: bool) 
     entities += [(r, shown) for r, shown in mentioned(composed.text, known) if r not in [e[0] for e in entities]]
     title = composed.title
     if type_name in ("PersonMemory", "ProjectSnapshot"):
-        name, entities = _named(type_name, statement, names.get(choice.about), entities, known, self_person, cue)
+        before = [s for s in statements if s.number < statement.number]
+        name, entities = _named(type_name, statement, names.get(choice.about), entities, known, self_person, cue, before)
         if name:
             title = name
         else:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from palinode_vault.core.entities import entity_refs, odd_entities_value, slugify
 from palinode_vault.core.note import parse_note
 from palinode_vault.kinds import is_memory_path, memory_type
+from palinode_vault.memory.extraction.cues import full_names
 from palinode_vault.memory.update.workspace import frontmatter_of, set_keys
 
 if TYPE_CHECKING:  # the pass that runs these steps (consolidate.py imports this module)
@@ -144,13 +145,32 @@ def known_entities(state: Any) -> list[tuple[str, str, list[str]]]:
     return out
 
 
+def unknown_full_names(text: str, known: list[tuple[str, str, list[str]]]) -> list[str]:
+    """The full names `text` writes (cues.full_names) that are no known entity's name."""
+    names = {n.lower() for _, shown, ns in known for n in (shown, *ns)}
+    return [n for n in full_names(text) if n.lower() not in names]
+
+
 def mentioned(text: str, known: list[tuple[str, str, list[str]]], kind: str | None = None) -> list[tuple[str, str]]:
-    """(ref, name as written) of the known entities `text` names, in the order they appear."""
+    """(ref, name as written) of the known entities `text` names, in the order they appear. A
+    known name inside a full name the vault does not know is another person's ("Elena" of
+    "Elena Sousa", when the vault knows Elena Vasquez): a new name never lands on a known note."""
+    others = [
+        (m.start(), m.end())
+        for n in unknown_full_names(text, known)
+        for m in re.finditer(r"(?<!\w)" + re.escape(n) + r"(?!\w)", text)
+    ]
     found = []
     for ref, _, names in known:
         if kind and not ref.startswith(kind + "/"):
             continue
-        hits = [(m.start(), m.group(0)) for n in names if (p := name_pattern(n)) and (m := p.search(text))]
+        hits = [
+            (m.start(), m.group(0))
+            for n in names
+            if (p := name_pattern(n))
+            for m in p.finditer(text)
+            if not any(a <= m.start() and m.end() <= b for a, b in others)
+        ]
         if hits:
             found.append((min(hits)[0], ref, min(hits)[1]))
     return [(ref, shown) for _, ref, shown in sorted(found)]
