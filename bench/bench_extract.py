@@ -126,7 +126,7 @@ def _wrong_supersessions(label: str | None, outcomes, diffs: dict[str, str]) -> 
     other than the one the case labels (`supersedes`; none on most cases): harm, not recall."""
     named: set[str] = set()
     for o in outcomes:
-        if o.op in ("ARCHIVE", "SUPERSEDE") and o.type == "Decision" and (o.path or "").startswith("decisions/"):
+        if o.op == "ARCHIVE" and o.type == "Decision" and (o.path or "").startswith("decisions/"):  # the retired note
             named.add(o.path or "")
         if o.op == "INBOX" and o.type == "Decision":
             for line in diffs.get(o.path or "", "").splitlines():
