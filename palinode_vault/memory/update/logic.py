@@ -27,7 +27,7 @@ from palinode_vault.core.program import ProgramSettings
 from palinode_vault.core.prose import sentences, stems
 from palinode_vault.kinds import BY_NAME, INBOX_FOLDER, TYPE_KIND, memory_type
 from palinode_vault.memory.extraction.cues import lost_clause, reason_clause, replaced_clause
-from palinode_vault.memory.update.statements import Judgement, StatementMatcher, matcher_for, new_names
+from palinode_vault.memory.update.statements import Judgement, StatementMatcher, matcher_for
 from palinode_vault.memory.update.workspace import (
     Workspace,
     append_to_section,
@@ -543,9 +543,7 @@ class Updater:
             return self._out("NOOP", item, top, f"nothing new (similarity {top_sim:.2f})")
         if j.same_subject(u):
             if item.confidence < self.s.extraction.confidence_threshold:
-                return self._waiting_decision(item, path, measured) or self._inbox(
-                    item, f"below the confidence threshold; close to {path} ({measured})"
-                )
+                return self._inbox(item, f"below the confidence threshold; close to {path} ({measured})")
             return self._update_single(item, path, sim, measured)
         if item.replaces:
             old = self._find_by_title(item.replaces, kind)
@@ -683,33 +681,13 @@ class Updater:
         )
         return self._out("INBOX", item, path, why)
 
-    def _waiting_decision(self, item: Item, path: str, how: str) -> Outcome | None:
-        """A decision that waits for review on the subject of the active decision `path` and names
-        what it never does (a provider, a place, a day: a word, not a number): another choice on
-        its subject, which replaced it more often than it amended it on the development sets, so it waits
-        with `path` in `review_supersedes` and approving it retires that one unless the person says
-        it stays (review.approve `keep_active`). None for anything else."""
-        # words, not numbers: a replacement names its new option, where a count or a quarter more
-        # often qualifies the decision (on the development sets, 2 of 6 numbers-only were right)
-        names = [n for n in new_names(item.text, self.ws.text(path) or "") if len(n) > 1 and not n.isdigit()]
-        if item.type != "Decision" or not names or self._status(path) != "active":
-            return None
-        return self._inbox(
-            item,
-            f"a decision on the subject of {path} naming what it does not ({', '.join(names[:4])}; {how}): "
-            f"approving it retires {path}; approve it with --keep-active if it only adds to it",
-            replaced=path,
-        )
-
     def _update_single(self, item: Item, path: str, sim: float, measured: str | None = None) -> Outcome:
         how = measured or f"similarity {sim:.2f}"
         if item.judged:
             # A new decision on the subject of an active one adds to it or replaces it; the judge
             # cannot tell which, and merging a replacement into the old note would leave it active
             # and saying two things (seen on test8's first run), so the person decides.
-            return self._waiting_decision(item, path, how) or self._inbox(
-                item, f"the judge's word alone does not say whether it adds to {path} or replaces it ({how})"
-            )
+            return self._inbox(item, f"the judge's word alone does not say whether it adds to {path} or replaces it ({how})")
         text = self.ws.text(path) or ""
         line = f"- {self.today.isoformat()}: {item.text.strip()}"
         section = "Rationale" if item.type == "Decision" else ("Key Points" if item.type == "ResearchRef" else "Updates")
