@@ -231,9 +231,11 @@ def _named(
                 break
     if people:
         _, name, ref = people[0]
-        if ref:
-            return display.get(ref, name), entities + [(ref, name)] if ref not in [r for r, _ in entities] else entities
-        return name, [e for e in entities if e[1].lower() != name.split()[0].lower()]
+        if not ref:  # a new person: not the known one whose first name they share
+            return name, [e for e in entities if e[1].lower() != name.split()[0].lower()]
+        if ref not in [r for r, _ in entities]:
+            entities = entities + [(ref, name)]
+        return display.get(ref, name), entities
     said = {w.lower().strip(".,;:!") for w in statement.text.split()}
     if self_person and cue == "PersonMemory" and said & set(FIRST_PERSON):
         return self_person[1], [self_person] + [e for e in entities if e[0] != self_person[0]]
