@@ -469,6 +469,29 @@ def test_a_new_full_name_is_not_the_known_person_with_the_same_first_name(vault)
     assert (vault.root / "people/elena-vasquez.md").read_bytes() == before
 
 
+def test_a_pronoun_before_a_firms_name_is_still_the_person(vault):
+    """ "Her studio is Blue Heron Design": the sentence is about her, not about a person named
+    after the studio."""
+    without_judge(vault)
+    talk = (
+        "User: We brought in Ines Carvalho for the brand refresh. Her studio is Blue Heron Design "
+        "and she only takes briefs in writing.\nAssistant: Noted."
+    )
+    r = run(vault, {"items": [pick(2, type="PersonMemory")]}, text=talk, dry_run=True)
+    assert _person_items(r) == [("INBOX", "inbox/ines-carvalho.md")]
+
+
+def test_a_first_name_alone_after_a_new_full_name_is_that_person(vault):
+    """ "Ruth wants ..." after "Ruth Okafor" is Ruth Okafor, not a new person called Ruth."""
+    without_judge(vault)
+    talk = (
+        "User: By the way, we hired Ruth Okafor as our designer.\nAssistant: Great.\n"
+        "User: Ruth wants the brand files as Figma links, never as zips.\nAssistant: Noted."
+    )
+    r = run(vault, {"items": [pick(2, type="PersonMemory")]}, text=talk, dry_run=True)
+    assert [p for _, p in _person_items(r)] == ["people/ruth-okafor.md"]
+
+
 def test_two_statements_about_one_new_person_make_one_note(vault):
     """The second statement finds the person's note the same pass made, rather than a second new person."""
     without_judge(vault)

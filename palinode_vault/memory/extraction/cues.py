@@ -14,6 +14,7 @@ own), and a phrase matches where its words stand in a row.
 from __future__ import annotations
 
 import functools
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -158,10 +159,14 @@ def named_subject(text: str, language: str = LANGUAGE) -> str | None:
     return None
 
 
-def person_pronoun(text: str, language: str = LANGUAGE) -> bool:
-    """Whether `text` refers to a person by a pronoun (he, she...; the PersonMemory cue's `pronouns`)."""
+def pronoun_at(text: str, language: str = LANGUAGE) -> int:
+    """Where `text` first refers to a person by a pronoun (he, she...; the PersonMemory cue's
+    `pronouns`), or -1."""
     pronouns = frozenset().union(*(c.pronouns for c in load(language).types))
-    return any(w in pronouns for w in tokens(text))
+    for m in re.finditer(r"[\w'’-]+", text):
+        if m.group(0).lower().replace("’", "'") in pronouns:
+            return m.start()
+    return -1
 
 
 def full_names(text: str, language: str = LANGUAGE) -> list[str]:

@@ -46,7 +46,7 @@ from palinode_vault.core.entities import slugify
 from palinode_vault.core.prose import stems, words
 from palinode_vault.kinds import BY_NAME, TYPE_KIND
 from palinode_vault.memory.extraction import secrets
-from palinode_vault.memory.extraction.cues import named_subject, person_pronoun, replaced_clause, type_by_wording
+from palinode_vault.memory.extraction.cues import named_subject, pronoun_at, replaced_clause, type_by_wording
 from palinode_vault.memory.extraction.judge import Rating, judge_embedder, load_judge
 from palinode_vault.memory.extraction.mentions import known_entities, mentioned, unknown_full_names
 from palinode_vault.memory.extraction.numbered import Statement, number_statements
@@ -194,7 +194,8 @@ def _people(text: str, known: list[tuple[str, str, list[str]]], introduced: list
         out.append((text.find(shown), again or shown, "" if again else ref))
     new = _new_person(text, known)
     if new:
-        out.append((text.find(new), new, ""))
+        whole = next((n for n in introduced if " " not in new and n.split()[0].lower() == new.lower()), new)
+        out.append((text.find(new), whole, ""))  # "Ruth wants ..." after "Ruth Almeida": her
     return sorted(out)
 
 
@@ -221,14 +222,17 @@ def _named(
         return (display[ref], entities) if ref else (None, entities)
     introduced = [n for s in [*before, statement] for n in unknown_full_names(s.text, known)]
     people = _people(statement.text, known, introduced)
+    at = pronoun_at(statement.text)
+    if at >= 0 and (not people or at < people[0][0]):
+        # "She spent four years at Cliniko", "Her firm is Contas Claras": a pronoun before any name
+        # is who it is about, the person the statements just before it named last
+        for earlier in reversed(before[-ANTECEDENT_STATEMENTS:]):
+            found = _people(earlier.text, known, introduced)[-1:]
+            if found:
+                people = found
+                break
     if not people:  # named in the statements composed with it
         people = [(0, name, ref) for ref, name in entities if ref.startswith("person/") and ref in display][:1]
-    if not people and person_pronoun(statement.text):
-        # "She spent four years at Cliniko": the person the statements just before it named last
-        for earlier in reversed(before[-ANTECEDENT_STATEMENTS:]):
-            people = _people(earlier.text, known, introduced)[-1:]
-            if people:
-                break
     if people:
         _, name, ref = people[0]
         if not ref:  # a new person: not the known one whose first name they share
