@@ -438,15 +438,37 @@ def _person_items(r):
     return [(o.op, o.path) for o in r.outcomes if o.type == "PersonMemory"]
 
 
-def test_a_pronoun_stands_for_the_new_person_named_just_before(vault):
+@pytest.mark.parametrize(
+    "talk, outcome, words",
+    [
+        # a pronoun stands for the new person named just before
+        (
+            "User: We hired Ruth Okafor as our second designer. She used to run the design system at a "
+            "bank in Porto.\nAssistant: Good news.",
+            ("INBOX", "inbox/ruth-okafor.md"),
+            "design system",
+        ),
+        # a pronoun before a firm's name: the sentence is about her, not a person named after the firm
+        (
+            "User: We brought in Ines Carvalho for the brand refresh. Her studio is Blue Heron Design and "
+            "she only takes briefs in writing.\nAssistant: Noted.",
+            ("INBOX", "inbox/ines-carvalho.md"),
+            "briefs in writing",
+        ),
+        # a first name alone after a new full name is that person, not a new person called Ruth
+        (
+            "User: By the way, we hired Ruth Okafor as our designer.\nAssistant: Great.\n"
+            "User: Ruth wants the brand files as Figma links, never as zips.\nAssistant: Noted.",
+            ("ADD", "people/ruth-okafor.md"),  # "wants" after a name: a person's wording
+            "Figma links",
+        ),
+    ],
+)
+def test_who_a_person_memory_is_about_when_the_statement_says_it_by_pronoun_or_first_name(vault, talk, outcome, words):
     without_judge(vault)
-    talk = (
-        "User: We hired Ruth Okafor as our second designer. She used to run the design system at a bank "
-        "in Porto.\nAssistant: Good news."
-    )
     r = run(vault, {"items": [pick(2, type="PersonMemory")]}, text=talk, dry_run=True)
-    assert _person_items(r) == [("INBOX", "inbox/ruth-okafor.md")]
-    assert "design system" in r.diffs["inbox/ruth-okafor.md"]
+    assert _person_items(r) == [outcome]
+    assert words in r.diffs[outcome[1]]
 
 
 def test_a_pronoun_stands_for_the_known_person_named_just_before(vault):
@@ -467,29 +489,6 @@ def test_a_new_full_name_is_not_the_known_person_with_the_same_first_name(vault)
     assert _person_items(r) == [("ADD", "people/elena-sousa.md")]  # "wants" after a name: a person's wording
     assert (vault.root / "people/elena-sousa.md").read_text().count("elena-vasquez") == 0
     assert (vault.root / "people/elena-vasquez.md").read_bytes() == before
-
-
-def test_a_pronoun_before_a_firms_name_is_still_the_person(vault):
-    """ "Her studio is Blue Heron Design": the sentence is about her, not about a person named
-    after the studio."""
-    without_judge(vault)
-    talk = (
-        "User: We brought in Ines Carvalho for the brand refresh. Her studio is Blue Heron Design "
-        "and she only takes briefs in writing.\nAssistant: Noted."
-    )
-    r = run(vault, {"items": [pick(2, type="PersonMemory")]}, text=talk, dry_run=True)
-    assert _person_items(r) == [("INBOX", "inbox/ines-carvalho.md")]
-
-
-def test_a_first_name_alone_after_a_new_full_name_is_that_person(vault):
-    """ "Ruth wants ..." after "Ruth Okafor" is Ruth Okafor, not a new person called Ruth."""
-    without_judge(vault)
-    talk = (
-        "User: By the way, we hired Ruth Okafor as our designer.\nAssistant: Great.\n"
-        "User: Ruth wants the brand files as Figma links, never as zips.\nAssistant: Noted."
-    )
-    r = run(vault, {"items": [pick(2, type="PersonMemory")]}, text=talk, dry_run=True)
-    assert [p for _, p in _person_items(r)] == ["people/ruth-okafor.md"]
 
 
 def test_two_statements_about_one_new_person_make_one_note(vault):
