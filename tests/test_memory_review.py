@@ -255,6 +255,15 @@ def test_the_cli_and_the_socket_approve_keeping_the_named_decision_active(root):
     assert frontmatter_of(sms.read_text())["status"] == "active"
 
 
+def test_keep_active_on_a_note_that_is_no_decision_changes_nothing_it_would_not(root):
+    (root / "inbox/short-texts.md").write_text(
+        "---\nid: insight-short-texts\ncategory: insight\ntype: Insight\nstatus: review\nentities: []\n"
+        "confidence: 0.50\n---\n# Insight: Short texts\n\nShort reminder texts get more replies.\n"
+    )
+    r = review.approve(vault(root), "inbox/short-texts.md", NOW, keep_active=True)
+    assert "supersedes" not in frontmatter_of((root / r.path).read_text())
+
+
 def test_keep_active_and_a_named_replacement_together_retire_only_the_one_the_person_names(root):
     path = _replacing_decision(root, "[decision-sms-provider-choice]", "[decisions/sms-provider-choice.md]")
     r = review.approve(vault(root), path, NOW, supersedes=["decisions/stripe-for-billing.md"], keep_active=True)

@@ -166,7 +166,7 @@ def approve(
         data = frontmatter_of(text)
         retyped = f"; its type changed from {type_name} to {wanted} by the person"
         type_name = wanted
-    if keep_active:  # it replaces nothing it names: only what the person names below is retired
+    if keep_active and type_name == "Decision":  # it replaces nothing it names: only what the person names below
         text = without_key(set_keys(text, {"supersedes": []}), "review_supersedes")
         data = frontmatter_of(text)
     if supersedes:
