@@ -88,6 +88,16 @@ def test_the_judges_word_alone_does_not_change_a_decision(flow):
     assert "20 December" not in (flow.vault.root / "decisions" / "biweekly-release-train.md").read_text()
 
 
+def test_the_judges_word_alone_files_no_person_memory(flow):
+    """The judge says a statement is about a person, not which one (the code's reading of names
+    and pronouns): filed on its word alone, news about Tariq waits for review naming him."""
+    item = Item("PersonMemory", "Tariq Benali", "Tariq is on leave for the whole of February.", 0.9, judged=True)
+    out = flow(item)
+    assert out.op == "INBOX" and "read as people/tariq-benali.md" in out.reason
+    assert "February" not in (flow.vault.root / "people/tariq-benali.md").read_text()
+    assert flow(Item("PersonMemory", "Tariq Benali", item.text, 0.9)).op == "UPDATE"  # a proposer's word files it
+
+
 def test_one_new_name_in_a_restated_sentence_is_new_information(flow):
     # the words are all the note's but one, and MiniLM barely moves for it: the name decides
     out = flow(

@@ -61,7 +61,7 @@ class Item:
     note: str = ""  # why the code changed something (e.g. "type unclear, filed as Insight")
     replaces_path: str = ""  # the note `replaces` names, resolved by the proposer (extraction's `replaces` choice)
     #: filed on the statement judge's word alone (PROGRAM.md `file_judged`): its evidence says what
-    #: the statement is, not whether it adds to a note it is close to or replaces it
+    #: the statement is, not whether it adds to a note it is close to or replaces it, nor who it is about
     judged: bool = False
 
 
@@ -464,7 +464,17 @@ class Updater:
                 return self._supersede(item, old, None)
         if kind in ("person", "project"):
             target = self.find_entity_file(kind, item.title, item.entities)
-            if target and self._status(target) != "archived":
+            if target and self._status(target) == "archived":
+                target = None
+            if item.judged:
+                # The judge says a statement is about a person or project, not which one: that is
+                # the code's reading of names and pronouns, wrong in 4 of 7 such filings on the
+                # first runs of test11 and test12 (a firm taken for a person, news filed under the
+                # colleague a sentence also named), so the person decides.
+                return self._inbox(
+                    item, f"the judge's word alone does not say who it is about; read as {target or 'a new ' + kind}"
+                )
+            if target:
                 return self._update_collection(item, target)
             return self._add(item, "new " + ("person" if kind == "person" else "project"))
         matches = [
