@@ -14,7 +14,6 @@ own), and a phrase matches where its words stand in a row.
 from __future__ import annotations
 
 import functools
-import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,9 +162,14 @@ def pronoun_at(text: str, language: str = LANGUAGE) -> int:
     """Where `text` first refers to a person by a pronoun (he, she...; the PersonMemory cue's
     `pronouns`), or -1."""
     pronouns = frozenset().union(*(c.pronouns for c in load(language).types))
-    for m in re.finditer(r"[\w'’-]+", text):
-        if m.group(0).lower().replace("’", "'") in pronouns:
-            return m.start()
+    start = None
+    for i, ch in enumerate(text + " "):
+        if ch.isalnum() or ch in "'’-_":
+            start = i if start is None else start
+        elif start is not None:
+            if text[start:i].lower().replace("’", "'") in pronouns:
+                return start
+            start = None
     return -1
 
 

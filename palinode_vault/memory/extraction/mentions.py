@@ -151,15 +151,22 @@ def unknown_full_names(text: str, known: list[tuple[str, str, list[str]]]) -> li
     return [n for n in full_names(text) if n.lower() not in names]
 
 
+def _spans(text: str, name: str) -> list[tuple[int, int]]:
+    """Where `name` stands in `text` as whole words."""
+    out, at = [], text.find(name)
+    while at >= 0:
+        end = at + len(name)
+        if (at == 0 or not text[at - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
+            out.append((at, end))
+        at = text.find(name, at + 1)
+    return out
+
+
 def mentioned(text: str, known: list[tuple[str, str, list[str]]], kind: str | None = None) -> list[tuple[str, str]]:
     """(ref, name as written) of the known entities `text` names, in the order they appear. A
     known name inside a full name the vault does not know is another person's ("Elena" of
     "Elena Sousa", when the vault knows Elena Vasquez): a new name never lands on a known note."""
-    others = [
-        (m.start(), m.end())
-        for n in unknown_full_names(text, known)
-        for m in re.finditer(r"(?<!\w)" + re.escape(n) + r"(?!\w)", text)
-    ]
+    others = [span for n in unknown_full_names(text, known) for span in _spans(text, n)]
     found = []
     for ref, _, names in known:
         if kind and not ref.startswith(kind + "/"):
