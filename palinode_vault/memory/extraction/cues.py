@@ -30,7 +30,7 @@ class TypeCue:
     pairs: tuple[tuple[tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...], int], ...]
     name_then: tuple[tuple[str, ...], ...] = ()
     not_names: frozenset[str] = frozenset()
-    pronouns: frozenset[str] = frozenset()  # a person's (he, she...): see person_pronoun
+    pronouns: frozenset[str] = frozenset()  # a person's (he, she...): see pronoun_at
     calendar: frozenset[str] = frozenset()  # capitalised words that are no part of a name: see full_names
 
 
