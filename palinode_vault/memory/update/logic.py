@@ -468,9 +468,9 @@ class Updater:
                 target = None
             if item.judged:
                 # The judge says a statement is about a person or project, not which one: that is
-                # the code's reading of names and pronouns, wrong in 4 of 7 such filings on the
-                # first runs of test11 and test12 (a firm taken for a person, news filed under the
-                # colleague a sentence also named), so the person decides.
+                # the code's reading of names and pronouns, wrong in 5 of 7 such filings on the
+                # first runs of test11 and test12 (a firm taken for a person, a new colleague's
+                # news filed under the colleague named before), so the person decides.
                 return self._inbox(
                     item, f"the judge's word alone does not say who it is about; read as {target or 'a new ' + kind}"
                 )
