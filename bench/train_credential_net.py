@@ -29,12 +29,11 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from train_judge import DEFAULT_SETS  # every development set, listed once (this script's folder is on the path)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 EVAL = HERE / "extraction-eval"
-#: Every development set (bench/README.md); never a frozen test set not yet run.
-DEFAULT_SETS = "cases,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,heldout7,heldout8,secrets1,secrets2,test1,test2,test3,test4,test5,test6,test7,test8,test9,test10,test11"
 L2 = 1.0
 STEPS = 3000
 #: Real notes that hold no secret (the Obsidian Help vault in every language), for the last
