@@ -265,9 +265,26 @@ def run_model(
             if case.get("repeat"):
                 repeats += 1
                 repeats_noop += int(not filed)
+            # the right words under another type: (expected types, the types they came out as)
+            mistyped = (
+                [
+                    [e["type"] for e in case["expected"]],
+                    sorted(
+                        {
+                            o.type
+                            for o in r.outcomes
+                            if (o.op in FILED or o.op == "INBOX")
+                            and _match(o, r.diffs, case["expected"], any_type=True) is not None
+                        }
+                    ),
+                ]
+                if any_type_hit and len(matched_with_review) == 0
+                else None
+            )
             rows.append(
                 {
                     "id": case["id"],
+                    "mistyped": mistyped,
                     "ops": [(o.op, o.type, o.path) for o in r.outcomes],
                     "why": [o.reason for o in r.outcomes],
                     "valid": r.schema_valid,

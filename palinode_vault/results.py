@@ -329,6 +329,9 @@ class InboxItem(_Result):
     type: str
     confidence: float | None = Field(description="the note's `confidence:`; null when it is not a number")
     since: str = Field(description='the date it has waited since (YYYY-MM-DD), or "" when the note has none')
+    needs_about: bool = Field(
+        description="a person or project memory naming nobody the vault knows: approving it needs `about` (who or what)"
+    )
 
 
 class InboxList(_Result):

@@ -303,3 +303,120 @@ def test_approving_a_replacing_decision_retires_only_the_active_decision_it_name
     assert ("superseded" in read_log(root)[-1]["reason"]) == bool(retired)
     undo_last(root)
     assert all((root / p).read_bytes() == b for p, b in before.items())
+
+
+def _nobody(root: Path, text: str = "She moved to Porto in March and works remotely now.") -> str:
+    """The inbox note of a person memory that names no one: the model offered it as a PersonMemory
+    (the judge off, so that nothing fitted decides), and the code could not read whom it is about."""
+    program = (SAMPLE.parent / "PROGRAM.md").read_text()
+    (root / "PROGRAM.md").write_text(program.replace("  review_judged: 0.6 ", "  review_judged: 0   ", 1))
+    pick = {"statement": 1, "type": "PersonMemory", "about": "", "replaces": "", "because": [], "rejected": [], "confidence": 0.9}
+    gen = ScriptedGenerator([{"items": [pick]}])
+    register_generator("reviewtest", lambda **options: gen)
+    r = extract_text(vault(root), f"User: {text}\nAssistant: Noted.", generator="reviewtest", source="t", now=NOW)
+    assert [(o.op, o.type) for o in r.outcomes] == [("INBOX", "PersonMemory")], r.outcomes
+    assert frontmatter_of((root / r.outcomes[0].path).read_text())["review_about"] == ""
+    return r.outcomes[0].path
+
+
+def _files(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): p.read_text() for p in root.rglob("*.md") if ".palinode" not in p.parts}
+
+
+def test_a_memory_naming_nobody_is_approved_only_once_the_person_says_whom_it_is_about(root):
+    path = _nobody(root)
+    before = _files(root)
+    with pytest.raises(review.ReviewError, match=r"names no person the vault knows: say who or what it is about"):
+        review.approve(vault(root), path, NOW)
+    assert _files(root) == before  # refused: nothing written
+    # an existing person, by her note: merged into it, the inbox note archived as approved
+    r = review.approve(vault(root), path, NOW, about="people/elena-vasquez.md")
+    assert r.path == "people/elena-vasquez.md"
+    assert "She moved to Porto in March" in (root / r.path).read_text()
+    archived = f"archive/{path}"
+    assert frontmatter_of((root / archived).read_text())["archived_reason"] == "approved"
+    assert "about Elena Vasquez" in read_log(root)[-1]["reason"]
+    undo_last(root)
+    assert _files(root) == before
+
+
+@pytest.mark.parametrize(
+    ("about", "filed"),
+    [
+        ("Elena Vasquez", "people/elena-vasquez.md"),  # by name
+        ("person/elena-vasquez", "people/elena-vasquez.md"),  # by entity ref
+        ("elena-vasquez", "people/elena-vasquez.md"),  # by slug
+        ("  Rui   Duarte ", "people/rui-duarte.md"),  # a new person, a note of that name
+    ],
+)
+def test_whom_a_memory_is_about_is_a_note_a_ref_a_name_or_a_new_name(root, about, filed):
+    path = _nobody(root)
+    r = review.approve(vault(root), path, NOW, about=about)
+    assert r.path == filed and not (root / path).exists()
+    data = frontmatter_of((root / filed).read_text())
+    assert "review_about" not in data and data.get("status") != "review"
+    if filed == "people/rui-duarte.md":
+        assert data["name"] == "Rui Duarte" and data["id"] == "person-rui-duarte"
+        assert "She moved to Porto in March" in (root / filed).read_text()
+
+
+def test_the_person_may_write_whom_in_review_about_before_approving(root):
+    path = _nobody(root)
+    note = root / path
+    note.write_text(note.read_text().replace('review_about: ""', "review_about: Tariq Benali"))
+    assert review.approve(vault(root), path, NOW).path == "people/tariq-benali.md"
+
+
+@pytest.mark.parametrize(
+    ("about", "why"),
+    [
+        ("people/nobody.md", "is no note in people/"),
+        ("projects/offline-mode.md", "is no note in people/"),  # a project is not whom a person memory is about
+        ("[[Elena]]", "cannot name a note"),
+        ("x" * 200, "cannot name a note"),
+        ("---", "no letters or digits"),
+    ],
+)
+def test_a_name_that_cannot_say_whom_is_refused_with_no_write(root, about, why):
+    path = _nobody(root)
+    before = _files(root)
+    with pytest.raises(review.ReviewError, match=why):
+        review.approve(vault(root), path, NOW, about=about)
+    assert _files(root) == before
+
+
+def test_about_is_for_person_and_project_memories_and_approving_as_an_insight_needs_no_name(root):
+    path = _nobody(root)
+    with pytest.raises(review.ReviewError, match="only a person or project memory is about someone"):
+        review.approve(vault(root), "inbox/async-standups.md", NOW, about="Elena Vasquez")
+    r = review.approve(vault(root), path, NOW, as_type="Insight")
+    assert r.path.startswith("insights/")
+    assert "review_about" not in frontmatter_of((root / r.path).read_text())
+
+
+def test_the_cli_and_the_socket_approve_saying_whom(root):
+    from sidecar_helpers import SidecarClient, run, running_sidecar
+
+    path = _nobody(root)
+    listed = CliRunner().invoke(main, ["inbox", "list", "--vault", str(root)])
+    assert f"{path}  PersonMemory" in listed.output and "(about whom? approve it --about NAME)" in listed.output
+    refused = CliRunner().invoke(main, ["inbox", "approve", "--vault", str(root), path])
+    assert refused.exit_code != 0 and "--about NAME" in refused.output
+    ok = CliRunner().invoke(main, ["inbox", "approve", "--vault", str(root), path, "--about", "Noor Haddad", "--json"])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.output)["path"] == "people/noor-haddad.md"
+    assert undo_last(root).restored
+
+    async def body():
+        async with running_sidecar(root, quiet=0.3, auto_fix=False):
+            async with await SidecarClient.open(root) as client:
+                items = {x["path"]: x for x in (await client.call("inbox.list"))["items"]}
+                assert items[path]["needs_about"] is True
+                assert items["inbox/async-standups.md"]["needs_about"] is False
+                with pytest.raises(Exception, match="names no person"):
+                    await client.call("inbox.approve", {"path": path})
+                done = await client.call("inbox.approve", {"path": path, "about": "Noor Haddad"})
+                assert done["path"] == "people/noor-haddad.md"
+
+    run(body())
+    assert "She moved to Porto in March" in (root / "people/noor-haddad.md").read_text()

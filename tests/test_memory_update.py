@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from memory_helpers import pick
 
+from palinode_vault.memory import review
 from palinode_vault.memory.extraction.extract import extract_text
 from palinode_vault.memory.weekly.oplog import read_log, unfiled_statement
 from palinode_vault.models import ScriptedGenerator, register_generator
@@ -572,13 +573,18 @@ def test_review_of_unoffered_statements_follows_program_md(vault):
         )
 
 
-def test_an_unoffered_project_or_person_statement_is_about_what_it_names_or_is_an_insight(vault):
+def test_an_unoffered_project_or_person_statement_is_about_what_it_names_or_waits_for_the_person_to_say(vault):
     without_judge(vault)
     r = run(
         vault, {"items": []}, text="User: Ugh. The beta slipped to 12 January, the lawyer is late.\nAssistant: Sorry to hear it."
     )
-    assert [(o.op, o.type) for o in r.outcomes] == [("INBOX", "Insight")]  # "The beta" is no project's name
+    # "The beta" is no project's name: it waits as what it is, for the person to say which project
+    assert [(o.op, o.type) for o in r.outcomes] == [("INBOX", "ProjectSnapshot")]
     assert "names no project" in r.outcomes[0].reason
+    waiting = (vault.root / r.outcomes[0].path).read_text()
+    assert 'review_about: ""' in waiting and "status: review" in waiting
+    listed = {x["path"]: x["needs_about"] for x in review.waiting(Vault(Settings(vault=vault.root, now=NOW.date())))}
+    assert listed[r.outcomes[0].path] is True and not any(v for p, v in listed.items() if p != r.outcomes[0].path)
     r = run(
         vault, {"items": []}, text="User: Offline mode slipped to 12 January, the lawyer is late.\nAssistant: Sorry to hear it."
     )
@@ -708,3 +714,17 @@ def test_an_update_leaves_hostile_entities_as_written_and_says_so(vault, value):
     assert "Tariq prefers written specs over calls, and [[mira-okonkwo|Mira]] does too." in after
     assert f"\nentities: {value}\n" in after  # as written
     assert any(e["op"] == "SKIP" and "entities" in e["reason"] and "left as written" in e["reason"] for e in read_log(vault.root))
+
+
+def test_a_person_memory_naming_nobody_is_never_filed_whatever_the_proposers_confidence(vault):
+    """A capable model's confidence stands (`unmarked_confidence: 1`), but a person note named after
+    a sentence would be a person nobody is: it waits for the person to say whom it is about."""
+    program = (SAMPLE.parent / "PROGRAM.md").read_text()
+    assert "  unmarked_confidence: 0.5 " in program
+    (vault.root / "PROGRAM.md").write_text(program.replace("  unmarked_confidence: 0.5 ", "  unmarked_confidence: 1   ", 1))
+    r = run(
+        vault, {"items": [pick(1, "PersonMemory", confidence=0.95)]}, text="User: She moved to Porto in March.\nAssistant: Noted."
+    )
+    assert [(o.op, o.type) for o in r.outcomes] == [("INBOX", "PersonMemory")]
+    assert not [p for p in r.written if p.startswith("people/")]
+    assert 'review_about: ""' in (vault.root / r.outcomes[0].path).read_text()

@@ -39,6 +39,11 @@ export interface PalinodeUI {
   pickNote(title: string, rows: PickRow[], emptyText: string): Promise<string | null>;
   /** Lets the person pick a memory type; resolves with it, or null when dismissed. */
   pickType(title: string, choices: TypeChoice[]): Promise<string | null>;
+  /**
+   * Lets the person say who or what a memory is about: one of `rows` (resolves with its path) or a
+   * new name they type (resolves with the name); null when dismissed. `kind`: "person" or "project".
+   */
+  pickAbout(title: string, rows: PickRow[], kind: string): Promise<string | null>;
   openPath(path: string): void;
   /** Shows a running job's progress, with Cancel when `cancel` is given (Obsidian: a lasting notice). */
   jobDisplay?(cancel: (() => void) | null): JobDisplay;
@@ -294,6 +299,7 @@ export function approveInboxNote(
   asType?: string,
   supersedes: string[] = [],
   keepActive = false,
+  about?: string,
 ): Promise<string | null> {
   if (!isInboxNote(path)) return Promise.resolve(notInInbox(ui, path, "approved"));
   return guarded(ui, `approving ${path}`, async () => {
@@ -302,17 +308,21 @@ export function approveInboxNote(
       ...(asType ? { as_type: asType } : {}),
       ...(supersedes.length ? { supersedes } : {}),
       ...(keepActive ? { keep_active: true } : {}),
+      ...(about ? { about } : {}),
     });
     wrote(r.run);
     const merged = r.written.some((p) => p.startsWith(`archive/${INBOX_FOLDER}/`));
     const done =
       (asType ? `approved as ${asType}` : "approved") +
+      (about ? ` as about ${about}` : "") +
       (supersedes.length ? `, superseding ${supersedes.join(", ")}` : "") +
       (keepActive ? ", keeping the decisions it named active" : "");
     ui.notice(
-      merged
-        ? `Palinode: ${done}: merged into ${r.path} (the inbox note is archived). "Undo the last fix" reverts it.`
-        : `Palinode: ${done}: moved to ${r.path}. "Undo the last fix" reverts it.`,
+      merged && about
+        ? `Palinode: ${done}: filed in ${r.path} (the inbox note is archived). "Undo the last fix" reverts it.`
+        : merged
+          ? `Palinode: ${done}: merged into ${r.path} (the inbox note is archived). "Undo the last fix" reverts it.`
+          : `Palinode: ${done}: moved to ${r.path}. "Undo the last fix" reverts it.`,
     );
     ui.openPath(r.path);
     return r.path;
@@ -354,6 +364,31 @@ export async function approveInboxNoteSuperseding(rpc: Rpc, ui: PalinodeUI, path
   if (!isInboxNote(path)) return notInInbox(ui, path, "approved");
   const picked = await ui.pickNote(`Approve ${basename(path)} as a decision replacing…`, decisions, "No active decision in decisions/ to replace.");
   return picked ? approveInboxNote(rpc, ui, path, "Decision", [picked]) : null;
+}
+
+/** The people's or projects' notes (directly in people/ or projects/) as rows to say a memory is about. */
+export function entityRows(files: { path: string; basename: string }[], kind: string, nameOf: (path: string) => unknown): PickRow[] {
+  const folder = kind === "project" ? "projects" : "people";
+  return files
+    .filter((f) => f.path.startsWith(`${folder}/`) && f.path.endsWith(".md") && !f.path.slice(folder.length + 1).includes("/"))
+    .map((f) => {
+      const name = nameOf(f.path);
+      return { path: f.path, title: typeof name === "string" && name.trim() ? name.trim() : f.basename, detail: f.path };
+    })
+    .sort((a, b) => a.title.localeCompare(b.title));
+}
+
+/**
+ * "Approve, saying who or what it is about…": for a person or project memory that names nobody the
+ * vault knows (its `review_about` is empty), the person picks the person's or project's note, or
+ * types a new name; the sidecar merges it into that note or files a new one of that name.
+ * Returns where it went, or null when dismissed, refused or failed.
+ */
+export async function approveInboxNoteAbout(rpc: Rpc, ui: PalinodeUI, path: string, rows: PickRow[], kind: string): Promise<string | null> {
+  if (!isInboxNote(path)) return notInInbox(ui, path, "approved");
+  const who = kind === "project" ? "what project" : "whom";
+  const picked = await ui.pickAbout(`${basename(path)} is about ${who}?`, rows, kind);
+  return picked?.trim() ? approveInboxNote(rpc, ui, path, undefined, [], false, picked.trim()) : null;
 }
 
 /**

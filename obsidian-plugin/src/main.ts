@@ -8,9 +8,11 @@ import { homedir } from "os";
 import { FileSystemAdapter, MarkdownView, Notice, Platform, Plugin, TFile, requestUrl, type Editor, type WorkspaceLeaf } from "obsidian";
 import {
   approveInboxNote,
+  approveInboxNoteAbout,
   approveInboxNoteAs,
   approveInboxNoteSuperseding,
   activeDecisionRows,
+  entityRows,
   extractMemories,
   findDuplicates,
   fixNote,
@@ -287,14 +289,37 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
    * A command that needs the active note (`checkCallback`): offered in the palette only while a
    * note for it is open (`when` narrows which notes).
    */
+  /** A note's frontmatter as Obsidian's metadata cache knows it. */
+  private frontmatterOf(path: string): Record<string, unknown> | undefined {
+    const file = this.app.vault.getAbstractFileByPath(path);
+    return file instanceof TFile ? this.app.metadataCache.getFileCache(file)?.frontmatter : undefined;
+  }
+
   /** The vault's active decisions, as Obsidian's metadata cache knows them. */
   private activeDecisions() {
-    const status = (path: string): unknown => {
-      const file = this.app.vault.getAbstractFileByPath(path);
-      const frontmatter: Record<string, unknown> | undefined = file instanceof TFile ? this.app.metadataCache.getFileCache(file)?.frontmatter : undefined;
-      return frontmatter?.status;
-    };
-    return activeDecisionRows(this.app.vault.getMarkdownFiles(), status);
+    return activeDecisionRows(this.app.vault.getMarkdownFiles(), (path) => this.frontmatterOf(path)?.status);
+  }
+
+  /** The people's (or projects') notes, to say whom a memory is about. */
+  aboutRows(kind: string) {
+    return entityRows(this.app.vault.getMarkdownFiles(), kind, (path) => this.frontmatterOf(path)?.name);
+  }
+
+  /** "project" for a project memory waiting in inbox/ (its category or type), else "person". */
+  private kindOf(path: string): string {
+    const fm = this.frontmatterOf(path);
+    return fm?.category === "project" || fm?.type === "ProjectSnapshot" ? "project" : "person";
+  }
+
+  /** Approve an inbox note; one whose `review_about` is empty first asks whom it is about. */
+  private approve(path: string) {
+    const fm = this.frontmatterOf(path);
+    const about: unknown = fm?.review_about;
+    if (fm && "review_about" in fm && !(typeof about === "string" && about.trim())) {
+      const kind = this.kindOf(path);
+      return approveInboxNoteAbout(this.rpc, this.reviewUI, path, this.aboutRows(kind), kind);
+    }
+    return approveInboxNote(this.rpc, this.reviewUI, path);
   }
 
   private withNote(run: (path: string) => unknown, when: (path: string) => boolean = () => true): (checking: boolean) => boolean {
@@ -346,7 +371,13 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
     this.addCommand({
       id: "approve-inbox-note",
       name: "Approve this inbox note",
-      checkCallback: this.withNote((p) => approveInboxNote(rpc, reviewUI, p), inInbox),
+      checkCallback: this.withNote((p) => this.approve(p), inInbox),
+    });
+    this.addCommand({
+      // a person or project memory: the person says (or corrects) whom or what it is about
+      id: "approve-inbox-note-about",
+      name: "Approve this inbox note, saying who or what it is about…",
+      checkCallback: this.withNote((p) => approveInboxNoteAbout(rpc, reviewUI, p, this.aboutRows(this.kindOf(p)), this.kindOf(p)), inInbox),
     });
     this.addCommand({
       id: "approve-inbox-note-as",

@@ -69,6 +69,7 @@ export interface MethodParams {
     as_type?: string | null;
     supersedes?: string[];
     keep_active?: boolean;
+    about?: string | null;
   };
   "inbox.list": Record<string, never>;
   "inbox.reject": {

@@ -187,6 +187,8 @@ export interface InboxItem {
   confidence: number | null;
   /** the date it has waited since (YYYY-MM-DD), or "" when the note has none */
   since: string;
+  /** a person or project memory naming nobody the vault knows: approving it needs `about` (who or what) */
+  needs_about: boolean;
 }
 
 export interface InboxList {

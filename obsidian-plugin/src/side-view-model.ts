@@ -146,6 +146,8 @@ export interface InboxRow {
   confidence: string;
   /** "2026-11-26", or "" when the note has no date. */
   since: string;
+  /** A person or project memory naming nobody the vault knows: approving it asks whom it is about. */
+  needsAbout: boolean;
 }
 
 export type Listing<T> =
@@ -234,6 +236,7 @@ export function inboxListing(inbox: Part<InboxItem[]>): Listing<InboxRow> {
       colour: categoryOf(item.type, item.path)?.colour ?? OTHER_COLOUR,
       confidence: typeof item.confidence === "number" ? percent(item.confidence) : "",
       since: item.since ?? "",
+      needsAbout: item.needs_about === true,
     })),
     empty: "Nothing is waiting for review.",
   };

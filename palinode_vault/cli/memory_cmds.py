@@ -187,7 +187,8 @@ def inbox_list(vault: Path, as_json: bool) -> None:
         return
     for x in items:
         conf = f"{x['confidence']:.2f}" if isinstance(x["confidence"], (int, float)) else "-"
-        click.echo(f"{x['path']}  {x['type']}  ({conf}, since {x['since'] or '?'})  {x['title']}")
+        who = "  (about whom? approve it --about NAME)" if x["needs_about"] else ""
+        click.echo(f"{x['path']}  {x['type']}  ({conf}, since {x['since'] or '?'})  {x['title']}{who}")
     if not items:
         click.echo("nothing waits for review")
 
@@ -211,6 +212,7 @@ def _review(
     as_type: str | None = None,
     supersedes: tuple[str, ...] = (),
     keep_active: bool = False,
+    about: str | None = None,
 ) -> None:
     from palinode_vault.memory import review
 
@@ -220,7 +222,7 @@ def _review(
     replaced = [_vault_path(v.root, old) for old in supersedes]
     try:
         if action == "approve":
-            result = review.approve(v, note, as_type=as_type, supersedes=replaced, keep_active=keep_active)
+            result = review.approve(v, note, as_type=as_type, supersedes=replaced, keep_active=keep_active, about=about)
         else:
             result = review.reject(v, note)
     except review.ReviewError as exc:
@@ -258,12 +260,25 @@ def _review(
     is_flag=True,
     help="This decision replaces none of the decisions its review_supersedes names: they stay active.",
 )
+@click.option(
+    "--about",
+    metavar="NAME",
+    default=None,
+    help="Who or what this person or project memory is about: their note (people/x.md), or a name "
+    "(an existing one's name or alias, else a new note of that name). Needed when its review_about is empty.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def inbox_approve(
-    vault: Path, note: str, as_type: str | None, supersedes: tuple[str, ...], keep_active: bool, as_json: bool
+    vault: Path,
+    note: str,
+    as_type: str | None,
+    supersedes: tuple[str, ...],
+    keep_active: bool,
+    about: str | None,
+    as_json: bool,
 ) -> None:
     """Keep NOTE (inbox/x.md): it moves into its folder, or merges into the person's or project's note."""
-    _review(vault, note, as_json, "approve", as_type, supersedes, keep_active)
+    _review(vault, note, as_json, "approve", as_type, supersedes, keep_active, about)
 
 
 @inbox.command("reject")

@@ -6,7 +6,9 @@ waited because it would supersede another (`review_supersedes`, written by the u
 retires that one in the same run, as filing it would have. A PersonMemory or
 ProjectSnapshot about a person or project the vault already has a note for is merged into that
 note instead (the update logic adds what is new to the right section), and the inbox note is
-archived as approved. Approving with `as_type` first re-writes the note as the type the person says
+archived as approved. One whose `review_about` is empty (the code could not read whom it is about)
+is approved only with the person's `about` (or the name they wrote there): merged into that one's
+note, or filed as a new note of that name. Approving with `as_type` first re-writes the note as the type the person says
 it is (retype.py: the new type's keys and sections from the note's own words, the old type's own
 keys such as a Decision's `review_supersedes` dropped), then files it as a note of that type.
 Approving a decision with `supersedes` (the person naming the active decisions it replaces; the
@@ -25,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from palinode_vault.core.entities import entity_refs
+from palinode_vault.core.entities import canonical_ref, entity_refs, ref_of_path, slugify
 from palinode_vault.kinds import BY_NAME, INBOX_FOLDER, MEMORY_TYPES, TYPE_KIND, memory_type, type_named
 from palinode_vault.memory.retype import STATEMENT_SECTIONS, retype
 from palinode_vault.memory.update.logic import Item, Updater, memory_path, retire_superseded, similar_for
@@ -84,6 +86,8 @@ def waiting(vault: Vault) -> list[dict[str, Any]]:
                     "type": memory_type(data) or "Insight",
                     "confidence": _number(data.get("confidence")),
                     "since": since,
+                    # a person or project memory naming nobody: approving it needs who or what (--about)
+                    "needs_about": "review_about" in data and not str(data.get("review_about") or "").strip(),
                 }
             )
     return sorted(out, key=lambda x: (x["since"], x["path"]))
@@ -140,6 +144,42 @@ def memory_type_named(name: str) -> str:
     return found
 
 
+#: the longest name a person may give as who or what a memory is about
+ABOUT_MAX = 120
+
+
+def _checked_about(path: str, value: Any, given: str) -> str:
+    """`value` (the `about` given, or the note's own `review_about`) as a name, stripped; "" for
+    none; a ReviewError for what cannot name a note."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ReviewError(f"{path}: review_about must be a name (text), not {type(value).__name__}")
+    name = " ".join(value.split())
+    if len(name) > ABOUT_MAX or any(ord(c) < 32 or c in "[]|#^" for c in value if c not in "\t\n"):
+        raise ReviewError(f"{path}: {given} {value[:60]!r} cannot name a note (at most {ABOUT_MAX} characters, no [ ] | # ^)")
+    if name and not slugify(name.rsplit("/", 1)[-1].removesuffix(".md")):
+        raise ReviewError(f"{path}: {given} {name!r} has no letters or digits to name a note by")
+    return name
+
+
+def _about_target(ws: Workspace, updater: Updater, kind: str, name: str) -> tuple[str | None, str]:
+    """(the existing person or project note `name` says, its display name): a vault path in the
+    kind's folder, an entity ref (`person/x`), or a name, slug or alias; (None, name) for a new one."""
+    folder = BY_NAME[kind].folder
+    if "/" in name or name.endswith(".md"):  # a note or a ref, never a new name: names hold no "/"
+        ref = canonical_ref(name) if name.startswith(kind + "/") else None
+        path = ws.vault.state.entity_path(ref) if ref else name if name.endswith(".md") else f"{name}.md"
+        if not path or not path.startswith(folder + "/") or path.count("/") != 1 or not ws.exists(path):
+            raise ReviewError(f"{name} is no note in {folder}/; name the {kind} by its note or by a new name")
+    else:
+        path = updater.find_entity_file(kind, name, []) or ""
+    if not path:
+        return None, name
+    data = frontmatter_of(ws.text(path) or "")
+    return path, str(data.get("name") or path.rsplit("/", 1)[1][:-3])
+
+
 def approve(
     vault: Vault,
     path: str,
@@ -147,12 +187,15 @@ def approve(
     as_type: str | None = None,
     supersedes: Sequence[str] = (),
     keep_active: bool = False,
+    about: str | None = None,
 ) -> Reviewed:
     """Accept the inbox note `path` as a memory (see the module docstring); `as_type`: the memory
     type the person says it is, when the one it waits as is wrong; `supersedes`: the active
     decisions (vault paths) the person says this decision replaces, retired in the same run;
     `keep_active`: the person says it replaces none of the decisions it names (`review_supersedes`,
-    `supersedes`): they stay active."""
+    `supersedes`): they stay active; `about`: who or what a person or project memory is about (a
+    note of theirs, by path, ref or name, or a new name), which one whose `review_about` is empty
+    needs (or the person writes it there)."""
     now = now or dt.datetime.now(dt.UTC)
     wanted = memory_type_named(as_type) if as_type is not None else None
     if not vault.loaded:
@@ -187,9 +230,22 @@ def approve(
         data = frontmatter_of(text)
     kind = TYPE_KIND[type_name]
     stamp = now_utc(now)
+    said_about = _checked_about(path, about, "about") if about is not None else ""
+    said_about = said_about or _checked_about(path, data.get("review_about"), "review_about")
+    if about is not None and kind not in ("person", "project"):
+        raise ReviewError(
+            f"{path} is a {type_name}: only a person or project memory is about someone (approve it --as PersonMemory)"
+        )
+    if kind in ("person", "project") and "review_about" in data and not said_about:
+        raise ReviewError(
+            f"{path} names no {kind} the vault knows: say who or what it is about (inbox approve NOTE --about NAME, "
+            "or write the name in its review_about), or approve it --as Insight"
+        )
     if kind in ("person", "project"):
         program = load_program(vault.root)
         updater = Updater(vault, ws, program.settings, similar_for(vault)[0], "review", now)
+        if said_about:
+            return _approve_about(ws, updater, path, text, data, type_name, said_about, retyped)
         heading = re.search(r"^# +(.+)$", body_of(text), re.M)  # the file on disk, whatever the watcher has seen
         name = str(data.get("name") or (heading.group(1).strip() if heading else path.rsplit("/", 1)[1][:-3]))
         refs = [(r, "") for r in entity_refs(data)]  # odd items (numbers, nulls) name no entity
@@ -214,7 +270,8 @@ def approve(
         dst, n = f"{folder_path[:-3]}-{n}.md", n + 1
     slug = re.sub(r"^\d{4}-\d{2}-\d{2}-", "", dst.rsplit("/", 1)[1][:-3]) if kind == "research" else dst.rsplit("/", 1)[1][:-3]
     keys = {"id": f"{kind}-{slug}", "last_updated": stamp}  # the id follows the name (x-2 when x is taken)
-    text = without_key(without_key(text, "review_reason"), "review_supersedes")  # answered by the approval
+    for key in ("review_reason", "review_supersedes", "review_about"):  # answered by the approval
+        text = without_key(text, key)
     retired = _retire_replaced(ws, data, keys["id"], stamp) if type_name == "Decision" else []
     if type_name in ("Decision", "ProjectSnapshot"):
         new = set_keys(text, {**keys, "status": "active"})
@@ -226,6 +283,35 @@ def approve(
         Operation("APPROVE", type_name, dst, data.get("confidence"), "review", f"{path} approved by the person{retyped}{also}")
     )
     return _commit(ws, dst, review_label("approve", path))
+
+
+def _approve_about(
+    ws: Workspace, updater: Updater, path: str, text: str, data: dict[str, Any], type_name: str, about: str, retyped: str
+) -> Reviewed:
+    """Approve a person or project memory as being about `about` (review.approve): merged into
+    that one's note, or filed as a new note of that name; the inbox note archived as approved."""
+    kind = TYPE_KIND[type_name]
+    target, name = _about_target(ws, updater, kind, about)
+    own = ref_of_path(target) if target else None
+    # the note's other people or projects stay mentioned, but the first of its kind is who it is
+    # about (the update logic takes that one): the one the person named, or none for a new one
+    others = [(r, "") for r in entity_refs(data) if not r.startswith(kind + "/")]
+    refs = ([(own, name)] if own else []) + others
+    outcome = updater.apply(Item(type_name, name, _statement(text, type_name), 1.0, refs))
+    if outcome.path is None or outcome.op == "INBOX":
+        raise ReviewError(f"{path}: approving it about {about!r} would not file it ({outcome.reason})")
+    dst = _archive(ws, path, text, "approved", f"approved: about {name}, {outcome.op} of {outcome.path}")
+    ws.log(
+        Operation(
+            "APPROVE",
+            type_name,
+            outcome.path,
+            None,
+            "review",
+            f"{path} approved by the person as about {name}: {outcome.op} of {outcome.path}; the inbox note is archived as {dst}{retyped}",
+        )
+    )
+    return _commit(ws, outcome.path, review_label("approve", path))
 
 
 def _active_decision_id(ws: Workspace, old: str) -> str:

@@ -68,6 +68,8 @@ class ApproveParams(InboxParams):
     supersedes: list[Annotated[str, Field(min_length=1, max_length=1000)]] = Field(default_factory=list, max_length=20)
     # the person says it replaces none of the decisions its review_supersedes names: they stay active
     keep_active: bool = False
+    # who or what a person or project memory is about: a note's path or ref, or a name (review.approve checks it)
+    about: str | None = Field(default=None, min_length=1, max_length=200)
 
 
 class JobParams(_Params):
@@ -195,7 +197,12 @@ def register_memory(dispatcher: Dispatcher, sidecar: Any) -> None:
         return await reviewed(
             "approve",
             lambda: review.approve(
-                sidecar.vault, params.path, as_type=params.as_type, supersedes=params.supersedes, keep_active=params.keep_active
+                sidecar.vault,
+                params.path,
+                as_type=params.as_type,
+                supersedes=params.supersedes,
+                keep_active=params.keep_active,
+                about=params.about,
             ),
         )
 

@@ -6,7 +6,7 @@ import { actionButton, clear, dot, el } from "./element";
 export interface InboxHandlers {
   /** Open a note by vault path. */
   openPath(path: string): void;
-  /** Approve the inbox note (the view refreshes afterwards). */
+  /** Approve the inbox note, asking whom it is about when it names nobody (the view refreshes afterwards). */
   approve(row: InboxRow): unknown;
   /** Approve it as a memory type the person picks, when the one it waits as is wrong. */
   approveAs(row: InboxRow): unknown;
@@ -174,7 +174,11 @@ export function renderInbox(root: HTMLElement, listing: Listing<InboxRow>, handl
     if (row.confidence) el(meta, "span", { cls: "palinode-inbox-confidence", text: `confidence ${row.confidence}` });
     if (row.since) el(meta, "span", { cls: "palinode-inbox-since", text: `waiting since ${row.since}` });
     const actions = el(li, "div", { cls: "palinode-actions" });
-    actionButton(actions, "Approve", () => handlers.approve(row), { cls: ["palinode-approve", "mod-cta"], title: `Approve ${row.path}: move it into its folder` });
+    if (row.needsAbout) el(meta, "span", { cls: "palinode-inbox-about", text: "about whom?" });
+    actionButton(actions, row.needsAbout ? "Approve about…" : "Approve", () => handlers.approve(row), {
+      cls: ["palinode-approve", "mod-cta"],
+      title: row.needsAbout ? `Approve ${row.path}, saying who or what it is about` : `Approve ${row.path}: move it into its folder`,
+    });
     actionButton(actions, "Approve as…", () => handlers.approveAs(row), { cls: "palinode-approve-as", title: `Approve ${row.path} as another type than ${row.type}` });
     actionButton(actions, "Reject", () => handlers.reject(row), { cls: "palinode-reject", title: `Reject ${row.path}: archive it in archive/inbox/` });
   }

@@ -1,5 +1,5 @@
 /** What the views and the settings tab need from the plugin (implemented by main.ts). */
-import type { PalinodeUI } from "../actions";
+import type { PalinodeUI, PickRow } from "../actions";
 import type { SidecarClient } from "../client";
 import type { SidecarSession } from "../session";
 import type { PalinodeSettings } from "../settings";
@@ -25,4 +25,6 @@ export interface PalinodeContext {
   /** The folders in .palinode/ignore (the "Folders to ignore" setting). */
   readIgnoredFolders(): Promise<string[]>;
   writeIgnoredFolders(lines: string[]): Promise<void>;
+  /** The people's (`kind` "person") or projects' notes, to say whom an inbox memory is about. */
+  aboutRows(kind: string): PickRow[];
 }

@@ -129,6 +129,49 @@ export class TypeModal extends SuggestModal<TypeChoice> {
   }
 }
 
+/** One answer to "about whom?": an existing note (`path`) or, with `path` "", a new name (`title`). */
+export type AboutChoice = PickRow;
+
+/**
+ * Say who or what a memory is about: the people's (or projects') notes narrowed as the person
+ * types, and the typed text itself as a new name; answers once (a path, a name, or null).
+ */
+export class AboutModal extends SuggestModal<AboutChoice> {
+  constructor(
+    app: App,
+    title: string,
+    private rows: PickRow[],
+    private kind: string,
+    private resolve: (answer: string | null) => void,
+  ) {
+    super(app);
+    this.setPlaceholder(title);
+    this.emptyStateText = `Type a name: a new ${kind} note of that name.`;
+  }
+
+  getSuggestions(query: string): AboutChoice[] {
+    const q = query.trim().replace(/\s+/g, " ");
+    const low = q.toLowerCase();
+    const found = this.rows.filter((r) => r.title.toLowerCase().includes(low) || r.path.toLowerCase().includes(low));
+    const exact = found.some((r) => r.title.toLowerCase() === low);
+    return q && !exact ? [...found, { path: "", title: q, detail: `a new ${this.kind} note named "${q}"` }] : found;
+  }
+
+  renderSuggestion(choice: AboutChoice, item: HTMLElement): void {
+    el(item, "div", { cls: "palinode-search-title", text: choice.title });
+    el(item, "div", { cls: "palinode-muted", text: choice.detail });
+  }
+
+  onChooseSuggestion(choice: AboutChoice): void {
+    this.resolve(choice.path || choice.title);
+  }
+
+  onClose(): void {
+    // as TypeModal: Obsidian closes a SuggestModal before it calls onChooseSuggestion
+    window.setTimeout(() => this.resolve(null), 0);
+  }
+}
+
 /**
  * Search memory, keyboard-driven like Omnisearch: results as the person types (debounced), each with
  * its title, path and a preview of the matching text; ↑↓ to move, ↵ to open, ⌘/Ctrl+↵ in a new tab.
@@ -226,6 +269,7 @@ export function obsidianUI(app: App, openPath: (path: string) => void): Palinode
       new Promise((resolve) => new RowsModal(app, title, rows, applyLabel, note, resolve).open()),
     pickNote: (title, rows, emptyText) => new Promise((resolve) => new PickNoteModal(app, title, rows, emptyText, resolve).open()),
     pickType: (title, choices) => new Promise((resolve) => new TypeModal(app, title, choices, resolve).open()),
+    pickAbout: (title, rows, kind) => new Promise((resolve) => new AboutModal(app, title, rows, kind, resolve).open()),
     openPath,
     jobDisplay: (cancel) => jobNotice(cancel),
   };

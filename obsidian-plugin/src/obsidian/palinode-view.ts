@@ -1,5 +1,5 @@
 /** The side view "Palinode": findings, backlinks by kind, related notes, duplicates, entities, inbox. */
-import { approveInboxNote, approveInboxNoteAs, fixNote, isInboxNote, rejectInboxNote, repairLink } from "../actions";
+import { approveInboxNote, approveInboxNoteAbout, approveInboxNoteAs, fixNote, isInboxNote, rejectInboxNote, repairLink } from "../actions";
 import { renderInbox, renderSideView, renderSideViewMessage, type InboxHandlers } from "../dom/side-view";
 import { inboxListing, loadInbox, loadSideView, sideViewModel } from "../side-view-model";
 import { NoteFollowingView } from "./note-view";
@@ -25,7 +25,10 @@ export class PalinodeView extends NoteFollowingView {
     return {
       openPath: (p) => this.ctx.openPath(p),
       approve: async (row) => {
-        await approveInboxNote(this.ctx.rpc, this.ctx.reviewUI, row.path);
+        if (row.needsAbout) {
+          const kind = row.type === "ProjectSnapshot" ? "project" : "person";
+          await approveInboxNoteAbout(this.ctx.rpc, this.ctx.reviewUI, row.path, this.ctx.aboutRows(kind), kind);
+        } else await approveInboxNote(this.ctx.rpc, this.ctx.reviewUI, row.path);
         await this.refresh();
       },
       approveAs: async (row) => {

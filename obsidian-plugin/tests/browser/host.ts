@@ -39,6 +39,7 @@ const ui: PalinodeUI = {
     events.push(`pick ${title} ${choices.map((c) => c.type).join(", ")}`);
     return choices[choices.length - 1]?.type ?? null;
   },
+  pickAbout: async () => null,
   openPath: (p) => void events.push(`open ${p}`),
 };
 

@@ -157,7 +157,9 @@ describe.skipIf(!haveChromium)("views in Chromium, from recorded sidecar answers
     ]);
     const first = inbox.locator(".palinode-inbox-item").first();
     expect(await first.locator(".palinode-inbox-meta span").allTextContents()).toEqual(["Person", "confidence 55%", "waiting since 2026-03-20"]);
-    expect(await inbox.locator(".palinode-inbox-item").nth(2).locator(".palinode-inbox-meta span").allTextContents()).toEqual(["ProjectSnapshot"]);
+    expect(await inbox.locator(".palinode-inbox-item").nth(2).locator(".palinode-inbox-meta span").allTextContents()).toEqual(["ProjectSnapshot", "about whom?"]);
+    // a project memory naming no project: its Approve asks which first
+    expect(await inbox.locator(".palinode-approve").allTextContents()).toEqual(["Approve", "Approve", "Approve about…"]);
     expect(await first.locator(".palinode-dot").evaluate((e) => getComputedStyle(e).backgroundColor)).toBe("rgb(59, 130, 196)");
     expect(await inbox.locator(".palinode-approve").count()).toBe(3);
     expect(await inbox.locator(".palinode-reject").count()).toBe(3);

@@ -7,7 +7,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { approveInboxNote, approveInboxNoteAs, fixNote, rejectInboxNote, repairLink, undoLastFix, type PalinodeUI } from "../../src/actions";
+import { approveInboxNote, approveInboxNoteAbout, approveInboxNoteAs, fixNote, rejectInboxNote, repairLink, undoLastFix, type PalinodeUI } from "../../src/actions";
 import { applyEdit, type EditableVault } from "../../src/apply-edit";
 import { SidecarClient, discoverSidecar, type SocketConstructor } from "../../src/client";
 import type { ApplyEditResult } from "../../src/protocol";
@@ -117,6 +117,7 @@ describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"
       confirmRows: async () => true,
       pickNote: async (_title, rows) => rows[0]?.path ?? null,
       pickType: async () => null,
+      pickAbout: async () => null,
       openPath: () => undefined,
     };
     const alice = join(sidecar.vault, "people/alice-smith.md");
@@ -236,6 +237,7 @@ describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"
       colour: "#c2417a",
       confidence: "50%",
       since: "2026-11-26",
+      needsAbout: false,
     });
     const row = rows.find((r) => r.path === "inbox/weekly-release-train.md")!;
 
@@ -246,6 +248,7 @@ describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"
       confirmRows: async () => true,
       pickNote: async () => null,
       pickType: async (_title, choices) => (choices.some((c) => c.type === "Decision") ? "Decision" : null),
+      pickAbout: async () => null,
       openPath: (p) => void log.push(`open ${p}`),
     };
 
@@ -307,6 +310,80 @@ describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"
     expect(retyped.split("---")[1]).toMatch(/^status: active$/m);
     expect(retyped).toContain("# Decision: Customers might want dark mode first\n\n## Statement\n");
     expect(retyped).toContain("floated this once for");
+  }, 120_000);
+
+  it("approves a person memory naming nobody only once the person says whom it is about", async () => {
+    const waitingNote = (id: string, text: string) =>
+      [
+        "---",
+        `id: ${id}`,
+        "category: person",
+        "type: PersonMemory",
+        `name: ${JSON.stringify(text)}`,
+        "status: review",
+        'review_reason: "it names no person the vault knows"',
+        'review_about: ""',
+        "core: false",
+        "entities: [project/checkout-redesign]",
+        "confidence: 0.5",
+        "last_updated: 2026-11-26T16:00:00Z",
+        "---",
+        `# ${text}`,
+        "",
+        "## Context",
+        `${text}`,
+        "",
+      ].join("\n");
+    mkdirSync(join(sidecar.vault, "inbox"), { recursive: true });
+    writeFileSync(join(sidecar.vault, "inbox/she-moved-to-porto.md"), waitingNote("person-she-moved-to-porto", "She moved to Porto in March"));
+    writeFileSync(join(sidecar.vault, "inbox/he-runs-the-front-desk.md"), waitingNote("person-he-runs-the-front-desk", "He runs the front desk now"));
+    const rows = async () => {
+      const model = sideViewModel(await loadSideView(rpc, "people/alice-smith.md"));
+      return model.inbox.state === "ok" ? model.inbox.items : [];
+    };
+    let listed = await rows();
+    for (const start = Date.now(); listed.length < 2 && Date.now() - start < 60_000; listed = await rows()) {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(listed.map((r) => [r.path, r.needsAbout])).toEqual([
+      ["inbox/he-runs-the-front-desk.md", true],
+      ["inbox/she-moved-to-porto.md", true],
+    ]);
+    const log: string[] = [];
+    let answer: string | null = null;
+    const ui: PalinodeUI = {
+      notice: (m) => void log.push(m),
+      confirmDiff: async () => true,
+      confirmRows: async () => true,
+      pickNote: async () => null,
+      pickType: async () => null,
+      pickAbout: async (title, offered) => {
+        log.push(`${title} ${offered.map((r) => r.path).join(", ")}`);
+        return answer;
+      },
+      openPath: () => undefined,
+    };
+    // Approve alone is refused, saying what to do; nothing moves
+    expect(await approveInboxNote(rpc, ui, "inbox/she-moved-to-porto.md")).toBeNull();
+    expect(log.pop()).toMatch(/names no person the vault knows: say who or what it is about/);
+    expect(existsSync(join(sidecar.vault, "inbox/she-moved-to-porto.md"))).toBe(true);
+    // dismissed: nothing asked of the sidecar
+    const people = [{ path: "people/alice-smith.md", title: "Alice Smith", detail: "people/alice-smith.md" }];
+    expect(await approveInboxNoteAbout(rpc, ui, "inbox/she-moved-to-porto.md", people, "person")).toBeNull();
+    expect(log.pop()).toBe("she-moved-to-porto is about whom? people/alice-smith.md");
+    // an existing person: merged into her note
+    answer = "people/alice-smith.md";
+    expect(await approveInboxNoteAbout(rpc, ui, "inbox/she-moved-to-porto.md", people, "person")).toBe("people/alice-smith.md");
+    expect(log.pop()).toBe('Palinode: approved as about people/alice-smith.md: filed in people/alice-smith.md (the inbox note is archived). "Undo the last fix" reverts it.');
+    expect(readFileSync(join(sidecar.vault, "people/alice-smith.md"), "utf8")).toContain("She moved to Porto in March");
+    expect(existsSync(join(sidecar.vault, "archive/inbox/she-moved-to-porto.md"))).toBe(true);
+    // a new name: a new person note of that name
+    answer = "Rui Duarte";
+    expect(await approveInboxNoteAbout(rpc, ui, "inbox/he-runs-the-front-desk.md", people, "person")).toBe("people/rui-duarte.md");
+    const rui = readFileSync(join(sidecar.vault, "people/rui-duarte.md"), "utf8");
+    expect(rui).toMatch(/^name: "?Rui Duarte"?$/m);
+    expect(rui).toContain("He runs the front desk now");
+    expect(rui).not.toMatch(/review_about|status: review/);
   }, 120_000);
 
   it("runs a re-index as a job: answers at once, pushes progress, ends with the result", async () => {

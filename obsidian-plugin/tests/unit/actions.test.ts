@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
 import {
   approveInboxNote,
+  approveInboxNoteAbout,
   approveInboxNoteAs,
   approveInboxNoteSuperseding,
   activeDecisionRows,
+  entityRows,
   countsText,
   describeError,
   extractMemories,
@@ -22,7 +24,7 @@ import { RpcError, notRunningMessage } from "../../src/client";
 import type { Rpc } from "../../src/side-view-model";
 
 /** A scripted UI: records notices and answers confirmations and picks as told. */
-function scriptedUI(answers: { confirm?: boolean; pick?: string | null; type?: string | null } = {}) {
+function scriptedUI(answers: { confirm?: boolean; pick?: string | null; type?: string | null; about?: string | null } = {}) {
   const log: string[] = [];
   const ui: PalinodeUI = {
     notice: (m) => void log.push(`notice: ${m}`),
@@ -41,6 +43,10 @@ function scriptedUI(answers: { confirm?: boolean; pick?: string | null; type?: s
     pickType: async (title, choices) => {
       log.push(`type: ${title} | ${choices.map((c) => `${c.type} (${c.detail})`).join("; ")}`);
       return answers.type ?? null;
+    },
+    pickAbout: async (title, rows, kind) => {
+      log.push(`about: ${title} | ${kind} | ${rows.map((r) => r.title).join("; ")}`);
+      return answers.about ?? null;
     },
     openPath: (p) => void log.push(`open: ${p}`),
   };
@@ -216,6 +222,50 @@ describe("commands", () => {
     const dismissed = scriptedUI({ pick: null });
     expect(await approveInboxNoteSuperseding(rpc, dismissed.ui, "inbox/x.md", rows)).toBeNull();
     expect(calls).toHaveLength(1);
+  });
+
+  it("approve saying whom it is about: the person's note picked, or a new name typed; nothing asked when dismissed", async () => {
+    const { rpc, calls } = scriptedRpc({
+      "inbox.approve": (p) =>
+        p.about === "people/ana.md"
+          ? { path: "people/ana.md", written: ["people/ana.md", "archive/inbox/x.md", "inbox/x.md"], run: "r20" }
+          : { path: "people/rui-duarte.md", written: ["people/rui-duarte.md", "archive/inbox/x.md", "inbox/x.md"], run: "r21" },
+    });
+    const rows = entityRows(
+      [
+        { path: "people/ana.md", basename: "ana" },
+        { path: "people/old/bo.md", basename: "bo" },
+        { path: "projects/kit.md", basename: "kit" },
+        { path: "people/zed.md", basename: "zed" },
+      ],
+      "person",
+      (p) => ({ "people/ana.md": "Ana Costa", "people/zed.md": " " })[p],
+    );
+    expect(rows).toEqual([
+      { path: "people/ana.md", title: "Ana Costa", detail: "people/ana.md" },
+      { path: "people/zed.md", title: "zed", detail: "people/zed.md" },
+    ]);
+    expect(entityRows([{ path: "projects/kit.md", basename: "kit" }], "project", () => undefined).map((r) => r.path)).toEqual(["projects/kit.md"]);
+
+    const picked = scriptedUI({ about: "people/ana.md" });
+    expect(await approveInboxNoteAbout(rpc, picked.ui, "inbox/x.md", rows, "person")).toBe("people/ana.md");
+    expect(picked.log).toEqual([
+      "about: x is about whom? | person | Ana Costa; zed",
+      'notice: Palinode: approved as about people/ana.md: filed in people/ana.md (the inbox note is archived). "Undo the last fix" reverts it.',
+      "open: people/ana.md",
+    ]);
+    const typed = scriptedUI({ about: "  Rui Duarte " });
+    expect(await approveInboxNoteAbout(rpc, typed.ui, "inbox/x.md", rows, "person")).toBe("people/rui-duarte.md");
+    expect(calls.map((c) => c.params)).toEqual([
+      { path: "inbox/x.md", about: "people/ana.md" },
+      { path: "inbox/x.md", about: "Rui Duarte" },
+    ]);
+    const project = scriptedUI({ about: null });
+    expect(await approveInboxNoteAbout(rpc, project.ui, "inbox/y.md", [], "project")).toBeNull();
+    expect(project.log).toEqual(["about: y is about what project? | project | "]);
+    expect(await approveInboxNoteAbout(rpc, scriptedUI({ about: "   " }).ui, "inbox/y.md", [], "person")).toBeNull();
+    expect(await approveInboxNoteAbout(rpc, scriptedUI({ about: "Ana" }).ui, "people/x.md", rows, "person")).toBeNull();
+    expect(calls).toHaveLength(2);
   });
 
   it("approve keeping active asks the sidecar to retire none of the decisions the note names", async () => {

@@ -44,6 +44,7 @@ describe("PalinodePlugin wiring", () => {
       "consolidate",
       "search-memory",
       "approve-inbox-note",
+      "approve-inbox-note-about",
       "approve-inbox-note-as",
       "approve-inbox-note-superseding",
       "approve-inbox-note-keep-active",
@@ -100,7 +101,7 @@ describe("PalinodePlugin wiring", () => {
   it("offers note commands only while a note is open (checkCallback)", async () => {
     const { app, plugin } = await loaded();
     const command = (id: string) => plugin.commands.find((c: any) => c.id === id);
-    for (const id of ["fix-note", "find-duplicates", "show-related", "approve-inbox-note", "approve-inbox-note-as", "approve-inbox-note-superseding", "approve-inbox-note-keep-active", "reject-inbox-note"]) {
+    for (const id of ["fix-note", "find-duplicates", "show-related", "approve-inbox-note", "approve-inbox-note-as", "approve-inbox-note-superseding", "approve-inbox-note-keep-active", "approve-inbox-note-about", "reject-inbox-note"]) {
       expect(command(id).callback).toBeUndefined();
       expect(command(id).checkCallback(true)).toBe(false);
     }

@@ -118,6 +118,7 @@ describe("inbox", () => {
     type: "Decision",
     confidence: 0.5,
     since: "2026-11-26",
+    needs_about: false,
     ...over,
   });
 
@@ -127,7 +128,7 @@ describe("inbox", () => {
       state: "ok",
       empty: "Nothing is waiting for review.",
       items: [
-        { path: "inbox/alice-s-notes.md", title: "Alice S. notes", type: "Person", colour: "#3b82c4", confidence: "55%", since: "2026-03-20" },
+        { path: "inbox/alice-s-notes.md", title: "Alice S. notes", type: "Person", colour: "#3b82c4", confidence: "55%", since: "2026-03-20", needsAbout: false },
         {
           path: "inbox/weekly-release-train.md",
           title: "Ship the checkout redesign weekly",
@@ -135,9 +136,11 @@ describe("inbox", () => {
           colour: "#c2417a",
           confidence: "50%",
           since: "2026-03-24",
+          needsAbout: false,
         },
-        // no title, no confidence, no date; a type without a folder takes the inbox's colour
-        { path: "inbox/checkout-snapshot.md", title: "checkout-snapshot", type: "ProjectSnapshot", colour: "#c9a227", confidence: "", since: "" },
+        // no title, no confidence, no date; a type without a folder takes the inbox's colour; a
+        // project memory naming no project: approving it asks which
+        { path: "inbox/checkout-snapshot.md", title: "checkout-snapshot", type: "ProjectSnapshot", colour: "#c9a227", confidence: "", since: "", needsAbout: true },
       ],
     });
   });
@@ -168,6 +171,7 @@ describe("inbox", () => {
       confirmRows: async () => true,
       pickNote: async () => null,
       pickType: async () => null,
+      pickAbout: async () => null,
       openPath: () => undefined,
     };
     const listed = async () => {

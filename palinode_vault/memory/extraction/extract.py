@@ -323,6 +323,7 @@ def _item(choice: Selection, ctx: PassContext, chosen: set[int], offered: bool) 
     entities = [(names[choice.about], choice.about)] if choice.about in names else []
     entities += [(r, shown) for r, shown in mentioned(composed.text, known) if r not in [e[0] for e in entities]]
     title = composed.title
+    about_unknown = False
     if type_name in ("PersonMemory", "ProjectSnapshot"):
         before = [s for s in statements if s.number < statement.number]
         name, entities = _named(type_name, statement, names.get(choice.about), entities, known, self_person, cue, before)
@@ -330,8 +331,8 @@ def _item(choice: Selection, ctx: PassContext, chosen: set[int], offered: bool) 
             title = name
         else:
             what = "person" if type_name == "PersonMemory" else "project"
-            reasons.append(f"it names no {what} the vault knows, filed as {ex.uncertain_type}")
-            type_name = ex.uncertain_type
+            reasons.append(f"it names no {what} the vault knows")
+            about_unknown = True
     if type_name not in types or type_name not in TYPE_KIND and type_name != "ActionItem":
         reasons.append(f"type {type_name} unknown, filed as {ex.uncertain_type}")
         type_name = ex.uncertain_type
@@ -373,6 +374,7 @@ def _item(choice: Selection, ctx: PassContext, chosen: set[int], offered: bool) 
         note=note,
         replaces_path=replaces_path,
         judged=bool(sure and not reasons and type_name == sure.type),
+        about_unknown=about_unknown,
     )
     return item, "", composed.statements
 

@@ -63,6 +63,9 @@ class Item:
     #: filed on the statement judge's word alone (PROGRAM.md `file_judged`): its evidence says what
     #: the statement is, not whether it adds to a note it is close to or replaces it, nor who it is about
     judged: bool = False
+    #: a person or project memory whose subject the proposer's words do not name: it waits in
+    #: inbox/ for the person to say who or what it is about (review.approve `about`)
+    about_unknown: bool = False
 
 
 @dataclass
@@ -249,7 +252,9 @@ def render_new(
 ) -> str:
     """The full text of a new memory file in its schema; an inbox note says why it waits
     (`review_reason`) and, for a decision that would replace another, which note approving it
-    retires (`review_supersedes`: vault paths, since ids may repeat in a hand-kept vault)."""
+    retires (`review_supersedes`: vault paths, since ids may repeat in a hand-kept vault); a person
+    or project memory naming nobody the code could read has an empty `review_about` for the person
+    to say who or what it is about."""
     from palinode_vault.core.frontmatter import render_scalar as q
 
     type_name = item.type if item.type in TYPE_KIND else "Insight"
@@ -267,6 +272,8 @@ def render_new(
             fmv.append(("review_reason", q(" ".join(review_reason.split())[:300])))
         if review_supersedes:
             fmv.append(("review_supersedes", _yaml_list(review_supersedes)))
+        if item.about_unknown and type_name in ("PersonMemory", "ProjectSnapshot"):
+            fmv.append(("review_about", '""'))  # who or what it is about: the person fills it in, or says it on approval
     elif type_name in ("Decision",):
         fmv.append(("status", "active"))
     elif type_name == "ProjectSnapshot":
@@ -462,6 +469,10 @@ class Updater:
             if old:  # "This replaces our SMS provider decision": the note it names is the one replaced
                 item.replaces = self.vault.state.notes[old].title if old in self.vault.state.notes else old
                 return self._supersede(item, old, None)
+        if kind in ("person", "project") and item.about_unknown:
+            # never filed: a note named after a sentence would be a person or project nobody is
+            what = "person" if kind == "person" else "project"
+            return self._inbox(item, f"it names no {what} the vault knows; approving it needs the person to say which")
         if kind in ("person", "project"):
             target = self.find_entity_file(kind, item.title, item.entities)
             if target and self._status(target) == "archived":
