@@ -286,6 +286,8 @@ def run_model(
                     "id": case["id"],
                     "mistyped": mistyped,
                     "ops": [(o.op, o.type, o.path) for o in r.outcomes],
+                    # per outcome, the expected memory it is by the bench's count (its index), or None
+                    "hits": [_match(o, r.diffs, case["expected"]) for o in r.outcomes],
                     "why": [o.reason for o in r.outcomes],
                     "valid": r.schema_valid,
                     "seconds": round(r.seconds, 2),

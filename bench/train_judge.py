@@ -37,12 +37,15 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 EVAL = HERE / "extraction-eval"
 #: Every development set (bench/README.md); never a frozen test set not yet run.
-DEFAULT_SETS = "cases,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,heldout7,heldout8,secrets1,secrets2,test1,test2,test3,test4,test5,test6,test7,test8,test9,test10,test11,test12,test13"
+DEFAULT_SETS = "cases,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,heldout7,heldout8,secrets1,secrets2,test1,test2,test3,test4,test5,test6,test7,test8,test9,test10,test11,test12,test13,test14"
 CLASSES = ["none", "Decision", "ProjectSnapshot", "Insight", "PersonMemory", "ResearchRef", "ActionItem"]
 L2 = 0.3
 #: The grammar words' feature value (cue_words/<lang>.toml [judge]): 0.5 beside the 384 embedding
 #: dimensions, set against 0 on the cross-validation (docs/BENCHMARKS.md, session 11).
 FUNCTION_SCALE = 0.5
+#: Whether a memory's context sentences (fewer of its keywords than its likeliest sentence) are
+#: trained on as its type; set by cross-validation (docs/BENCHMARKS.md, session 16).
+CONTEXT = "leave-out"
 STEPS = 2000
 RATE = 1.0
 #: What one pass leaves for review at most: PROGRAM.md's `review_per_pass` default.
@@ -70,12 +73,21 @@ def labelled_sentences(set_names: list[str]) -> list[dict]:
             turns = parse_transcript(case["transcript"])
             redacted = secrets.redact_conversation([(t.role, t.content) for t in turns])
             turns = [Turn(t.role, own_words(text) if t.role == USER else text) for t, (text, _) in zip(turns, redacted)]
-            for sentence in [s.text for s in number_statements(turns)]:
-                label = next(
-                    (e["type"] for e in case["expected"] if any(k.lower() in sentence.lower() for k in e["keywords"])), "none"
-                )
-                rows.append({"set": name, "case": case["id"], "sentence": sentence, "label": label})
+            sentences = [s.text for s in number_statements(turns)]
+            # per expected memory, the most of its keywords any one sentence says: the sentences
+            # saying that many are the memory itself, the others holding a keyword its context
+            best = [max((_said(e, x) for x in sentences), default=0) for e in case["expected"]]
+            for sentence in sentences:
+                hit = next((i for i, e in enumerate(case["expected"]) if _said(e, sentence)), None)
+                label = case["expected"][hit]["type"] if hit is not None else "none"
+                central = hit is None or _said(case["expected"][hit], sentence) == best[hit]
+                rows.append({"set": name, "case": case["id"], "sentence": sentence, "label": label, "central": central})
     return rows
+
+
+def _said(expected: dict, sentence: str) -> int:
+    """How many of an expected memory's keywords the sentence says."""
+    return sum(k.lower() in sentence.lower() for k in expected["keywords"])
 
 
 def feature_matrix(rows: list[dict], function_words: list[str], scale: float) -> tuple[np.ndarray, str]:
@@ -192,6 +204,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "palinode_vault" / "memory" / "extraction" / "judge.json")
     ap.add_argument("--l2", type=float, default=L2, help="the L2 penalty (chosen by cross-validation)")
     ap.add_argument("--function-scale", type=float, default=FUNCTION_SCALE, help="the grammar words' feature value (0: not used)")
+    ap.add_argument(
+        "--context",
+        choices=("keep", "leave-out"),
+        default=CONTEXT,
+        help="a sentence holding fewer of a memory's keywords than its likeliest sentence (its context): "
+        "trained on as that memory's type (keep) or not trained on (leave-out)",
+    )
     ap.add_argument("--cv-only", action="store_true", help="report the cross-validation, write nothing")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
@@ -203,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     function_words = list(load().function_words) if args.function_scale else []
     x, model_id = feature_matrix(rows, function_words, args.function_scale)
     y = np.array([CLASSES.index(r["label"]) for r in rows])
+    central = np.array([r["central"] for r in rows])
+    trained = central | (args.context == "keep")  # the rows a fit learns from
+    y_strict = np.where(central, y, 0)  # a memory's context counted as no memory
     sets = np.array([r["set"] for r in rows])
     cases = np.array([f"{r['set']}:{r['case']}" for r in rows])
     conversations = {name: len(set(cases[sets == name])) for name in names}
@@ -212,15 +234,16 @@ def main(argv: list[str] | None = None) -> int:
         for c in json.loads((EVAL / f"{name}.json").read_text())
         if c["expected"] and not c.get("repeat")
     }
-    held_out, pooled_p, pooled_y, pooled_cases = {}, [], [], []
+    held_out, pooled_p, pooled_y, pooled_strict, pooled_cases = {}, [], [], [], []
     for name in names:
         test = sets == name
         if test.all() or not test.any():
             continue
-        p = probabilities(x[test], fit(x[~test], y[~test], args.l2))
+        p = probabilities(x[test], fit(x[~test & trained], y[~test & trained], args.l2))
         held_out[name] = scores(p, y[test])
         pooled_p.append(p)
         pooled_y.append(y[test])
+        pooled_strict.append(y_strict[test])
         pooled_cases.append(cases[test])
     cv: dict = {"by_set": held_out, "conversations": conversations}
     if pooled_p:
@@ -234,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         cv["filing"] = filing_scores(np.vstack(pooled_p), np.concatenate(pooled_y), np.concatenate(pooled_cases))
         cv["file_judged"] = file_threshold(cv["filing"])
+        # the same filings, a memory's context counted wrong: how often the statement filed is the memory itself
+        cv["filing_central"] = filing_scores(np.vstack(pooled_p), np.concatenate(pooled_strict), np.concatenate(pooled_cases))
         # what review would cost and give at each threshold: statements flagged that are no memory,
         # per conversation, and the share of memory statements flagged
         judged = sum(conversations[n] for n in held_out)
@@ -251,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": round(time.monotonic() - started, 1),
     }
     if not args.cv_only:
-        w = fit(x, y, args.l2)
+        w = fit(x[trained], y[trained], args.l2)
         data = {
             "about": "statement judge weights; written by bench/train_judge.py, read by palinode_vault/memory/extraction/judge.py",
             "embedding_model": model_id,
@@ -259,6 +284,7 @@ def main(argv: list[str] | None = None) -> int:
             "cue_types": CLASSES[1:],
             "trained_on": {n: hashlib.sha256((EVAL / f"{n}.json").read_bytes()).hexdigest()[:16] for n in names},
             "l2": args.l2,
+            "context": args.context,
             "function_words": function_words,
             "function_scale": args.function_scale,
             "steps": STEPS,
@@ -295,6 +321,8 @@ def main(argv: list[str] | None = None) -> int:
             f"filing on the judge's word, the likeliest statement a conversation at or above: filed / right / precision (file_judged: {cv['file_judged']})"
         )
         print("  " + "  ".join(f"{t}: {v['filed']}/{v['right']}/{v['precision']}" for t, v in cv["filing"].items()))
+        print("  the same, a memory's context counted wrong:")
+        print("  " + "  ".join(f"{t}: {v['filed']}/{v['right']}/{v['precision']}" for t, v in cv["filing_central"].items()))
     if "written" in report:
         print(f"weights written to {report['written']}")
     print(f"{report['seconds']} s")

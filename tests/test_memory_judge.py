@@ -82,7 +82,7 @@ def test_a_statement_the_judge_rates_a_memory_waits_in_inbox_when_the_model_miss
 
 def test_the_judge_follows_program_md(vault):
     program = (ROOT / "PROGRAM.md").read_text()
-    line = "  review_judged: 0.6 "
+    line = "  review_judged: 0.5 "
     assert line in program
     for off in (
         program.replace(line, "  review_judged: 0   ", 1),
@@ -137,7 +137,7 @@ def test_a_choice_of_the_models_that_neither_wording_nor_the_judge_supports_is_d
     assert "statement 1 (turn 1, characters 0-42): neither its wording nor the judge (" in " ".join(r.dropped)
     # with the judge off, the model's choice waits for review: no wording says what it is
     program = (ROOT / "PROGRAM.md").read_text()
-    (vault.root / "PROGRAM.md").write_text(program.replace("  review_judged: 0.6 ", "  review_judged: 0   ", 1))
+    (vault.root / "PROGRAM.md").write_text(program.replace("  review_judged: 0.5 ", "  review_judged: 0   ", 1))
     r = extract_text(vault, f"User: {chat}\nAssistant: Stay dry.", generator="judgetest", source="test", now=NOW)
     assert [(o.op, o.confidence) for o in r.outcomes] == [("INBOX", 0.5)]
     assert "no wording says what it is and the judge is off" in r.outcomes[0].reason
@@ -201,6 +201,45 @@ def test_a_statement_the_judge_types_at_file_judged_is_filed_on_its_word(vault):
     assert r.outcomes[0].confidence == pytest.approx(rating.typed, abs=0.01)
     assert "filed on the judge's word (ActionItem at " in r.outcomes[0].reason
     assert "conflict log format" in (vault.root / "people/tariq-benali.md").read_text()
+
+
+def test_only_the_likeliest_statement_of_a_pass_is_filed_on_the_judges_word(vault):
+    """`file_judged` was read off the likeliest statement of each held-out conversation: a second
+    statement over it was never measured, so it waits for review; the likeliest is filed."""
+    first = "Tariq will send the conflict log format to Mira by Friday."
+    second = "Hana will send the Dutch translations to Sam by Thursday."
+    judge, _ = load_judge()
+    rated = judge.rate([first, second], judge_embedder(judge.model_id)[0], TYPES)
+    assert all(r.type == "ActionItem" and r.typed >= 0.7 for r in rated)  # both over file_judged
+    assert rated[0].typed > rated[1].typed  # the shipped weights' reading
+    r = run(vault, f"User: Two things. {second} {first}\nAssistant: Noted.")
+    filed = [o for o in r.outcomes if o.op != "INBOX"]
+    assert [(o.op, o.path) for o in filed] == [("UPDATE", "people/tariq-benali.md")]
+    assert "filed on the judge's word" in filed[0].reason
+    waiting = [o for o in r.outcomes if o.op == "INBOX"]
+    assert len(waiting) == 1 and "Dutch translations" in r.diffs[waiting[0].path]
+
+
+def test_the_judge_is_trained_on_the_memorys_own_sentence_not_its_context(tmp_path, monkeypatch):
+    """A sentence holding fewer of a memory's keywords than the sentence holding most of them is
+    its context (`central` False): `--context leave-out` does not train on it as that type."""
+    from script_helpers import load_script
+
+    train = load_script("bench/train_judge.py")
+    case = {
+        "id": "x-01",
+        "transcript": "User: Paddle's contract came back at 5% per sale. Billing moves to Moloni invoices from March. "
+        "\nAssistant: Noted.",
+        "expected": [{"type": "Decision", "keywords": ["moloni", "march", "paddle"]}],
+    }
+    (tmp_path / "one.json").write_text(json.dumps([case]))
+    monkeypatch.setattr(train, "EVAL", tmp_path)
+    rows = {r["sentence"][:12]: (r["label"], r["central"]) for r in train.labelled_sentences(["one"])}
+    assert rows == {
+        "Paddle's con": ("Decision", False),  # one keyword: the context of the decision
+        "Billing move": ("Decision", True),  # two: the decision itself
+    }
+    assert train.CONTEXT == "leave-out" and json.loads(WEIGHTS.read_text())["context"] == train.CONTEXT
 
 
 def test_file_judged_is_the_lowest_threshold_from_which_precision_stays_at_the_bar():

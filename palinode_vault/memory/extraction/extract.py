@@ -155,6 +155,16 @@ class PassContext:
     known: list[tuple[str, str, list[str]]]
     self_person: tuple[str, str] | None
 
+    @property
+    def likeliest(self) -> int | None:
+        """The statement the judge gives the highest probability of one type: the only one of a
+        pass its word alone may file, as its calibration measured it (`file_judged` is read off
+        the likeliest statement of each held-out conversation, bench/train_judge.py); a second
+        statement over the threshold was never measured, and waits for review."""
+        if not self.ratings:
+            return None
+        return max(self.ratings.items(), key=lambda kv: (kv[1].typed, -kv[0]))[0]
+
 
 @dataclass
 class Verified:
@@ -296,7 +306,11 @@ def _item(choice: Selection, ctx: PassContext, chosen: set[int], offered: bool) 
     # the judge's own word: a type it gives at `file_judged` or above is filed whoever proposed it
     # (its cross-validated precision there, PROGRAM.md); the checks below that are not about the
     # proposer (a named person or project, a known type) still hold
-    sure = judged if judged is not None and ex.file_judged and judged.typed >= ex.file_judged else None
+    sure = (
+        judged
+        if judged is not None and ex.file_judged and judged.typed >= ex.file_judged and statement.number == ctx.likeliest
+        else None
+    )
     where = f"statement {statement.number} ({statement.provenance()})"
     cap = ex.unmarked_confidence if ex.unmarked_confidence is not None else 1.0
     if ratings is not None and not cue and not judged and cap < ex.confidence_threshold:

@@ -10,8 +10,9 @@ labelled conversations of bench/extraction-eval/ by `bench/train_judge.py`, whic
 
 The judge proposes: a statement it rates at PROGRAM.md's `review_judged` or above, that no item
 covers, waits in inbox/ for the person (extract.py). It files on its own word only where its
-cross-validation says that is right often enough: a statement whose likeliest type it gives at
-`file_judged` or above (PROGRAM.md, where its cross-validated precision is written). Its weights belong to one embedding model; with another,
+cross-validation says that is right often enough: the pass's one statement whose likeliest type
+it gives with the highest probability, at `file_judged` or above (PROGRAM.md, where its
+cross-validated precision is written). Its weights belong to one embedding model; with another,
 `load_judge` says why it is off and nothing is judged.
 """
 
