@@ -385,6 +385,16 @@ def test_a_name_that_cannot_say_whom_is_refused_with_no_write(root, about, why):
     assert _files(root) == before
 
 
+def test_a_symlinked_note_is_not_whom_a_memory_is_about(root, tmp_path):
+    outside = tmp_path / "outside.md"
+    outside.write_text("---\nid: person-x\ncategory: person\nname: X\n---\n# X\n")
+    (root / "people/x.md").symlink_to(outside)
+    path = _nobody(root)
+    with pytest.raises(review.ReviewError, match="is a symlink"):
+        review.approve(vault(root), path, NOW, about="people/x.md")
+    assert "Porto" not in outside.read_text()
+
+
 def test_about_is_for_person_and_project_memories_and_approving_as_an_insight_needs_no_name(root):
     path = _nobody(root)
     with pytest.raises(review.ReviewError, match="only a person or project memory is about someone"):

@@ -172,6 +172,8 @@ def _about_target(ws: Workspace, updater: Updater, kind: str, name: str) -> tupl
         path = ws.vault.state.entity_path(ref) if ref else name if name.endswith(".md") else f"{name}.md"
         if not path or not path.startswith(folder + "/") or path.count("/") != 1 or not ws.exists(path):
             raise ReviewError(f"{name} is no note in {folder}/; name the {kind} by its note or by a new name")
+        if (ws.root / path).is_symlink():  # a write through it would land outside the vault
+            raise ReviewError(f"{path} is a symlink; name the note it points to")
     else:
         path = updater.find_entity_file(kind, name, []) or ""
     if not path:
