@@ -138,8 +138,15 @@ def test_a_note_approved_as_any_type_is_filed_in_its_folder_in_its_schema_with_e
         "## Seen\n- 2026-11-24: nobody could find a room for the design review.\n"
     )
     before = note.read_text()
-    r = review.approve(vault(root), "inbox/rooms-book-out.md", NOW, as_type=as_type)
     kind = BY_NAME[TYPE_KIND[as_type]]
+    about = None
+    if kind.name in ("person", "project"):
+        # it names no person or project: its title is no one's name, so approving asks whom
+        with pytest.raises(review.ReviewError, match=f"names no {kind.name} the vault knows"):
+            review.approve(vault(root), "inbox/rooms-book-out.md", NOW, as_type=as_type)
+        assert note.read_text() == before
+        about = "Room Desk"
+    r = review.approve(vault(root), "inbox/rooms-book-out.md", NOW, as_type=as_type, about=about)
     assert r.path.startswith(kind.folder + "/") and not note.exists()
     text = (root / r.path).read_text()
     data = frontmatter_of(text)
@@ -148,6 +155,9 @@ def test_a_note_approved_as_any_type_is_filed_in_its_folder_in_its_schema_with_e
     assert data["confidence"] == 0.45 and data["evidence_refs"] == ["daily/2026-11-24"]
     assert ("recurrence_count" in data) == (as_type == "Insight")
     assert all(line in words(text) for line in words(before)[1:])  # no word of the person's lost
+    assert "review_about" not in data
+    if about:
+        assert r.path == f"{kind.folder}/room-desk.md" and data["name"] == "Room Desk" and "\n# Room Desk\n" in text
     assert "## Seen\n- 2026-11-24: nobody could find a room for the design review.\n" in text
     heads = [h for h in STATEMENT_SECTIONS[as_type] if f"## {h}\n" in text]
     assert not STATEMENT_SECTIONS[as_type] or heads, "the statement sits in the new type's statement section"

@@ -339,12 +339,26 @@ export function otherTypes(currentType?: string): TypeChoice[] {
 
 /**
  * "Approve as…": the person picks the memory type the inbox note really is, and it is approved as
- * that type. Returns the note's new path, or null when dismissed, refused or failed.
+ * that type; as a person or project memory, once they have also said whom or what it is about
+ * (with `aboutRows`). Returns the note's new path, or null when dismissed, refused or failed.
  */
-export async function approveInboxNoteAs(rpc: Rpc, ui: PalinodeUI, path: string, currentType?: string): Promise<string | null> {
+export async function approveInboxNoteAs(
+  rpc: Rpc,
+  ui: PalinodeUI,
+  path: string,
+  currentType?: string,
+  aboutRows?: (kind: string) => PickRow[],
+): Promise<string | null> {
   if (!isInboxNote(path)) return notInInbox(ui, path, "approved");
   const picked = await ui.pickType(`Approve ${basename(path)} as…`, otherTypes(currentType));
-  return picked ? approveInboxNote(rpc, ui, path, picked) : null;
+  if (!picked) return null;
+  const kind = MEMORY_TYPES.find((c) => c.type === picked)?.kind;
+  if (aboutRows && (kind === "person" || kind === "project")) {
+    // a person or project memory is about someone: the note's title is no one's name
+    const about = await ui.pickAbout(`${basename(path)} is about ${kind === "project" ? "what project" : "whom"}?`, aboutRows(kind), kind);
+    return about?.trim() ? approveInboxNote(rpc, ui, path, picked, [], false, about.trim()) : null;
+  }
+  return approveInboxNote(rpc, ui, path, picked);
 }
 
 /** The active decisions (notes directly in decisions/ with `status: active`) as rows to pick from. */

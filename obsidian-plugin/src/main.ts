@@ -382,7 +382,7 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
     this.addCommand({
       id: "approve-inbox-note-as",
       name: "Approve this inbox note as another type…",
-      checkCallback: this.withNote((p) => approveInboxNoteAs(rpc, reviewUI, p), inInbox),
+      checkCallback: this.withNote((p) => approveInboxNoteAs(rpc, reviewUI, p, undefined, (kind) => this.aboutRows(kind)), inInbox),
     });
     this.addCommand({
       id: "approve-inbox-note-superseding",

@@ -11,7 +11,9 @@ note says and where it came from:
   PersonMemory's `name`, `role` and `last_contact` ...); the new type's keys the note lacks are
   added as filing a new memory writes them (`update.render_new`), dated when the note was written
   (its `created` or `last_updated`) rather than when it is approved; every other key (confidence,
-  entities, evidence, provenance, the person's own) stays byte for byte.
+  entities, evidence, provenance, the person's own) stays byte for byte. Re-typed as a person or
+  project memory naming none of its kind among its entities, it gets an empty `review_about`:
+  its title is no one's name, so approving it needs whom or what it is about.
 - body: rendered in the new type's sections (`render_new`) from the note's own words: the text
   under its title and its statement section become the new statement, a Decision's Rationale and
   Alternatives Rejected fill a Decision's, and every other section is kept under its heading (in
@@ -26,6 +28,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field
 
+from palinode_vault.core.entities import entity_refs
 from palinode_vault.core.frontmatter import find_block, key_spans
 from palinode_vault.core.schemas import SCHEMAS, Memory
 from palinode_vault.kinds import TYPE_KIND
@@ -119,7 +122,13 @@ def retype(vault: Vault, path: str, text: str, old_type: str, new_type: str, now
     for heading, content in others:
         if content:
             body = append_to_section(body, heading, content.split("\n"))
-    return _frontmatter(text, rendered, old_type, new_type, path) + body
+    head = _frontmatter(text, rendered, old_type, new_type, path)
+    kind = TYPE_KIND[new_type]
+    if kind in ("person", "project") and not any(r.startswith(kind + "/") for r in entity_refs(data)):
+        # the note names no person (project) of its own: its title is no one's name, so the
+        # approval asks whom it is about (review.approve), as for an extracted memory naming nobody
+        head = set_keys(head, {"review_about": ""})
+    return head + body
 
 
 def _noted(data: dict, now: dt.datetime) -> dt.datetime:

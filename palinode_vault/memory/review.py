@@ -243,15 +243,21 @@ def approve(
             f"{path} names no {kind} the vault knows: say who or what it is about (inbox approve NOTE --about NAME, "
             "or write the name in its review_about), or approve it --as Insight"
         )
+    named_path = ""  # a new person or project the person named: this note, filed under that name
     if kind in ("person", "project"):
         program = load_program(vault.root)
         updater = Updater(vault, ws, program.settings, similar_for(vault)[0], "review", now)
-        if said_about:
-            return _approve_about(ws, updater, path, text, data, type_name, said_about, retyped)
-        heading = re.search(r"^# +(.+)$", body_of(text), re.M)  # the file on disk, whatever the watcher has seen
-        name = str(data.get("name") or (heading.group(1).strip() if heading else path.rsplit("/", 1)[1][:-3]))
         refs = [(r, "") for r in entity_refs(data)]  # odd items (numbers, nulls) name no entity
-        target = updater.find_entity_file(kind, name, refs)
+        if said_about:
+            target, name = _about_target(ws, updater, kind, said_about)
+            # the note's other people or projects stay mentioned, but the first of its kind is who
+            # it is about (the update logic takes that one): the one the person named
+            refs = ([(ref_of_path(target) or "", name)] if target else []) + [r for r in refs if not r[0].startswith(kind + "/")]
+            retyped = f" as about {name}{retyped}"
+        else:
+            heading = re.search(r"^# +(.+)$", body_of(text), re.M)  # the file on disk, whatever the watcher has seen
+            name = str(data.get("name") or (heading.group(1).strip() if heading else path.rsplit("/", 1)[1][:-3]))
+            target = updater.find_entity_file(kind, name, refs)
         if target is not None and target != path:
             outcome = updater.apply(Item(type_name, name, _statement(text, type_name), 1.0, refs))
             dst = _archive(ws, path, text, "approved", f"approved: merged into {target}")
@@ -266,7 +272,10 @@ def approve(
                 )
             )
             return _commit(ws, target, review_label("approve", path))
-    folder_path = memory_path(type_name, path.split("/", 1)[1][:-3], now.date())
+        if said_about:  # a new one: every word of this note kept, under the name the person gave
+            text = _named_after(text, name)
+            named_path = updater.free_path(type_name, name, inbox=False)
+    folder_path = named_path or memory_path(type_name, path.split("/", 1)[1][:-3], now.date())
     dst, n = folder_path, 2
     while ws.exists(dst):
         dst, n = f"{folder_path[:-3]}-{n}.md", n + 1
@@ -287,33 +296,11 @@ def approve(
     return _commit(ws, dst, review_label("approve", path))
 
 
-def _approve_about(
-    ws: Workspace, updater: Updater, path: str, text: str, data: dict[str, Any], type_name: str, about: str, retyped: str
-) -> Reviewed:
-    """Approve a person or project memory as being about `about` (review.approve): merged into
-    that one's note, or filed as a new note of that name; the inbox note archived as approved."""
-    kind = TYPE_KIND[type_name]
-    target, name = _about_target(ws, updater, kind, about)
-    own = ref_of_path(target) if target else None
-    # the note's other people or projects stay mentioned, but the first of its kind is who it is
-    # about (the update logic takes that one): the one the person named, or none for a new one
-    others = [(r, "") for r in entity_refs(data) if not r.startswith(kind + "/")]
-    refs = ([(own, name)] if own else []) + others
-    outcome = updater.apply(Item(type_name, name, _statement(text, type_name), 1.0, refs))
-    if outcome.path is None or outcome.op == "INBOX":
-        raise ReviewError(f"{path}: approving it about {about!r} would not file it ({outcome.reason})")
-    dst = _archive(ws, path, text, "approved", f"approved: about {name}, {outcome.op} of {outcome.path}")
-    ws.log(
-        Operation(
-            "APPROVE",
-            type_name,
-            outcome.path,
-            None,
-            "review",
-            f"{path} approved by the person as about {name}: {outcome.op} of {outcome.path}; the inbox note is archived as {dst}{retyped}",
-        )
-    )
-    return _commit(ws, outcome.path, review_label("approve", path))
+def _named_after(text: str, name: str) -> str:
+    """The note as one about `name`: its `name:` and its title (the first `# ` heading)."""
+    text = set_keys(text, {"name": name})
+    body = body_of(text)
+    return text[: len(text) - len(body)] + re.sub(r"^# +.*$", lambda _: f"# {name}", body, count=1, flags=re.M)
 
 
 def _active_decision_id(ws: Workspace, old: str) -> str:

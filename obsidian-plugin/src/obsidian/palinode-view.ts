@@ -32,7 +32,7 @@ export class PalinodeView extends NoteFollowingView {
         await this.refresh();
       },
       approveAs: async (row) => {
-        if (await approveInboxNoteAs(this.ctx.rpc, this.ctx.reviewUI, row.path, row.type)) await this.refresh();
+        if (await approveInboxNoteAs(this.ctx.rpc, this.ctx.reviewUI, row.path, row.type, (kind) => this.ctx.aboutRows(kind))) await this.refresh();
       },
       reject: async (row) => {
         await rejectInboxNote(this.ctx.rpc, this.ctx.ui, row.path);

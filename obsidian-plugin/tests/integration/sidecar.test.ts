@@ -384,6 +384,35 @@ describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"
     expect(rui).toMatch(/^name: "?Rui Duarte"?$/m);
     expect(rui).toContain("He runs the front desk now");
     expect(rui).not.toMatch(/review_about|status: review/);
+
+    // "Approve as…" a person memory: the note's title is no one's name, so the plugin asks whom too
+    writeFileSync(
+      join(sidecar.vault, "inbox/front-desk-tablets.md"),
+      [
+        "---",
+        "id: insight-front-desk-tablets",
+        "category: insight",
+        "type: Insight",
+        "status: review",
+        "confidence: 0.5",
+        "entities: []",
+        "last_updated: 2026-11-26T16:00:00Z",
+        "---",
+        "# Insight: Runs the tablets at the front desk",
+        "",
+        "Knows every front-desk tablet by its scratches.",
+        "",
+      ].join("\n"),
+    );
+    for (const start = Date.now(); !(await rows()).some((r) => r.path === "inbox/front-desk-tablets.md") && Date.now() - start < 30_000; ) {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const asPerson: PalinodeUI = { ...ui, pickType: async () => "PersonMemory", pickAbout: async () => "Bea Lopes" };
+    expect(await approveInboxNoteAs(rpc, asPerson, "inbox/front-desk-tablets.md", "Insight", () => people)).toBe("people/bea-lopes.md");
+    const bea = readFileSync(join(sidecar.vault, "people/bea-lopes.md"), "utf8");
+    expect(bea).toMatch(/^# Bea Lopes$/m);
+    expect(bea).toContain("Knows every front-desk tablet by its scratches.");
+    expect(bea.split("---")[1]).toMatch(/^type: PersonMemory$/m);
   }, 120_000);
 
   it("runs a re-index as a job: answers at once, pushes progress, ends with the result", async () => {

@@ -268,6 +268,25 @@ describe("commands", () => {
     expect(calls).toHaveLength(2);
   });
 
+  it("approve as a person or project memory also asks whom it is about; as another type it does not", async () => {
+    const { rpc, calls } = scriptedRpc({ "inbox.approve": () => ({ path: "people/rui-duarte.md", written: ["people/rui-duarte.md", "inbox/x.md"], run: "r30" }) });
+    const rows = (kind: string) => [{ path: `${kind}/a.md`, title: "A", detail: `${kind}/a.md` }];
+    const person = scriptedUI({ type: "PersonMemory", about: "Rui Duarte" });
+    expect(await approveInboxNoteAs(rpc, person.ui, "inbox/x.md", "Insight", rows)).toBe("people/rui-duarte.md");
+    expect(person.log[1]).toBe("about: x is about whom? | person | A");
+    const project = scriptedUI({ type: "ProjectSnapshot", about: null });
+    expect(await approveInboxNoteAs(rpc, project.ui, "inbox/x.md", "Insight", rows)).toBeNull(); // dismissed: nothing asked
+    expect(project.log[1]).toBe("about: x is about what project? | project | A");
+    const decision = scriptedUI({ type: "Decision", about: "never asked" });
+    await approveInboxNoteAs(rpc, decision.ui, "inbox/x.md", "Insight", rows);
+    expect(decision.log.some((l) => l.startsWith("about:"))).toBe(false);
+    expect(calls.map((c) => c.params)).toEqual([
+      { path: "inbox/x.md", as_type: "PersonMemory", about: "Rui Duarte" },
+      { path: "inbox/x.md", as_type: "Decision" },
+    ]);
+    expect(person.log[2]).toBe('notice: Palinode: approved as PersonMemory as about Rui Duarte: moved to people/rui-duarte.md. "Undo the last fix" reverts it.');
+  });
+
   it("approve keeping active asks the sidecar to retire none of the decisions the note names", async () => {
     const { rpc, calls } = scriptedRpc({
       "inbox.approve": () => ({ path: "decisions/x.md", written: ["inbox/x.md", "decisions/x.md"], run: "r12" }),
