@@ -285,10 +285,6 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
     await workspace.revealLeaf(leaf);
   }
 
-  /**
-   * A command that needs the active note (`checkCallback`): offered in the palette only while a
-   * note for it is open (`when` narrows which notes).
-   */
   /** A note's frontmatter as Obsidian's metadata cache knows it. */
   private frontmatterOf(path: string): Record<string, unknown> | undefined {
     const file = this.app.vault.getAbstractFileByPath(path);
@@ -322,6 +318,10 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
     return approveInboxNote(this.rpc, this.reviewUI, path);
   }
 
+  /**
+   * A command that needs the active note (`checkCallback`): offered in the palette only while a
+   * note for it is open (`when` narrows which notes).
+   */
   private withNote(run: (path: string) => unknown, when: (path: string) => boolean = () => true): (checking: boolean) => boolean {
     return (checking) => {
       const path = this.activePath();
