@@ -300,7 +300,11 @@ def _named_after(text: str, name: str) -> str:
     """The note as one about `name`: its `name:` and its title (the first `# ` heading)."""
     text = set_keys(text, {"name": name})
     body = body_of(text)
-    return text[: len(text) - len(body)] + re.sub(r"^# +.*$", lambda _: f"# {name}", body, count=1, flags=re.M)
+    lines = body.split("\n")
+    at = next((i for i, line in enumerate(lines) if line.startswith("# ")), None)  # the title
+    if at is not None:
+        lines[at] = f"# {name}"
+    return text[: len(text) - len(body)] + "\n".join(lines)
 
 
 def _active_decision_id(ws: Workspace, old: str) -> str:
