@@ -111,14 +111,28 @@ def _superseded(label: str, outcomes, diffs: dict[str, str]) -> bool:
     return "superseded_by" in added or "status: archived" in added
 
 
-def _supersession_proposed(label: str, outcomes, diffs: dict[str, str]) -> bool:
-    """A decision waiting in inbox/ that names the labelled decision as the one approving it retires."""
+def _supersession_proposed(label: str, outcomes, diffs: dict[str, str], key: str = "review_supersedes") -> bool:
+    """A decision waiting in inbox/ that names the labelled decision as the one approving it retires
+    (`review_supersedes`), or, with `key="review_may_supersede"`, as the one approving it asks
+    about (the person says whether it replaces it)."""
     for o in outcomes:
         if o.op == "INBOX" and o.type == "Decision":
-            added = [line for line in diffs.get(o.path or "", "").splitlines() if line.startswith("+review_supersedes:")]
+            added = [line for line in diffs.get(o.path or "", "").splitlines() if line.startswith(f"+{key}:")]
             if any(label in line for line in added):
                 return True
     return False
+
+
+def _asked_wrongly(label: str | None, outcomes, diffs: dict[str, str]) -> int:
+    """Decisions a decision waiting in inbox/ asks whether it replaces, other than the labelled one:
+    no harm by themselves (the person answers), but a question the person should not have had."""
+    named: set[str] = set()
+    for o in outcomes:
+        if o.op == "INBOX" and o.type == "Decision":
+            for line in diffs.get(o.path or "", "").splitlines():
+                if line.startswith("+review_may_supersede:"):
+                    named.update(re.findall(r"decisions/[^\s,\]\"']+\.md", line))
+    return len(named - {label})
 
 
 def _wrong_supersessions(label: str | None, outcomes, diffs: dict[str, str]) -> int:
@@ -192,6 +206,7 @@ def run_model(
     supersede_cases = supersede_right = 0  # cases labelled `supersedes`, and those where that note was retired
     supersede_proposed = 0  # ... and those where a decision waiting in inbox/ would retire it on approval
     supersede_wrong = 0  # decisions retired or proposed for retirement that no case labels
+    supersede_asked = asked_wrong = 0  # cases where review asks about the labelled decision; questions about others
     pasted_cases = pasted_taken = 0  # cases labelled `pasted`, and those where pasted text was filed or proposed
     repeats = repeats_noop = 0
     model_passes = retried = 0
@@ -226,10 +241,12 @@ def run_model(
             collisions += _name_collisions(vault_dir, r.diffs)
             superseded += sum(o.op == "SUPERSEDE" for o in r.outcomes)
             supersede_wrong += _wrong_supersessions(case.get("supersedes"), r.outcomes, r.diffs)
+            asked_wrong += _asked_wrongly(case.get("supersedes"), r.outcomes, r.diffs)
             if case.get("supersedes"):
                 supersede_cases += 1
                 supersede_right += int(_superseded(case["supersedes"], r.outcomes, r.diffs))
                 supersede_proposed += int(_supersession_proposed(case["supersedes"], r.outcomes, r.diffs))
+                supersede_asked += int(_supersession_proposed(case["supersedes"], r.outcomes, r.diffs, "review_may_supersede"))
             if case.get("pasted"):
                 pasted_cases += 1
                 pasted_taken += int(_pasted_proposed(case["pasted"], r.diffs))
@@ -307,6 +324,8 @@ def run_model(
         "supersessions_right": f"{supersede_right} of {supersede_cases}" if supersede_cases else None,
         "supersessions_proposed_for_review": f"{supersede_proposed} of {supersede_cases}" if supersede_cases else None,
         "supersessions_wrong": supersede_wrong,
+        "supersessions_asked_in_review": f"{supersede_asked} of {supersede_cases}" if supersede_cases else None,
+        "asked_about_another_decision": asked_wrong,
         "pasted_taken_as_the_persons": f"{pasted_taken} of {pasted_cases}" if pasted_cases else None,
         "filed": filed_total,
         "precision": (filed_ok / filed_total) if filed_total else None,

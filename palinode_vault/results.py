@@ -332,6 +332,10 @@ class InboxItem(_Result):
     needs_about: bool = Field(
         description="a person or project memory naming nobody the vault knows: approving it needs `about` (who or what)"
     )
+    may_replace: list[str] = Field(
+        description="a decision that may replace these active decisions or add to them: approving it needs "
+        "`supersedes` (it replaces them) or `keep_active` (it adds to them)"
+    )
 
 
 class InboxList(_Result):

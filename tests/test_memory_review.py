@@ -305,6 +305,71 @@ def test_approving_a_replacing_decision_retires_only_the_active_decision_it_name
     assert all((root / p).read_bytes() == b for p, b in before.items())
 
 
+def _maybe_replacing(root: Path, asked: str = "[decisions/sms-provider-choice.md]") -> str:
+    """An inbox decision as the update logic writes one that may replace an active decision or add
+    to it (`review_may_supersede`), by hand here so that the value can be anything."""
+    (root / "inbox/texts-through-messagebird.md").write_text(
+        "---\nid: decision-texts-through-messagebird\ncategory: decision\ntype: Decision\nstatus: review\n"
+        f'entities: []\nsupersedes: []\nreview_may_supersede: {asked}\nsuperseded_by: ""\nconfidence: 0.50\n'
+        "---\n# Decision: Texts through MessageBird\n\n## Statement\nReminder texts go out through MessageBird.\n"
+    )
+    return "inbox/texts-through-messagebird.md"
+
+
+def test_a_decision_that_may_replace_another_is_approved_only_once_the_person_says_whether_it_does(root):
+    path = _maybe_replacing(root)
+    before = _files(root)
+    with pytest.raises(review.ReviewError, match=r"may replace decisions/sms-provider-choice.md .*--keep-active"):
+        review.approve(vault(root), path, NOW)
+    assert _files(root) == before  # refused: nothing written
+    assert [x["may_replace"] for x in review.waiting(vault(root)) if x["path"] == path] == [["decisions/sms-provider-choice.md"]]
+    # it replaces it: that one is retired, as a SUPERSEDE would have
+    r = review.approve(vault(root), path, NOW, supersedes=["decisions/sms-provider-choice.md"])
+    sms = frontmatter_of((root / "decisions/sms-provider-choice.md").read_text())
+    assert (sms["status"], sms["superseded_by"]) == ("archived", "decision-texts-through-messagebird")
+    data = frontmatter_of((root / r.path).read_text())
+    assert "review_may_supersede" not in data and data["supersedes"] == ["decision-sms-provider-choice"]
+    assert undo_last(root).restored
+    # it adds to it: both stay active, and the key is answered
+    r = review.approve(vault(root), path, NOW, keep_active=True)
+    assert frontmatter_of((root / "decisions/sms-provider-choice.md").read_text())["status"] == "active"
+    assert "review_may_supersede" not in frontmatter_of((root / r.path).read_text())
+
+
+@pytest.mark.parametrize("asked", ["[]", '[""]', "[3, null]", "not a list"])
+def test_a_may_supersede_naming_no_path_asks_nothing(root, asked):
+    r = review.approve(vault(root), _maybe_replacing(root, asked), NOW)
+    assert r.path == "decisions/texts-through-messagebird.md"
+    assert frontmatter_of((root / "decisions/sms-provider-choice.md").read_text())["status"] == "active"
+
+
+def test_approved_as_an_insight_a_decision_that_may_replace_another_asks_nothing(root):
+    r = review.approve(vault(root), _maybe_replacing(root), NOW, as_type="Insight")
+    assert r.path.startswith("insights/") and "review_may_supersede" not in (root / r.path).read_text()
+    assert frontmatter_of((root / "decisions/sms-provider-choice.md").read_text())["status"] == "active"
+
+
+def test_the_cli_and_the_socket_say_what_a_decision_may_replace_and_refuse_a_plain_approval(root):
+    from sidecar_helpers import SidecarClient, run, running_sidecar
+
+    path = _maybe_replacing(root)
+    listed = CliRunner().invoke(main, ["inbox", "list", "--vault", str(root)])
+    assert "does it replace decisions/sms-provider-choice.md?" in listed.output
+    refused = CliRunner().invoke(main, ["inbox", "approve", "--vault", str(root), path])
+    assert refused.exit_code != 0 and "say which" in refused.output
+
+    async def body():
+        async with running_sidecar(root, quiet=0.3, auto_fix=False):
+            async with await SidecarClient.open(root) as client:
+                items = (await client.call("inbox.list", {}))["items"]
+                assert [x["may_replace"] for x in items if x["path"] == path] == [["decisions/sms-provider-choice.md"]]
+                done = await client.call("inbox.approve", {"path": path, "supersedes": ["decisions/sms-provider-choice.md"]})
+                assert "decisions/sms-provider-choice.md" in done["written"]
+
+    run(body())
+    assert frontmatter_of((root / "decisions/sms-provider-choice.md").read_text())["status"] == "archived"
+
+
 def _nobody(root: Path, text: str = "She moved to Porto in March and works remotely now.") -> str:
     """The inbox note of a person memory that names no one: the model offered it as a PersonMemory
     (the judge off, so that nothing fitted decides), and the code could not read whom it is about."""

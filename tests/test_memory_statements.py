@@ -17,7 +17,7 @@ from palinode_vault.index import open_index
 from palinode_vault.memory.extraction.extract import extract_text
 from palinode_vault.memory.update.logic import Item, Updater, keyword_similar, similar_for
 from palinode_vault.memory.update.statements import statements
-from palinode_vault.memory.update.workspace import Workspace
+from palinode_vault.memory.update.workspace import Workspace, frontmatter_of
 from palinode_vault.models import ScriptedGenerator, register_generator
 from palinode_vault.program import SHIPPED, load_program
 from palinode_vault.settings import Settings
@@ -78,14 +78,31 @@ def test_a_new_fact_about_the_same_decision_is_an_update(flow):
 
 def test_the_judges_word_alone_does_not_change_a_decision(flow):
     """Filed on the judge's word, the same new fact waits for review: the judge says it is a
-    decision, not whether it adds to the one it is close to or replaces it, and nothing here
-    says which decision approving it would retire (proposing one on the words alone was wrong
-    on two frozen sets: docs/BENCHMARKS.md, session 15)."""
+    decision, not whether it adds to the one it is close to or replaces it. Nothing says that
+    approving it retires that one (proposing it on the words alone was wrong on two frozen sets:
+    docs/BENCHMARKS.md, session 15); the note asks the person which (`review_may_supersede`)."""
     out = flow(Item(*FREEZE, 0.9, judged=True))
     assert out.op == "INBOX" and out.path and out.path.startswith("inbox/")
     assert "the judge's word alone does not say whether it adds to decisions/biweekly-release-train.md" in out.reason
-    assert "review_supersedes" not in flow.ws.text(out.path)
+    data = frontmatter_of(flow.ws.text(out.path))
+    assert "review_supersedes" not in data and data["supersedes"] == []
+    assert data["review_may_supersede"] == ["decisions/biweekly-release-train.md"]
     assert "20 December" not in (flow.vault.root / "decisions" / "biweekly-release-train.md").read_text()
+
+
+def test_a_replaced_decision_left_active_leads_to_its_successor(flow):
+    """stripe-for-billing names its successor in `superseded_by` but was never archived (lint's
+    superseded_not_archived): a new fact on its subject is about the decision in force, Paddle."""
+    item = Item(
+        "Decision",
+        "Stripe Tax for Portuguese invoices",
+        "Clinics in Portugal are billed through Stripe Billing with Stripe Tax and SEPA direct debit.",
+        0.9,
+        judged=True,
+    )
+    out = flow(item)
+    assert "stripe-for-billing" not in out.reason and "stripe-for-billing" not in (flow.ws.text(out.path) or "")
+    assert "decisions/paddle-for-billing.md" in out.reason
 
 
 def test_the_judges_word_alone_files_no_person_memory(flow):

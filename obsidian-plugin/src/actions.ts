@@ -380,6 +380,29 @@ export async function approveInboxNoteSuperseding(rpc: Rpc, ui: PalinodeUI, path
   return picked ? approveInboxNote(rpc, ui, path, "Decision", [picked]) : null;
 }
 
+/** The frontmatter list `review_may_supersede` as vault paths (anything else in it left out). */
+export function mayReplaceOf(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((x): x is string => typeof x === "string" && x.trim() !== "") : [];
+}
+
+/**
+ * Approve a decision that may replace the active decisions `mayReplace` or add to them (its
+ * `review_may_supersede`: the sidecar cannot tell which): the person says which, and it is approved
+ * retiring the one it replaces, or keeping them all active. Returns the note's new path, or null
+ * when dismissed, refused or failed.
+ */
+export async function approveInboxNoteMayReplace(rpc: Rpc, ui: PalinodeUI, path: string, mayReplace: string[]): Promise<string | null> {
+  if (!isInboxNote(path)) return notInInbox(ui, path, "approved");
+  const KEEP = "\u0000keep"; // no vault path can be this: the "adds to it" row
+  const rows: PickRow[] = [
+    ...mayReplace.map((p) => ({ path: p, title: `It replaces ${basename(p)}`, detail: `${p} is retired (status: archived)` })),
+    { path: KEEP, title: mayReplace.length > 1 ? "It adds to them" : "It adds to it", detail: `${mayReplace.join(", ")} stays active` },
+  ];
+  const picked = await ui.pickNote(`Does ${basename(path)} replace a decision?`, rows, "No decision to ask about.");
+  if (!picked) return null;
+  return picked === KEEP ? approveInboxNote(rpc, ui, path, undefined, [], true) : approveInboxNote(rpc, ui, path, undefined, [picked]);
+}
+
 /** The people's or projects' notes (directly in people/ or projects/) as rows to say a memory is about. */
 export function entityRows(files: { path: string; basename: string }[], kind: string, nameOf: (path: string) => unknown): PickRow[] {
   const folder = kind === "project" ? "projects" : "people";

@@ -10,6 +10,7 @@ import {
   approveInboxNote,
   approveInboxNoteAbout,
   approveInboxNoteAs,
+  approveInboxNoteMayReplace,
   approveInboxNoteSuperseding,
   activeDecisionRows,
   entityRows,
@@ -17,6 +18,7 @@ import {
   findDuplicates,
   fixNote,
   lintVault,
+  mayReplaceOf,
   rejectInboxNote,
   repairLink,
   runConsolidation,
@@ -307,9 +309,14 @@ export default class PalinodePlugin extends Plugin implements PalinodeContext {
     return fm?.category === "project" || fm?.type === "ProjectSnapshot" ? "project" : "person";
   }
 
-  /** Approve an inbox note; one whose `review_about` is empty first asks whom it is about. */
+  /**
+   * Approve an inbox note; one whose `review_about` is empty first asks whom it is about, and a
+   * decision that may replace another (`review_may_supersede`) whether it does.
+   */
   private approve(path: string) {
     const fm = this.frontmatterOf(path);
+    const mayReplace = mayReplaceOf(fm?.review_may_supersede);
+    if (mayReplace.length) return approveInboxNoteMayReplace(this.rpc, this.reviewUI, path, mayReplace);
     const about: unknown = fm?.review_about;
     if (fm && "review_about" in fm && !(typeof about === "string" && about.trim())) {
       const kind = this.kindOf(path);

@@ -189,6 +189,8 @@ export interface InboxItem {
   since: string;
   /** a person or project memory naming nobody the vault knows: approving it needs `about` (who or what) */
   needs_about: boolean;
+  /** a decision that may replace these active decisions or add to them: approving it needs `supersedes` (it replaces them) or `keep_active` (it adds to them) */
+  may_replace: string[];
 }
 
 export interface InboxList {

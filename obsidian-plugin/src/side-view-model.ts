@@ -148,6 +148,8 @@ export interface InboxRow {
   since: string;
   /** A person or project memory naming nobody the vault knows: approving it asks whom it is about. */
   needsAbout: boolean;
+  /** A decision that may replace these active decisions or add to them: approving it asks which. */
+  mayReplace: string[];
 }
 
 export type Listing<T> =
@@ -237,6 +239,7 @@ export function inboxListing(inbox: Part<InboxItem[]>): Listing<InboxRow> {
       confidence: typeof item.confidence === "number" ? percent(item.confidence) : "",
       since: item.since ?? "",
       needsAbout: item.needs_about === true,
+      mayReplace: Array.isArray(item.may_replace) ? item.may_replace : [],
     })),
     empty: "Nothing is waiting for review.",
   };

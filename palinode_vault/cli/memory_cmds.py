@@ -188,6 +188,9 @@ def inbox_list(vault: Path, as_json: bool) -> None:
     for x in items:
         conf = f"{x['confidence']:.2f}" if isinstance(x["confidence"], (int, float)) else "-"
         who = "  (about whom? approve it --about NAME)" if x["needs_about"] else ""
+        if x["may_replace"]:
+            old = x["may_replace"][0]
+            who += f"  (does it replace {old}? approve it --supersedes {old}, or --keep-active if it adds to it)"
         click.echo(f"{x['path']}  {x['type']}  ({conf}, since {x['since'] or '?'})  {x['title']}{who}")
     if not items:
         click.echo("nothing waits for review")
@@ -258,7 +261,8 @@ def _review(
 @click.option(
     "--keep-active",
     is_flag=True,
-    help="This decision replaces none of the decisions its review_supersedes names: they stay active.",
+    help="This decision replaces none of the decisions its review_supersedes or review_may_supersede "
+    "names (it adds to them): they stay active.",
 )
 @click.option(
     "--about",

@@ -64,6 +64,7 @@ def own_keys(type_name: str) -> frozenset[str]:
     declared = set(SCHEMAS[type_name].model_fields) - set(Memory.model_fields) - _ANY_TYPE
     if type_name == "Decision":
         declared.add("review_supersedes")  # the decision approving it retires (update logic)
+        declared.add("review_may_supersede")  # the decision the person is asked whether it replaces
     return frozenset(declared)
 
 

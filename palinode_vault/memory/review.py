@@ -13,7 +13,10 @@ it is (retype.py: the new type's keys and sections from the note's own words, th
 keys such as a Decision's `review_supersedes` dropped), then files it as a note of that type.
 Approving a decision with `supersedes` (the person naming the active decisions it replaces; the
 review reason names the closest) retires those too, as a SUPERSEDE would have; with `keep_active`
-(the person saying it replaces none of the decisions the update logic named) it retires none.
+(the person saying it replaces none of the decisions the update logic named) it retires none. A
+Decision that may replace an active decision or add to it (`review_may_supersede`: the judge's
+word on its subject, which cannot tell the two apart) is approved only with one of the two
+answers.
 Rejecting archives the note in `archive/inbox/` with `status: archived` and
 `archived_reason: rejected`; nothing is ever deleted. Each is one journaled run that `undo`
 reverts, and one line of `logs/operations.jsonl` (APPROVE or REJECT).
@@ -88,9 +91,16 @@ def waiting(vault: Vault) -> list[dict[str, Any]]:
                     "since": since,
                     # a person or project memory naming nobody: approving it needs who or what (--about)
                     "needs_about": "review_about" in data and not str(data.get("review_about") or "").strip(),
+                    # a decision that may replace these or add to them: approving it needs which
+                    "may_replace": _paths(data.get("review_may_supersede")),
                 }
             )
     return sorted(out, key=lambda x: (x["since"], x["path"]))
+
+
+def _paths(value: Any) -> list[str]:
+    """A frontmatter list of vault paths, its other items (numbers, nulls, blanks) left out."""
+    return [x for x in value if isinstance(x, str) and x.strip()] if isinstance(value, list) else []
 
 
 def _checked_note(ws: Workspace, path: str, folder: str, status: str, what: str) -> tuple[str, dict[str, Any]]:
@@ -211,6 +221,12 @@ def approve(
         data = frontmatter_of(text)
         retyped = f"; its type changed from {type_name} to {wanted} by the person"
         type_name = wanted
+    asked = _paths(data.get("review_may_supersede")) if type_name == "Decision" else []
+    if asked and not supersedes and not keep_active:
+        raise ReviewError(
+            f"{path} may replace {', '.join(asked)} or add to it: say which (inbox approve NOTE --supersedes "
+            f"{asked[0]} if it replaces it, --keep-active if it adds to it)"
+        )
     if keep_active and type_name == "Decision":  # it replaces nothing it names: only what the person names below
         text = without_key(set_keys(text, {"supersedes": []}), "review_supersedes")
         data = frontmatter_of(text)
@@ -281,7 +297,7 @@ def approve(
         dst, n = f"{folder_path[:-3]}-{n}.md", n + 1
     slug = re.sub(r"^\d{4}-\d{2}-\d{2}-", "", dst.rsplit("/", 1)[1][:-3]) if kind == "research" else dst.rsplit("/", 1)[1][:-3]
     keys = {"id": f"{kind}-{slug}", "last_updated": stamp}  # the id follows the name (x-2 when x is taken)
-    for key in ("review_reason", "review_supersedes", "review_about"):  # answered by the approval
+    for key in ("review_reason", "review_supersedes", "review_may_supersede", "review_about"):  # answered by the approval
         text = without_key(text, key)
     retired = _retire_replaced(ws, data, keys["id"], stamp) if type_name == "Decision" else []
     if type_name in ("Decision", "ProjectSnapshot"):

@@ -1,5 +1,5 @@
 /** Draws the side view model into a container with the standard DOM. */
-import type { EntityRow, FindingRow, InboxRow, Listing, NoteGroup, NoteRow, SideViewModel } from "../side-view-model";
+import { basename, type EntityRow, type FindingRow, type InboxRow, type Listing, type NoteGroup, type NoteRow, type SideViewModel } from "../side-view-model";
 import { actionButton, clear, dot, el } from "./element";
 
 /** What the inbox section's links and buttons do. */
@@ -175,9 +175,15 @@ export function renderInbox(root: HTMLElement, listing: Listing<InboxRow>, handl
     if (row.since) el(meta, "span", { cls: "palinode-inbox-since", text: `waiting since ${row.since}` });
     const actions = el(li, "div", { cls: "palinode-actions" });
     if (row.needsAbout) el(meta, "span", { cls: "palinode-inbox-about", text: "about whom?" });
-    actionButton(actions, row.needsAbout ? "Approve about…" : "Approve", () => handlers.approve(row), {
+    const asks = row.mayReplace.length > 0;
+    if (asks) el(meta, "span", { cls: "palinode-inbox-may-replace", text: `replaces ${row.mayReplace.map(basename).join(", ")}?` });
+    actionButton(actions, row.needsAbout ? "Approve about…" : asks ? "Approve…" : "Approve", () => handlers.approve(row), {
       cls: ["palinode-approve", "mod-cta"],
-      title: row.needsAbout ? `Approve ${row.path}, saying who or what it is about` : `Approve ${row.path}: move it into its folder`,
+      title: row.needsAbout
+        ? `Approve ${row.path}, saying who or what it is about`
+        : asks
+          ? `Approve ${row.path}, saying whether it replaces ${row.mayReplace.join(", ")}`
+          : `Approve ${row.path}: move it into its folder`,
     });
     actionButton(actions, "Approve as…", () => handlers.approveAs(row), { cls: "palinode-approve-as", title: `Approve ${row.path} as another type than ${row.type}` });
     actionButton(actions, "Reject", () => handlers.reject(row), { cls: "palinode-reject", title: `Reject ${row.path}: archive it in archive/inbox/` });

@@ -1,5 +1,5 @@
 /** The side view "Palinode": findings, backlinks by kind, related notes, duplicates, entities, inbox. */
-import { approveInboxNote, approveInboxNoteAbout, approveInboxNoteAs, fixNote, isInboxNote, rejectInboxNote, repairLink } from "../actions";
+import { approveInboxNote, approveInboxNoteAbout, approveInboxNoteAs, approveInboxNoteMayReplace, fixNote, isInboxNote, rejectInboxNote, repairLink } from "../actions";
 import { renderInbox, renderSideView, renderSideViewMessage, type InboxHandlers } from "../dom/side-view";
 import { inboxListing, loadInbox, loadSideView, sideViewModel } from "../side-view-model";
 import { NoteFollowingView } from "./note-view";
@@ -28,7 +28,8 @@ export class PalinodeView extends NoteFollowingView {
         if (row.needsAbout) {
           const kind = row.type === "ProjectSnapshot" ? "project" : "person";
           await approveInboxNoteAbout(this.ctx.rpc, this.ctx.reviewUI, row.path, this.ctx.aboutRows(kind), kind);
-        } else await approveInboxNote(this.ctx.rpc, this.ctx.reviewUI, row.path);
+        } else if (row.mayReplace.length) await approveInboxNoteMayReplace(this.ctx.rpc, this.ctx.reviewUI, row.path, row.mayReplace);
+        else await approveInboxNote(this.ctx.rpc, this.ctx.reviewUI, row.path);
         await this.refresh();
       },
       approveAs: async (row) => {

@@ -159,7 +159,9 @@ describe.skipIf(!haveChromium)("views in Chromium, from recorded sidecar answers
     expect(await first.locator(".palinode-inbox-meta span").allTextContents()).toEqual(["Person", "confidence 55%", "waiting since 2026-03-20"]);
     expect(await inbox.locator(".palinode-inbox-item").nth(2).locator(".palinode-inbox-meta span").allTextContents()).toEqual(["ProjectSnapshot", "about whom?"]);
     // a project memory naming no project: its Approve asks which first
-    expect(await inbox.locator(".palinode-approve").allTextContents()).toEqual(["Approve", "Approve", "Approve about…"]);
+    expect(await inbox.locator(".palinode-inbox-item").nth(1).locator(".palinode-inbox-may-replace").textContent()).toBe("replaces biweekly-release-train?");
+    // ... and a decision that may replace another asks whether it does
+    expect(await inbox.locator(".palinode-approve").allTextContents()).toEqual(["Approve", "Approve…", "Approve about…"]);
     expect(await first.locator(".palinode-dot").evaluate((e) => getComputedStyle(e).backgroundColor)).toBe("rgb(59, 130, 196)");
     expect(await inbox.locator(".palinode-approve").count()).toBe(3);
     expect(await inbox.locator(".palinode-reject").count()).toBe(3);
@@ -195,7 +197,7 @@ describe.skipIf(!haveChromium)("views in Chromium, from recorded sidecar answers
     await expect.poll(() => inbox.locator(".palinode-inbox-item").count()).toBe(3);
     expect(await inbox.locator(".palinode-approve-as").count()).toBe(3);
     const row = inbox.locator('.palinode-inbox-item[data-path="inbox/weekly-release-train.md"]');
-    expect(await row.locator(".palinode-actions button").allTextContents()).toEqual(["Approve", "Approve as…", "Reject"]);
+    expect(await row.locator(".palinode-actions button").allTextContents()).toEqual(["Approve…", "Approve as…", "Reject"]);
     await row.locator(".palinode-approve-as").click();
     await expect.poll(() => inbox.locator(".palinode-inbox-item").count()).toBe(2);
     expect(await events(page)).toEqual([

@@ -7,7 +7,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { approveInboxNote, approveInboxNoteAbout, approveInboxNoteAs, fixNote, rejectInboxNote, repairLink, undoLastFix, type PalinodeUI } from "../../src/actions";
+import { approveInboxNote, approveInboxNoteAbout, approveInboxNoteAs, approveInboxNoteMayReplace, fixNote, rejectInboxNote, repairLink, undoLastFix, type PalinodeUI } from "../../src/actions";
 import { applyEdit, type EditableVault } from "../../src/apply-edit";
 import { SidecarClient, discoverSidecar, type SocketConstructor } from "../../src/client";
 import type { ApplyEditResult } from "../../src/protocol";
@@ -238,6 +238,7 @@ describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"
       confidence: "50%",
       since: "2026-11-26",
       needsAbout: false,
+      mayReplace: [],
     });
     const row = rows.find((r) => r.path === "inbox/weekly-release-train.md")!;
 
@@ -413,6 +414,57 @@ describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"
     expect(bea).toMatch(/^# Bea Lopes$/m);
     expect(bea).toContain("Knows every front-desk tablet by its scratches.");
     expect(bea.split("---")[1]).toMatch(/^type: PersonMemory$/m);
+  }, 120_000);
+
+  it("approves a decision that may replace another only once the person says whether it does", async () => {
+    const note = (id: string, status: string, title: string, extra: string[] = []) =>
+      ["---", `id: ${id}`, "category: decision", "type: Decision", `status: ${status}`, ...extra, "entities: []", "supersedes: []", 'superseded_by: ""',
+        "confidence: 0.5", "last_updated: 2026-11-26T16:00:00Z", "---", `# Decision: ${title}`, "", "## Statement", `${title}.`, ""].join("\n");
+    writeFileSync(join(sidecar.vault, "decisions/release-on-fridays.md"), note("decision-release-on-fridays", "active", "Release on Fridays"));
+    const waiting = (name: string, title: string) =>
+      writeFileSync(join(sidecar.vault, `inbox/${name}.md`), note(`decision-${name}`, "review", title, ["review_may_supersede: [decisions/release-on-fridays.md]"]));
+    waiting("release-on-tuesdays", "Release on Tuesdays");
+    waiting("release-notes-in-dutch-too", "Release notes in Dutch too");
+    const rows = async () => {
+      const model = sideViewModel(await loadSideView(rpc, "people/alice-smith.md"));
+      return model.inbox.state === "ok" ? model.inbox.items : [];
+    };
+    let listed = await rows();
+    for (const start = Date.now(); listed.filter((r) => r.mayReplace.length).length < 2 && Date.now() - start < 60_000; listed = await rows()) {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(listed.filter((r) => r.mayReplace.length).map((r) => [r.path, r.mayReplace])).toEqual([
+      ["inbox/release-notes-in-dutch-too.md", ["decisions/release-on-fridays.md"]],
+      ["inbox/release-on-tuesdays.md", ["decisions/release-on-fridays.md"]],
+    ]);
+    const log: string[] = [];
+    let answer: string | null = null;
+    const ui: PalinodeUI = {
+      notice: (m) => void log.push(m),
+      confirmDiff: async () => true,
+      confirmRows: async () => true,
+      pickNote: async (_title, offered) => (answer === "adds" ? offered[offered.length - 1].path : answer),
+      pickType: async () => null,
+      pickAbout: async () => null,
+      openPath: () => undefined,
+    };
+    const status = (p: string) => /^status: (\w+)$/m.exec(readFileSync(join(sidecar.vault, p), "utf8"))?.[1];
+    // Approve alone is refused, saying what to do; nothing moves
+    expect(await approveInboxNote(rpc, ui, "inbox/release-on-tuesdays.md")).toBeNull();
+    expect(log.pop()).toMatch(/may replace decisions\/release-on-fridays.md or add to it: say which/);
+    expect(existsSync(join(sidecar.vault, "inbox/release-on-tuesdays.md"))).toBe(true);
+    // it adds to it: both active
+    answer = "adds";
+    expect(await approveInboxNoteMayReplace(rpc, ui, "inbox/release-notes-in-dutch-too.md", ["decisions/release-on-fridays.md"])).toBe(
+      "decisions/release-notes-in-dutch-too.md",
+    );
+    expect([status("decisions/release-notes-in-dutch-too.md"), status("decisions/release-on-fridays.md")]).toEqual(["active", "active"]);
+    // it replaces it: the old one retired in the same run
+    answer = "decisions/release-on-fridays.md";
+    expect(await approveInboxNoteMayReplace(rpc, ui, "inbox/release-on-tuesdays.md", ["decisions/release-on-fridays.md"])).toBe("decisions/release-on-tuesdays.md");
+    expect(log.pop()).toBe('Palinode: approved, superseding decisions/release-on-fridays.md: moved to decisions/release-on-tuesdays.md. "Undo the last fix" reverts it.');
+    expect(status("decisions/release-on-fridays.md")).toBe("archived");
+    expect(readFileSync(join(sidecar.vault, "decisions/release-on-tuesdays.md"), "utf8")).not.toContain("review_may_supersede");
   }, 120_000);
 
   it("runs a re-index as a job: answers at once, pushes progress, ends with the result", async () => {

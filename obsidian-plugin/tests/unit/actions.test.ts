@@ -3,9 +3,11 @@ import {
   approveInboxNote,
   approveInboxNoteAbout,
   approveInboxNoteAs,
+  approveInboxNoteMayReplace,
   approveInboxNoteSuperseding,
   activeDecisionRows,
   entityRows,
+  mayReplaceOf,
   countsText,
   describeError,
   extractMemories,
@@ -285,6 +287,31 @@ describe("commands", () => {
       { path: "inbox/x.md", as_type: "Decision" },
     ]);
     expect(person.log[2]).toBe('notice: Palinode: approved as PersonMemory as about Rui Duarte: moved to people/rui-duarte.md. "Undo the last fix" reverts it.');
+  });
+
+  it("approve a decision that may replace another: the person says it does (retired) or adds to it (kept); nothing asked when dismissed", async () => {
+    const { rpc, calls } = scriptedRpc({
+      "inbox.approve": (p) => ({ path: "decisions/x.md", written: ["inbox/x.md", "decisions/x.md", ...(p.supersedes ?? [])], run: "r13" }),
+    });
+    const replaces = scriptedUI({ pick: "decisions/old.md" });
+    expect(await approveInboxNoteMayReplace(rpc, replaces.ui, "inbox/x.md", ["decisions/old.md"])).toBe("decisions/x.md");
+    expect(replaces.log[0]).toBe(
+      "pick: Does x replace a decision? | It replaces old (decisions/old.md is retired (status: archived)); It adds to it (decisions/old.md stays active)",
+    );
+    expect(replaces.log[1]).toBe('notice: Palinode: approved, superseding decisions/old.md: moved to decisions/x.md. "Undo the last fix" reverts it.');
+    const adds = scriptedUI({ pick: "\u0000keep" });
+    expect(await approveInboxNoteMayReplace(rpc, adds.ui, "inbox/x.md", ["decisions/old.md"])).toBe("decisions/x.md");
+    expect(calls.map((c) => c.params)).toEqual([
+      { path: "inbox/x.md", supersedes: ["decisions/old.md"] },
+      { path: "inbox/x.md", keep_active: true },
+    ]);
+    expect(await approveInboxNoteMayReplace(rpc, scriptedUI({ pick: null }).ui, "inbox/x.md", ["decisions/old.md"])).toBeNull();
+    expect(await approveInboxNoteMayReplace(rpc, scriptedUI({}).ui, "people/x.md", ["decisions/old.md"])).toBeNull();
+    expect(calls).toHaveLength(2);
+    // what a hand-edited or hostile frontmatter may hold
+    expect(mayReplaceOf(["decisions/a.md", 3, null, " ", "decisions/b.md"])).toEqual(["decisions/a.md", "decisions/b.md"]);
+    expect(mayReplaceOf("decisions/a.md")).toEqual([]);
+    expect(mayReplaceOf(undefined)).toEqual([]);
   });
 
   it("approve keeping active asks the sidecar to retire none of the decisions the note names", async () => {

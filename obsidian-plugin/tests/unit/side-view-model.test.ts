@@ -119,6 +119,7 @@ describe("inbox", () => {
     confidence: 0.5,
     since: "2026-11-26",
     needs_about: false,
+    may_replace: [],
     ...over,
   });
 
@@ -128,7 +129,7 @@ describe("inbox", () => {
       state: "ok",
       empty: "Nothing is waiting for review.",
       items: [
-        { path: "inbox/alice-s-notes.md", title: "Alice S. notes", type: "Person", colour: "#3b82c4", confidence: "55%", since: "2026-03-20", needsAbout: false },
+        { path: "inbox/alice-s-notes.md", title: "Alice S. notes", type: "Person", colour: "#3b82c4", confidence: "55%", since: "2026-03-20", needsAbout: false, mayReplace: [] },
         {
           path: "inbox/weekly-release-train.md",
           title: "Ship the checkout redesign weekly",
@@ -137,10 +138,12 @@ describe("inbox", () => {
           confidence: "50%",
           since: "2026-03-24",
           needsAbout: false,
+          // a decision that may replace an active one or add to it: approving it asks which
+          mayReplace: ["decisions/biweekly-release-train.md"],
         },
         // no title, no confidence, no date; a type without a folder takes the inbox's colour; a
         // project memory naming no project: approving it asks which
-        { path: "inbox/checkout-snapshot.md", title: "checkout-snapshot", type: "ProjectSnapshot", colour: "#c9a227", confidence: "", since: "", needsAbout: true },
+        { path: "inbox/checkout-snapshot.md", title: "checkout-snapshot", type: "ProjectSnapshot", colour: "#c9a227", confidence: "", since: "", needsAbout: true, mayReplace: [] },
       ],
     });
   });

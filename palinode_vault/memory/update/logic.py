@@ -249,10 +249,13 @@ def render_new(
     supersedes: list[str] | None = None,
     review_reason: str = "",
     review_supersedes: list[str] | None = None,
+    review_may_supersede: list[str] | None = None,
 ) -> str:
     """The full text of a new memory file in its schema; an inbox note says why it waits
     (`review_reason`) and, for a decision that would replace another, which note approving it
-    retires (`review_supersedes`: vault paths, since ids may repeat in a hand-kept vault); a person
+    retires (`review_supersedes`: vault paths, since ids may repeat in a hand-kept vault), or, for
+    one that may replace another or add to it, which note the person is asked about
+    (`review_may_supersede`: approving it needs the answer); a person
     or project memory naming nobody the code could read has an empty `review_about` for the person
     to say who or what it is about."""
     from palinode_vault.core.frontmatter import render_scalar as q
@@ -272,6 +275,8 @@ def render_new(
             fmv.append(("review_reason", q(" ".join(review_reason.split())[:300])))
         if review_supersedes:
             fmv.append(("review_supersedes", _yaml_list(review_supersedes)))
+        if review_may_supersede:
+            fmv.append(("review_may_supersede", _yaml_list(review_may_supersede)))
         if item.about_unknown and type_name in ("PersonMemory", "ProjectSnapshot"):
             fmv.append(("review_about", '""'))  # who or what it is about: the person fills it in, or says it on approval
     elif type_name in ("Decision",):
@@ -488,11 +493,13 @@ class Updater:
             if target:
                 return self._update_collection(item, target)
             return self._add(item, "new " + ("person" if kind == "person" else "project"))
-        matches = [
-            (p, s)
-            for p, s in self.similar(f"{item.title}\n{item.text}", item.type)
-            if self.ws.exists(p) and self._status(p) != "archived" and p.split("/", 1)[0] == BY_NAME[kind].folder
-        ]
+        matches = self._live_matches(
+            [
+                (p, s)
+                for p, s in self.similar(f"{item.title}\n{item.text}", item.type)
+                if self.ws.exists(p) and self._status(p) != "archived" and p.split("/", 1)[0] == BY_NAME[kind].folder
+            ]
+        )
         judged = [
             (j, p, sim) for p, sim in matches[: self.s.update.statement_notes or 0] if (j := self.judge(item, p)) is not None
         ]
@@ -519,6 +526,37 @@ class Updater:
             if old and self._replaces(item, old):
                 return self._supersede(item, old, None)
         return self._add(item, "new fact" + (f"; closest {best[0]} at {best[1]:.2f}" if best else ""))
+
+    def _live_matches(self, matches: list[tuple[str, float]]) -> list[tuple[str, float]]:
+        """`matches` with each note whose `superseded_by` names a note still in force replaced by
+        that note, at the better of the two scores. A replaced note left active (lint's
+        `superseded_not_archived`) still reads like its subject, but the note a new statement adds
+        to or replaces is its successor: the old one is history, and updating or retiring it again
+        would leave the successor saying the opposite, unchanged."""
+        best: dict[str, float] = {}
+        for path, sim in matches:
+            live = self._successor(path)
+            best[live] = max(sim, best.get(live, 0.0))
+        return sorted(best.items(), key=lambda x: -x[1])
+
+    def _successor(self, path: str) -> str:
+        """The end of `path`'s `superseded_by` chain among notes of its folder not archived (ids
+        may repeat in a hand-kept vault: a successor id two notes share is not followed)."""
+        folder = path.split("/", 1)[0]
+        seen = {path}
+        while True:
+            named = str(frontmatter_of(self.ws.text(path) or "").get("superseded_by") or "").strip()
+            if not named:
+                return path
+            found = [
+                p
+                for p, n in self.vault.state.notes.items()
+                if p.startswith(folder + "/") and p.count("/") == 1 and str((n.frontmatter or {}).get("id") or "") == named
+            ]
+            if len(found) != 1 or found[0] in seen or not self.ws.exists(found[0]) or self._status(found[0]) == "archived":
+                return path
+            path = found[0]
+            seen.add(path)
 
     @staticmethod
     def statement_text(item: Item) -> str:
@@ -675,9 +713,11 @@ class Updater:
                 return path
         return None
 
-    def _inbox(self, item: Item, why: str, replaced: str | None = None) -> Outcome:
+    def _inbox(self, item: Item, why: str, replaced: str | None = None, asks: str | None = None) -> Outcome:
         """INBOX; a decision that would replace the active decision `replaced` carries it, so that
-        approving it retires that note (review.approve), as filing it would have."""
+        approving it retires that note (review.approve), as filing it would have; one that may
+        replace the active decision `asks` or add to it carries that, and approving it needs the
+        person to say which."""
         waiting = self._waiting_in_inbox(item)
         if waiting:
             return self._out("NOOP", item, waiting, f"already waiting for review in the same words ({why})")
@@ -697,6 +737,7 @@ class Updater:
                 supersedes=[old_id] if old_id else None,
                 review_reason=self._why(why, item),
                 review_supersedes=[replaced] if replaced and item.type == "Decision" else None,
+                review_may_supersede=[asks] if asks and item.type == "Decision" else None,
             ),
             f"inbox: {item.title[:80]}",
         )
@@ -708,7 +749,13 @@ class Updater:
             # A new decision on the subject of an active one adds to it or replaces it; the judge
             # cannot tell which, and merging a replacement into the old note would leave it active
             # and saying two things (seen on test8's first run), so the person decides.
-            return self._inbox(item, f"the judge's word alone does not say whether it adds to {path} or replaces it ({how})")
+            # A decision on that subject: the review note asks the person whether it replaces the
+            # decision (`review_may_supersede`), and approving it needs the answer.
+            return self._inbox(
+                item,
+                f"the judge's word alone does not say whether it adds to {path} or replaces it ({how})",
+                asks=path if item.type == "Decision" else None,
+            )
         text = self.ws.text(path) or ""
         line = f"- {self.today.isoformat()}: {item.text.strip()}"
         section = "Rationale" if item.type == "Decision" else ("Key Points" if item.type == "ResearchRef" else "Updates")
