@@ -90,6 +90,18 @@ def test_the_judges_word_alone_does_not_change_a_decision(flow):
     assert "20 December" not in (flow.vault.root / "decisions" / "biweekly-release-train.md").read_text()
 
 
+def test_a_decision_waiting_for_review_on_an_active_decisions_subject_asks_whether_it_replaces_it(flow):
+    """Below the confidence threshold the same new fact waits too, and asks about the decision on
+    its subject; an insight waiting beside an insight asks nothing (only decisions replace)."""
+    out = flow(Item(*FREEZE, 0.5))
+    assert out.op == "INBOX" and "below the confidence threshold; close to decisions/biweekly-release-train.md" in out.reason
+    assert frontmatter_of(flow.ws.text(out.path))["review_may_supersede"] == ["decisions/biweekly-release-train.md"]
+    insight = Item("Insight", "Texts beat email", "Patients read the text messages and ignore the emails, even on Sundays.", 0.5)
+    out = flow(insight)
+    assert out.op == "INBOX" and "close to insights/" in out.reason, out.reason
+    assert "review_may_supersede" not in frontmatter_of(flow.ws.text(out.path))
+
+
 def test_a_replaced_decision_left_active_leads_to_its_successor(flow):
     """stripe-for-billing names its successor in `superseded_by` but was never archived (lint's
     superseded_not_archived): a new fact on its subject is about the decision in force, Paddle."""

@@ -393,10 +393,11 @@ export function mayReplaceOf(value: unknown): string[] {
  */
 export async function approveInboxNoteMayReplace(rpc: Rpc, ui: PalinodeUI, path: string, mayReplace: string[]): Promise<string | null> {
   if (!isInboxNote(path)) return notInInbox(ui, path, "approved");
-  const KEEP = "\u0000keep"; // no vault path can be this: the "adds to it" row
+  const KEEP = "\u0000keep"; // no vault path can be this: the "does not replace it" row
   const rows: PickRow[] = [
     ...mayReplace.map((p) => ({ path: p, title: `It replaces ${basename(p)}`, detail: `${p} is retired (status: archived)` })),
-    { path: KEEP, title: mayReplace.length > 1 ? "It adds to them" : "It adds to it", detail: `${mayReplace.join(", ")} stays active` },
+    // an amendment, or a decision on another subject: nothing is retired
+    { path: KEEP, title: mayReplace.length > 1 ? "It replaces none of them" : "It does not replace it", detail: `${mayReplace.join(", ")} stays active` },
   ];
   const picked = await ui.pickNote(`Does ${basename(path)} replace a decision?`, rows, "No decision to ask about.");
   if (!picked) return null;

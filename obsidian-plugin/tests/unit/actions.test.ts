@@ -296,7 +296,7 @@ describe("commands", () => {
     const replaces = scriptedUI({ pick: "decisions/old.md" });
     expect(await approveInboxNoteMayReplace(rpc, replaces.ui, "inbox/x.md", ["decisions/old.md"])).toBe("decisions/x.md");
     expect(replaces.log[0]).toBe(
-      "pick: Does x replace a decision? | It replaces old (decisions/old.md is retired (status: archived)); It adds to it (decisions/old.md stays active)",
+      "pick: Does x replace a decision? | It replaces old (decisions/old.md is retired (status: archived)); It does not replace it (decisions/old.md stays active)",
     );
     expect(replaces.log[1]).toBe('notice: Palinode: approved, superseding decisions/old.md: moved to decisions/x.md. "Undo the last fix" reverts it.');
     const adds = scriptedUI({ pick: "\u0000keep" });

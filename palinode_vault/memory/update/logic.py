@@ -519,7 +519,11 @@ class Updater:
                 if new_info < fresh:
                     return self._out("NOOP", item, path, f"nothing new (similarity {sim:.2f})")
                 if item.confidence < self.s.extraction.confidence_threshold:
-                    return self._inbox(item, f"below the confidence threshold; close to {path} (similarity {sim:.2f})")
+                    return self._inbox(
+                        item,
+                        f"below the confidence threshold; close to {path} (similarity {sim:.2f})",
+                        asks=self._asks(item, path),
+                    )
                 return self._update_single(item, path, sim)
         if item.replaces:
             old = self._find_by_title(item.replaces, kind)
@@ -602,7 +606,9 @@ class Updater:
             return self._out("NOOP", item, top, f"nothing new (similarity {top_sim:.2f})")
         if j.same_subject(u):
             if item.confidence < self.s.extraction.confidence_threshold:
-                return self._inbox(item, f"below the confidence threshold; close to {path} ({measured})")
+                return self._inbox(
+                    item, f"below the confidence threshold; close to {path} ({measured})", asks=self._asks(item, path)
+                )
             return self._update_single(item, path, sim, measured)
         if item.replaces:
             old = self._find_by_title(item.replaces, kind)
@@ -713,6 +719,13 @@ class Updater:
                 return path
         return None
 
+    def _asks(self, item: Item, path: str) -> str | None:
+        """The active decision a decision waiting for review on its subject asks about: whether it
+        replaces it or adds to it, which nothing the code reads can tell (an amendment and a
+        replacement share the subject, the words and the new names; docs/ARCHITECTURE.md), so the
+        person answers when approving it (`review_may_supersede`). None for any other memory."""
+        return path if item.type == "Decision" and path.startswith(BY_NAME["decision"].folder + "/") else None
+
     def _inbox(self, item: Item, why: str, replaced: str | None = None, asks: str | None = None) -> Outcome:
         """INBOX; a decision that would replace the active decision `replaced` carries it, so that
         approving it retires that note (review.approve), as filing it would have; one that may
@@ -749,12 +762,10 @@ class Updater:
             # A new decision on the subject of an active one adds to it or replaces it; the judge
             # cannot tell which, and merging a replacement into the old note would leave it active
             # and saying two things (seen on test8's first run), so the person decides.
-            # A decision on that subject: the review note asks the person whether it replaces the
-            # decision (`review_may_supersede`), and approving it needs the answer.
             return self._inbox(
                 item,
                 f"the judge's word alone does not say whether it adds to {path} or replaces it ({how})",
-                asks=path if item.type == "Decision" else None,
+                asks=self._asks(item, path),
             )
         text = self.ws.text(path) or ""
         line = f"- {self.today.isoformat()}: {item.text.strip()}"
