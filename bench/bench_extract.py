@@ -160,8 +160,13 @@ def _words_only(text: str) -> str:
 def _pasted_proposed(pasted: list[str], diffs: dict[str, str]) -> bool:
     """A piece of pasted, quoted or injected text (`pasted`) in a line the pass would add to a note,
     active or waiting in inbox/: taken for the person's own words."""
+    return bool(_pasted_taken(pasted, diffs))
+
+
+def _pasted_taken(pasted: list[str], diffs: dict[str, str]) -> list[str]:
+    """The pieces of `pasted` found in the pass's added lines (see `_pasted_proposed`)."""
     added = _words_only("\n".join(line[1:] for d in diffs.values() for line in d.splitlines() if line.startswith("+")))
-    return any(_words_only(piece) in added for piece in pasted if _words_only(piece).strip())
+    return [piece for piece in pasted if _words_only(piece).strip() and _words_only(piece) in added]
 
 
 def _name_collisions(vault_dir: Path, diffs: dict[str, str]) -> int:
@@ -310,6 +315,7 @@ def run_model(
                     "seconds": round(r.seconds, 2),
                     "dropped": len(r.dropped),
                     "withheld": r.withheld_secrets,
+                    "pasted_taken": _pasted_taken(case.get("pasted") or [], r.diffs),
                 }
             )
     gen.close()
