@@ -336,7 +336,9 @@ def test_a_decision_that_may_replace_another_is_approved_only_once_the_person_sa
     assert "review_may_supersede" not in frontmatter_of((root / r.path).read_text())
 
 
-@pytest.mark.parametrize("asked", ["[]", '[""]', "[3, null]", "not a list"])
+@pytest.mark.parametrize(
+    "asked", ["[]", '[""]', "[3, null]", "not a list", "[../../etc/passwd]", "[people/tariq-benali.md]", "[decisions/../x.md]"]
+)
 def test_a_may_supersede_naming_no_path_asks_nothing(root, asked):
     r = review.approve(vault(root), _maybe_replacing(root, asked), NOW)
     assert r.path == "decisions/texts-through-messagebird.md"

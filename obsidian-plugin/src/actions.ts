@@ -380,9 +380,12 @@ export async function approveInboxNoteSuperseding(rpc: Rpc, ui: PalinodeUI, path
   return picked ? approveInboxNote(rpc, ui, path, "Decision", [picked]) : null;
 }
 
-/** The frontmatter list `review_may_supersede` as vault paths (anything else in it left out). */
+/**
+ * The frontmatter list `review_may_supersede` as decision notes (`decisions/x.md`), anything else
+ * in it left out, as the sidecar does (a hand edit or a hostile note asks nothing about it).
+ */
 export function mayReplaceOf(value: unknown): string[] {
-  return Array.isArray(value) ? value.filter((x): x is string => typeof x === "string" && x.trim() !== "") : [];
+  return Array.isArray(value) ? value.filter((x): x is string => typeof x === "string" && /^decisions\/[^/\\]+\.md$/.test(x) && !x.includes("..")) : [];
 }
 
 /**

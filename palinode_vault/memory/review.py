@@ -92,15 +92,29 @@ def waiting(vault: Vault) -> list[dict[str, Any]]:
                     # a person or project memory naming nobody: approving it needs who or what (--about)
                     "needs_about": "review_about" in data and not str(data.get("review_about") or "").strip(),
                     # a decision that may replace these or add to them: approving it needs which
-                    "may_replace": _paths(data.get("review_may_supersede")),
+                    "may_replace": _decision_paths(data.get("review_may_supersede")),
                 }
             )
     return sorted(out, key=lambda x: (x["since"], x["path"]))
 
 
-def _paths(value: Any) -> list[str]:
-    """A frontmatter list of vault paths, its other items (numbers, nulls, blanks) left out."""
-    return [x for x in value if isinstance(x, str) and x.strip()] if isinstance(value, list) else []
+def _decision_paths(value: Any) -> list[str]:
+    """A frontmatter list of decision notes (`decisions/x.md`), anything else in it left out
+    (numbers, nulls, blanks, paths elsewhere or escaping the vault: a hand edit or a hostile note
+    asks nothing about them; approving with `supersedes` checks the decision named)."""
+    folder = BY_NAME["decision"].folder + "/"
+    if not isinstance(value, list):
+        return []
+    return [
+        x
+        for x in value
+        if isinstance(x, str)
+        and x.startswith(folder)
+        and x.count("/") == 1
+        and x.endswith(".md")
+        and ".." not in x
+        and "\\" not in x
+    ]
 
 
 def _checked_note(ws: Workspace, path: str, folder: str, status: str, what: str) -> tuple[str, dict[str, Any]]:
@@ -221,7 +235,7 @@ def approve(
         data = frontmatter_of(text)
         retyped = f"; its type changed from {type_name} to {wanted} by the person"
         type_name = wanted
-    asked = _paths(data.get("review_may_supersede")) if type_name == "Decision" else []
+    asked = _decision_paths(data.get("review_may_supersede")) if type_name == "Decision" else []
     if asked and not supersedes and not keep_active:
         raise ReviewError(
             f"{path} may replace {', '.join(asked)} or add to it: say which (inbox approve NOTE --supersedes "

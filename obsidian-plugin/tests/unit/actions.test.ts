@@ -309,7 +309,10 @@ describe("commands", () => {
     expect(await approveInboxNoteMayReplace(rpc, scriptedUI({}).ui, "people/x.md", ["decisions/old.md"])).toBeNull();
     expect(calls).toHaveLength(2);
     // what a hand-edited or hostile frontmatter may hold
-    expect(mayReplaceOf(["decisions/a.md", 3, null, " ", "decisions/b.md"])).toEqual(["decisions/a.md", "decisions/b.md"]);
+    expect(mayReplaceOf(["decisions/a.md", 3, null, " ", "decisions/b.md", "../../etc/passwd", "people/x.md", "decisions/sub/c.md", "decisions/...md"])).toEqual([
+      "decisions/a.md",
+      "decisions/b.md",
+    ]);
     expect(mayReplaceOf("decisions/a.md")).toEqual([]);
     expect(mayReplaceOf(undefined)).toEqual([]);
   });
