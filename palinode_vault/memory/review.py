@@ -14,9 +14,9 @@ keys such as a Decision's `review_supersedes` dropped), then files it as a note 
 Approving a decision with `supersedes` (the person naming the active decisions it replaces; the
 review reason names the closest) retires those too, as a SUPERSEDE would have; with `keep_active`
 (the person saying it replaces none of the decisions the update logic named) it retires none. A
-Decision that may replace an active decision or add to it (`review_may_supersede`: the judge's
-word on its subject, which cannot tell the two apart) is approved only with one of the two
-answers.
+Decision that waited on an active decision's subject, and so may replace it or add to it
+(`review_may_supersede`, written by the update logic, which cannot tell the two apart), is
+approved only with one of the two answers.
 Rejecting archives the note in `archive/inbox/` with `status: archived` and
 `archived_reason: rejected`; nothing is ever deleted. Each is one journaled run that `undo`
 reverts, and one line of `logs/operations.jsonl` (APPROVE or REJECT).
