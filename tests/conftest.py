@@ -14,6 +14,10 @@ import pytest
 # Every socket answer is validated against its method's result model (palinode_vault/sidecar/
 # results.py), here and in every sidecar a test starts (they inherit the environment).
 os.environ["PALINODE_CHECK_RESULTS"] = "1"
+# Sidecars started by tests keep to the real calendar, and on PROGRAM.md's consolidation day
+# (Sunday) every one of them would start the weekly consolidation and write into the vault its
+# test compares (seen on a Sunday's CI run). It is off here; the test of the schedule turns it on.
+os.environ["PALINODE_WEEKLY_CONSOLIDATION"] = "0"
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"

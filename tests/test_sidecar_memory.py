@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,26 @@ def test_core_and_search_calls_are_recorded_for_the_core_drift_check(sample_vaul
     assert searches[-1]["session"] == cores[0]["session"]
     assert searches[-1]["paths"] == sorted({r["path"] for r in found})
     assert "Cochrane" not in (sample_vault / access.ACCESS_PATH).read_text()  # never the query
+
+
+SUNDAY = dt.date(2026, 12, 6)  # PROGRAM.md's consolidation weekday; the sample vault's today is a Tuesday
+
+
+@pytest.mark.parametrize("scheduled", [True, False])
+def test_the_sidecar_runs_the_weekly_consolidation_on_its_day_once(sample_vault: Path, monkeypatch, scheduled):
+    """On PROGRAM.md's weekday the sidecar runs the consolidation by itself, once that day; with
+    PALINODE_WEEKLY_CONSOLIDATION=0 (what every other test's sidecar has, conftest.py) it does not."""
+    from palinode_vault.memory.weekly.consolidate import is_due
+
+    monkeypatch.setenv("PALINODE_WEEKLY_CONSOLIDATION", "1" if scheduled else "0")
+    assert is_due(sample_vault, SUNDAY)
+
+    async def body():
+        async with running_sidecar(sample_vault, quiet=0.3, auto_fix=False, now=SUNDAY):
+            for _ in range(300 if scheduled else 20):  # up to 30 s for the run; 2 s to show there is none
+                if not is_due(sample_vault, SUNDAY):
+                    break
+                await asyncio.sleep(0.1)
+
+    run(body())
+    assert is_due(sample_vault, SUNDAY) is not scheduled  # a consolidation of that day is logged

@@ -61,7 +61,7 @@ export async function startSidecar(vault: string, timeoutMs = 60_000): Promise<R
   const a = serveAvailability();
   if (!a.ok) throw new Error(a.reason);
   let out = "";
-  const proc = spawn(a.bin, ["serve", "--vault", vault], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PYTHONUNBUFFERED: "1" } });
+  const proc = spawn(a.bin, ["serve", "--vault", vault], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PYTHONUNBUFFERED: "1", PALINODE_WEEKLY_CONSOLIDATION: "0" } });
   proc.stdout!.on("data", (d) => (out += d));
   proc.stderr!.on("data", (d) => (out += d));
   const discovery = join(vault, ".palinode", "sidecar.json");
