@@ -28,6 +28,22 @@ describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"
   let session: SidecarSession;
   let rpc: Rpc;
   const read = (p: string) => readFile(join(sidecar.vault, p), "utf8");
+  /** The inbox rows as the side view loads them, whatever note is open. */
+  const inboxRows = async () => {
+    const model = sideViewModel(await loadSideView(rpc, "people/alice-smith.md"));
+    return model.inbox.state === "ok" ? model.inbox.items : [];
+  };
+  /** A review UI that logs its notices, confirms everything and dismisses every picker but those given. */
+  const answeringUI = (log: string[], answers: Partial<PalinodeUI>): PalinodeUI => ({
+    notice: (m) => void log.push(m),
+    confirmDiff: async () => true,
+    confirmRows: async () => true,
+    pickNote: async () => null,
+    pickType: async () => null,
+    pickAbout: async () => null,
+    openPath: () => undefined,
+    ...answers,
+  });
 
   beforeAll(async () => {
     sidecar = await startSidecar(copyVault());
@@ -338,12 +354,8 @@ describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"
     mkdirSync(join(sidecar.vault, "inbox"), { recursive: true });
     writeFileSync(join(sidecar.vault, "inbox/she-moved-to-porto.md"), waitingNote("person-she-moved-to-porto", "She moved to Porto in March"));
     writeFileSync(join(sidecar.vault, "inbox/he-runs-the-front-desk.md"), waitingNote("person-he-runs-the-front-desk", "He runs the front desk now"));
-    const rows = async () => {
-      const model = sideViewModel(await loadSideView(rpc, "people/alice-smith.md"));
-      return model.inbox.state === "ok" ? model.inbox.items : [];
-    };
-    let listed = await rows();
-    for (const start = Date.now(); listed.length < 2 && Date.now() - start < 60_000; listed = await rows()) {
+    let listed = await inboxRows();
+    for (const start = Date.now(); listed.length < 2 && Date.now() - start < 60_000; listed = await inboxRows()) {
       await new Promise((r) => setTimeout(r, 200));
     }
     expect(listed.map((r) => [r.path, r.needsAbout])).toEqual([
@@ -352,18 +364,12 @@ describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"
     ]);
     const log: string[] = [];
     let answer: string | null = null;
-    const ui: PalinodeUI = {
-      notice: (m) => void log.push(m),
-      confirmDiff: async () => true,
-      confirmRows: async () => true,
-      pickNote: async () => null,
-      pickType: async () => null,
+    const ui = answeringUI(log, {
       pickAbout: async (title, offered) => {
         log.push(`${title} ${offered.map((r) => r.path).join(", ")}`);
         return answer;
       },
-      openPath: () => undefined,
-    };
+    });
     // Approve alone is refused, saying what to do; nothing moves
     expect(await approveInboxNote(rpc, ui, "inbox/she-moved-to-porto.md")).toBeNull();
     expect(log.pop()).toMatch(/names no person the vault knows: say who or what it is about/);
@@ -405,7 +411,7 @@ describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"
         "",
       ].join("\n"),
     );
-    for (const start = Date.now(); !(await rows()).some((r) => r.path === "inbox/front-desk-tablets.md") && Date.now() - start < 30_000; ) {
+    for (const start = Date.now(); !(await inboxRows()).some((r) => r.path === "inbox/front-desk-tablets.md") && Date.now() - start < 30_000; ) {
       await new Promise((r) => setTimeout(r, 200));
     }
     const asPerson: PalinodeUI = { ...ui, pickType: async () => "PersonMemory", pickAbout: async () => "Bea Lopes" };
@@ -425,12 +431,8 @@ describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"
       writeFileSync(join(sidecar.vault, `inbox/${name}.md`), note(`decision-${name}`, "review", title, ["review_may_supersede: [decisions/release-on-fridays.md]"]));
     waiting("release-on-tuesdays", "Release on Tuesdays");
     waiting("release-notes-in-dutch-too", "Release notes in Dutch too");
-    const rows = async () => {
-      const model = sideViewModel(await loadSideView(rpc, "people/alice-smith.md"));
-      return model.inbox.state === "ok" ? model.inbox.items : [];
-    };
-    let listed = await rows();
-    for (const start = Date.now(); listed.filter((r) => r.mayReplace.length).length < 2 && Date.now() - start < 60_000; listed = await rows()) {
+    let listed = await inboxRows();
+    for (const start = Date.now(); listed.filter((r) => r.mayReplace.length).length < 2 && Date.now() - start < 60_000; listed = await inboxRows()) {
       await new Promise((r) => setTimeout(r, 200));
     }
     expect(listed.filter((r) => r.mayReplace.length).map((r) => [r.path, r.mayReplace])).toEqual([
@@ -439,15 +441,9 @@ describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"
     ]);
     const log: string[] = [];
     let answer: string | null = null;
-    const ui: PalinodeUI = {
-      notice: (m) => void log.push(m),
-      confirmDiff: async () => true,
-      confirmRows: async () => true,
+    const ui = answeringUI(log, {
       pickNote: async (_title, offered) => (answer === "adds" ? offered[offered.length - 1].path : answer),
-      pickType: async () => null,
-      pickAbout: async () => null,
-      openPath: () => undefined,
-    };
+    });
     const status = (p: string) => /^status: (\w+)$/m.exec(readFileSync(join(sidecar.vault, p), "utf8"))?.[1];
     // Approve alone is refused, saying what to do; nothing moves
     expect(await approveInboxNote(rpc, ui, "inbox/release-on-tuesdays.md")).toBeNull();
