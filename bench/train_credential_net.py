@@ -111,7 +111,9 @@ def generated(count: int = GENERATED, seed: int = 11) -> list[dict]:
     """Conversations written from secret forms, not from any set: a made-up value (letters, digits
     and symbols mixed; digits only; digits said as words; printed groups) said after a credential
     phrase of cue_words/credentials.toml, in the same message or the speaker's next one, beside
-    prose that holds dates, times, versions and counts (which are no secret)."""
+    prose that holds dates, times, versions, counts, percentages and colours (which are no secret);
+    and a quarter of them credential talk with no value, whose dates and counts are its only
+    made-up-looking words (a reset "on 2026-03-14", a rotation "at 9:40")."""
     import random
     import string
 
@@ -135,16 +137,41 @@ def generated(count: int = GENERATED, seed: int = 11) -> list[dict]:
             )
         return rng.choice(["Brisa", "Tejo", "Harbor", "Quay"]) + rng.choice("!#$-.") + str(rng.randint(10, 9999))
 
-    plain = ["on 2026-03-14", "at 9:40", "for v2.3.1", "for 3 people", "since 2024", "by the 12th", "in 15 min", "for 40%"]
+    def plain() -> str:
+        """A date, time, version, count, ordinal, year, percentage or colour: no secret."""
+        day, month = rng.randint(1, 28), rng.randint(1, 12)
+        return rng.choice(
+            [
+                f"{rng.randint(2019, 2031)}-{month:02d}-{day:02d}",
+                f"{day:02d}/{month:02d}",
+                f"{rng.randint(0, 23)}:{rng.choice(['00', '15', '30', '40', '45'])}",
+                f"v{rng.randint(0, 9)}.{rng.randint(0, 30)}.{rng.randint(0, 20)}",
+                f"{rng.randint(0, 9)}.{rng.randint(0, 30)}",
+                str(rng.randint(2, 60)),
+                f"{day}{'st' if day in (1, 21) else 'nd' if day in (2, 22) else 'rd' if day in (3, 23) else 'th'}",
+                str(rng.randint(1990, 2031)),
+                f"{rng.randint(1, 100)}%",
+                f"{rng.randint(2, 48)}-hour",
+                "#" + "".join(rng.choice("0123456789ABCDEF") for _ in range(6)),
+            ]
+        )
+
+    units = ["", " people", " min", " days", " times"]
+    before = ["on", "at", "for", "since", "by", "in", "after", "from", "until"]
     cases = []
     for n in range(count):
         talk, secret = rng.choice(talks), value()
         copula = rng.choice(["is", "was", ":", "=", "it's", "->", "is now"])
-        note = rng.choice(plain)
-        if rng.random() < 0.6:
+        note = f"{rng.choice(before)} {plain()}{rng.choice(units)}"
+        shape = rng.random()
+        if shape < 0.45:
             messages = [("user", f"ok {talk} {copula} {secret} {note}, thanks"), ("assistant", "Got it.")]
-        else:
+        elif shape < 0.75:
             messages = [("user", f"i'll send {talk} {note}"), ("assistant", "Sure."), ("user", f"{secret}")]
+        else:  # talk of a credential with no value at all: its dates, times and counts are no secret
+            secret = ""
+            verb = rng.choice(["we reset", "they changed", "i rotated", "she updated", "we set up", "he asked for"])
+            messages = [("user", f"{verb} {talk} {note} after the audit"), ("assistant", "Noted.")]
         cases.append({"set": "generated", "case": f"g{n}", "messages": messages, "secret": secret})
     return cases
 

@@ -162,16 +162,26 @@ def test_pasted_quoted_fenced_and_injected_text_is_not_the_persons(vault):
 
 
 _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=9)
+# a speaker as a chat shows one: a name, a name and surname, a handle, in any alphabet
+_NAME = st.one_of(
+    _WORD.map(str.capitalize),
+    st.tuples(_WORD, _WORD).map(lambda t: f"{t[0].capitalize()} {t[1].capitalize()}"),
+    _WORD.map(lambda w: "@" + w),
+    st.sampled_from(["Inês", "Jürgen", "Алина", "Ørjan"]),
+)
 
 
 @settings(max_examples=150, deadline=None)
 @given(
     inside=st.lists(_WORD, min_size=1, max_size=8).map(lambda w: "zq9" + " ".join(w)),
     before=st.lists(_WORD, max_size=6).map(" ".join),
-    shape=st.sampled_from(["fence", "tilde", "open_fence", "quote", "label", "separator", "quotation"]),
+    shape=st.sampled_from(["fence", "tilde", "open_fence", "quote", "label", "separator", "quotation", "chat"]),
+    names=st.lists(_NAME, min_size=2, max_size=3, unique=True),
+    stamp=st.sampled_from(["", "[10:42] ", "[05/12/2026, 09:15] ", "**"]),
 )
-def test_own_words_never_keeps_what_was_pasted(inside, before, shape):
+def test_own_words_never_keeps_what_was_pasted(inside, before, shape, names, stamp):
     long_inside = inside + " one two three four five six"
+    chat = "\n".join(f"{stamp}{name}: {inside}" for name in names + names[:1])  # the first speaks again
     text = {
         "fence": f"{before}\n```\n{inside}\n```\nI said this.",
         "tilde": f"{before}\n~~~python\n{inside}\n~~~",
@@ -180,10 +190,21 @@ def test_own_words_never_keeps_what_was_pasted(inside, before, shape):
         "label": f"{before} IMPORTANT ANNOUNCEMENT: {inside}\n{inside}",
         "separator": f"{before}\n---------- Forwarded message ----------\n{inside}\n{inside}",
         "quotation": f"{before} she wrote “{long_inside}” and left",
+        "chat": f"{before}\n\n{chat}\n{inside}\n\nI said this.",
     }[shape]
     out = own_words(text)
     assert "zq9" not in out and PASTED in out
     assert out.startswith(before.split("\n")[0]) or not before
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    labels=st.lists(_WORD.map(str.capitalize), min_size=2, max_size=6, unique=True), said=st.lists(_WORD, min_size=1, max_size=8)
+)
+def test_own_words_keeps_notes_written_as_labelled_lines(labels, said):
+    """ "Decision: …", "Reason: …", "Owner: …": each label once, the person's own notes, not a chat."""
+    text = "notes from today:\n" + "\n".join(f"{label}: {' '.join(said)}" for label in labels)
+    assert own_words(text) == text
 
 
 @settings(max_examples=100, deadline=None)

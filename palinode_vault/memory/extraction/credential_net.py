@@ -128,6 +128,8 @@ def _plain_number(w: str) -> bool:
         core = core[:-1].replace("t", ".")  # 2026-10-21T15:00:00Z
     if w.startswith("#") and len(core) in (3, 6, 8) and all(c in "0123456789abcdef" for c in core):
         return True  # a hex colour
+    if core.replace(".", "", 1).replace(",", "", 1).isdigit() and core != w.lower().lstrip("v#"):
+        return True  # 50%, €45, $1,200, 12.5%: an amount or a share, its sign attached
     if core.isdigit():
         return len(core) == 4 and core[:2] in ("19", "20")  # a year
     for unit in ("st", "nd", "rd", "th", "am", "pm", "h", "min", "k", "m", "s", "x", "gb", "mb", "kb", "ms", "px"):

@@ -10,7 +10,10 @@ text's shape, not on its words, so they hold for any content and any language:
 - a forwarded or pasted block: from a separator line (a rule of `-`, `=`, `_` or `*`, with or
   without a label in it) or a label of capital words ("SYSTEM NOTICE", "FORWARDED MESSAGE") to the
   end of its paragraph;
-- a long quotation in quotation marks (`QUOTE_WORDS` words or more): someone else's words.
+- a long quotation in quotation marks (`QUOTE_WORDS` words or more): someone else's words;
+- a pasted chat: lines that open with a speaker's name and a colon ("Tariq: …", "[10:42] Dev: …"),
+  where the speakers take turns (a name comes back after another's), with the lines between them.
+  Notes the person keeps as "Decision: …", "Reason: …" name each label once and stay theirs.
 
 `own_words(text)` is the message with each such part replaced by `PASTED`, so the model, the
 statement judge and every check after them see only what the person said, and where they pasted.
@@ -29,8 +32,13 @@ def own_words(text: str) -> str:
     out: list[str] = []
     fence: str | None = None
     block = False  # inside a forwarded or labelled block, until the paragraph ends
-    for line in text.split("\n"):
+    lines = text.split("\n")
+    chat = chat_lines(lines)
+    for number, line in enumerate(lines):
         stripped = line.strip()
+        if number in chat and fence is None:
+            _mark(out)
+            continue
         if fence is not None:
             if stripped.startswith(fence):
                 fence = None
@@ -57,6 +65,57 @@ def own_words(text: str) -> str:
             continue
         out.append(_without_long_quotes(line))
     return "\n".join(out)
+
+
+SPEAKER_WORDS = 3  # a speaker's label: a name, a name and surname, a handle ("@mira")
+LABEL_CHARS = 40
+
+
+def chat_lines(lines: list[str]) -> set[int]:
+    """The numbers of `lines` that belong to a pasted chat (see above): from the first speaker line
+    of a run in which some speaker speaks again after another has, to the end of its last message
+    (a message goes on over the lines right under it; a blank line and then a line that names no
+    speaker end the run)."""
+    out: set[int] = set()
+    speakers: list[str] = []
+    first = last = -1  # the run's first line and the last line of its last message
+    for number, line in enumerate([*lines, ""]):
+        speaker = _speaker(line) if number < len(lines) else None
+        if speaker is not None:
+            first = number if not speakers else first
+            speakers.append(speaker)
+            last = number
+        elif speakers and line.strip() and last == number - 1:
+            last = number  # the message goes on
+        elif speakers and (line.strip() or number == len(lines)):
+            if _takes_turns(speakers):
+                out.update(range(first, last + 1))
+            speakers = []
+    return out
+
+
+def _takes_turns(speakers: list[str]) -> bool:
+    """Two speakers or more, one of them speaking again after another: a conversation."""
+    return any(s in speakers[:i] and speakers[i - 1] != s for i, s in enumerate(speakers) if i > 0)
+
+
+def _speaker(line: str) -> str | None:
+    """The speaker a chat line opens with, lower-cased: `Name: text`, `Name Surname: text`,
+    `@handle: text`, after an optional `[time]` or `[date, time]`; None for any other line."""
+    text = line.strip()
+    if text.startswith("[") and "]" in text[:LABEL_CHARS]:
+        text = text[text.index("]") + 1 :].strip()
+    colon = text.find(":", 0, LABEL_CHARS)
+    if colon <= 0 or not text[colon + 1 : colon + 2].isspace() or not text[colon + 1 :].strip():
+        return None
+    words = text[:colon].replace("**", "").split()
+    if not 1 <= len(words) <= SPEAKER_WORDS:
+        return None
+    if not all(w[:1].isupper() or (w[:1] == "@" and len(w) > 1) for w in words):
+        return None
+    if not all(c.isalpha() or c in "@.-_'" for w in words for c in w):
+        return None
+    return " ".join(words).lower()
 
 
 def _mark(out: list[str]) -> None:
