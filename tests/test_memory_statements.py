@@ -44,6 +44,7 @@ def flow(tmp_path, indexed_sample, embedder):
         return Updater(vault, apply.ws, settings, sim or similar, "test", NOW).apply(item)
 
     apply.vault = vault
+    apply.index = index
     yield apply
     index.close()
 
@@ -100,6 +101,29 @@ def test_a_decision_waiting_for_review_on_an_active_decisions_subject_asks_wheth
     out = flow(insight)
     assert out.op == "INBOX" and "close to insights/" in out.reason, out.reason
     assert "review_may_supersede" not in frontmatter_of(flow.ws.text(out.path))
+
+
+def test_a_decision_the_judge_would_file_near_an_active_decision_asks_instead(flow):
+    """Below `statement_related` but at `statement_near`, a new decision on the judge's word may
+    be the replacement of the decision it is near: filed, it would stand beside it, both active.
+    It waits and asks; without `statement_near` it is filed as a new fact, as before."""
+    item = Item(
+        "Decision",
+        "Database on our own server",
+        "From March the booking database runs on our own server in the Lisbon office.",
+        0.9,
+        judged=True,
+    )
+    out = flow(item)
+    assert out.op == "INBOX" and "is new beside decisions/postgres-over-firebase.md or replaces it" in out.reason, out.reason
+    assert frontmatter_of(flow.ws.text(out.path))["review_may_supersede"] == ["decisions/postgres-over-firebase.md"]
+    settings = load_program(flow.vault.root).settings
+    without = settings.model_copy(update={"update": settings.update.model_copy(update={"statement_near": None})})
+    similar, _ = similar_for(flow.vault, flow.index)
+    out = Updater(flow.vault, Workspace(flow.vault), without, similar, "test", NOW).apply(item)
+    assert out.op == "ADD" and out.path.startswith("decisions/"), out.reason
+    # a proposer's own word (not the judge's) files it: the rule is about what the judge does not say
+    assert flow(Item("Decision", item.title, item.text, 0.9)).op == "ADD"
 
 
 def test_a_replaced_decision_left_active_leads_to_its_successor(flow):

@@ -48,6 +48,9 @@ class Update(_Strict):
     statement_related: float | None = Field(None, ge=-1.0, le=1.0)
     statement_same: float | None = Field(None, ge=-1.0, le=1.0)
     statement_novelty: float | None = Field(None, ge=0.0, le=1.0)
+    # Coverage at which a decision the judge's word would file waits instead, asking whether it
+    # replaces the active decision it is that close to (none: it is filed as before).
+    statement_near: float | None = Field(None, ge=-1.0, le=1.0)
 
     @property
     def by_statement(self) -> bool:

@@ -614,6 +614,21 @@ class Updater:
             old = self._find_by_title(item.replaces, kind)
             if old and self._replaces(item, old):
                 return self._supersede(item, old, None)
+        if (
+            item.judged
+            and u.statement_near is not None
+            and j.coverage >= u.statement_near
+            and self._asks(item, path)
+            and item.confidence >= self.s.extraction.confidence_threshold
+        ):
+            # Near an active decision's subject, below where it counts as on it: filed, a
+            # replacement would leave the decision it replaces active beside it (two on test20's
+            # first run, at coverage 0.45), and the judge does not say which it is.
+            return self._inbox(
+                item,
+                f"the judge's word alone does not say whether it is new beside {path} or replaces it ({measured})",
+                asks=self._asks(item, path),
+            )
         return self._add(item, f"new fact; closest {path} ({measured})")
 
     def replaced_note(self, item: Item, kind: str) -> str | None:
