@@ -175,7 +175,21 @@ _NAME = st.one_of(
 @given(
     inside=st.lists(_WORD, min_size=1, max_size=8).map(lambda w: "zq9" + " ".join(w)),
     before=st.lists(_WORD, max_size=6).map(" ".join),
-    shape=st.sampled_from(["fence", "tilde", "open_fence", "quote", "label", "separator", "quotation", "chat"]),
+    shape=st.sampled_from(
+        [
+            "fence",
+            "tilde",
+            "open_fence",
+            "quote",
+            "label",
+            "separator",
+            "quotation",
+            "chat",
+            "html_comment",
+            "open_comment",
+            "obsidian_comment",
+        ]
+    ),
     names=st.lists(_NAME, min_size=2, max_size=3, unique=True),
     stamp=st.sampled_from(["", "[10:42] ", "[05/12/2026, 09:15] ", "**"]),
 )
@@ -191,6 +205,10 @@ def test_own_words_never_keeps_what_was_pasted(inside, before, shape, names, sta
         "separator": f"{before}\n---------- Forwarded message ----------\n{inside}\n{inside}",
         "quotation": f"{before} she wrote “{long_inside}” and left",
         "chat": f"{before}\n\n{chat}\n{inside}\n\nI said this.",
+        # hidden text, where a pasted page hides instructions to AI assistants
+        "html_comment": f"{before}\nHi,\n<!-- {inside}\n{inside} -->\nI said this.",
+        "open_comment": f"{before} <!-- {inside}\n\n{inside}",
+        "obsidian_comment": f"{before} %%{inside}%% I said this.",
     }[shape]
     out = own_words(text)
     assert "zq9" not in out and PASTED in out

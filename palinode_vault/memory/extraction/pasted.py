@@ -13,7 +13,10 @@ text's shape, not on its words, so they hold for any content and any language:
 - a long quotation in quotation marks (`QUOTE_WORDS` words or more): someone else's words;
 - a pasted chat: lines that open with a speaker's name and a colon ("Tariq: …", "[10:42] Dev: …"),
   where the speakers take turns (a name comes back after another's), with the lines between them.
-  Notes the person keeps as "Decision: …", "Reason: …" name each label once and stay theirs.
+  Notes the person keeps as "Decision: …", "Reason: …" name each label once and stay theirs;
+- hidden text: an HTML comment (`<!-- … -->`) or an Obsidian comment (`%% … %%`), to its end or
+  the message's. Nobody reads it where it was written, so it is nobody's statement, and it is
+  where a pasted page hides instructions to AI assistants.
 
 `own_words(text)` is the message with each such part replaced by `PASTED`, so the model, the
 statement judge and every check after them see only what the person said, and where they pasted.
@@ -32,7 +35,7 @@ def own_words(text: str) -> str:
     out: list[str] = []
     fence: str | None = None
     block = False  # inside a forwarded or labelled block, until the paragraph ends
-    lines = text.split("\n")
+    lines = without_hidden(text).split("\n")
     chat = chat_lines(lines)
     for number, line in enumerate(lines):
         stripped = line.strip()
@@ -65,6 +68,26 @@ def own_words(text: str) -> str:
             continue
         out.append(_without_long_quotes(line))
     return "\n".join(out)
+
+
+_HIDDEN = (("<!--", "-->"), ("%%", "%%"))
+
+
+def without_hidden(text: str) -> str:
+    """`text` with each HTML or Obsidian comment, unclosed ones to the end, replaced by `PASTED`
+    (on one line: what was written around it keeps its lines)."""
+    out, at = [], 0
+    while True:
+        found = [(text.find(opening, at), opening, closing) for opening, closing in _HIDDEN if opening in text[at:]]
+        if not found:
+            out.append(text[at:])
+            return "".join(out)
+        start, opening, closing = min(found)
+        end = text.find(closing, start + len(opening))
+        out.append(text[at:start] + PASTED)
+        if end < 0:
+            return "".join(out)
+        at = end + len(closing)
 
 
 SPEAKER_WORDS = 3  # a speaker's label: a name, a name and surname, a handle ("@mira")
