@@ -5,7 +5,7 @@
  * Approve, Approve as… and Reject run the plugin's own actions and then render again, as the Obsidian
  * view does; the type picker records what it offers and picks the last type offered.
  */
-import { approveInboxNote, approveInboxNoteAs, rejectInboxNote, type PalinodeUI } from "../../src/actions";
+import { approveInboxNote, approveInboxNoteAs, rejectInboxNote } from "../../src/actions";
 import { SidecarClient, type SocketConstructor } from "../../src/client";
 import { renderGraph } from "../../src/dom/graph";
 import { renderInbox, renderSideView, renderSideViewMessage, type InboxHandlers } from "../../src/dom/side-view";
@@ -13,6 +13,7 @@ import { layoutNeighbourhood } from "../../src/graph-layout";
 import type { InboxItem } from "../../src/protocol";
 import { SidecarSession } from "../../src/session";
 import { statusBarModel } from "../../src/status-bar";
+import { answeringUI } from "../helpers/ui";
 import { inboxListing, loadInbox, loadSideView, sideViewModel, type Rpc } from "../../src/side-view-model";
 import { recordedRpc, withInbox, type Recording } from "../helpers/recorded";
 
@@ -30,18 +31,14 @@ const graph = document.getElementById("graph")!;
 const status = document.getElementById("status")!;
 
 /** Notices and opened notes of the review actions, into the event log. */
-const ui: PalinodeUI = {
+const ui = answeringUI(null, {
   notice: (m) => void events.push(`notice ${m}`),
-  confirmDiff: async () => true,
-  confirmRows: async () => true,
-  pickNote: async () => null,
   pickType: async (title, choices) => {
     events.push(`pick ${title} ${choices.map((c) => c.type).join(", ")}`);
     return choices[choices.length - 1]?.type ?? null;
   },
-  pickAbout: async () => null,
   openPath: (p) => void events.push(`open ${p}`),
-};
+});
 
 function inboxHandlers(rpc: Rpc, again: () => Promise<void>): InboxHandlers {
   return {

@@ -15,6 +15,7 @@ import { runJob } from "../../src/jobs";
 import { SidecarSession } from "../../src/session";
 import { loadSideView, sideViewModel, type Rpc } from "../../src/side-view-model";
 import { until } from "../helpers/fake-sidecar";
+import { answeringUI } from "../helpers/ui";
 import { copyVault, serveAvailability, skipNote, startSidecar, type RunningSidecar } from "../helpers/real-sidecar";
 
 const available = serveAvailability();
@@ -33,17 +34,6 @@ describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"
     const model = sideViewModel(await loadSideView(rpc, "people/alice-smith.md"));
     return model.inbox.state === "ok" ? model.inbox.items : [];
   };
-  /** A review UI that logs its notices, confirms everything and dismisses every picker but those given. */
-  const answeringUI = (log: string[], answers: Partial<PalinodeUI>): PalinodeUI => ({
-    notice: (m) => void log.push(m),
-    confirmDiff: async () => true,
-    confirmRows: async () => true,
-    pickNote: async () => null,
-    pickType: async () => null,
-    pickAbout: async () => null,
-    openPath: () => undefined,
-    ...answers,
-  });
 
   beforeAll(async () => {
     sidecar = await startSidecar(copyVault());
@@ -124,18 +114,13 @@ describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"
 
   it("repairs a broken link through the preview, fixes a note, and undo restores both", async () => {
     const log: string[] = [];
-    const ui: PalinodeUI = {
-      notice: (m) => void log.push(m),
+    const ui = answeringUI(log, {
       confirmDiff: async (_title, diff) => {
         log.push(diff);
         return true;
       },
-      confirmRows: async () => true,
       pickNote: async (_title, rows) => rows[0]?.path ?? null,
-      pickType: async () => null,
-      pickAbout: async () => null,
-      openPath: () => undefined,
-    };
+    });
     const alice = join(sidecar.vault, "people/alice-smith.md");
     const original = readFileSync(alice, "utf8");
     expect(await repairLink(rpc, ui, "people/alice-smith.md", "Bob Smiht")).toEqual(["people/alice-smith.md"]);
@@ -259,15 +244,10 @@ describe.skipIf(!available.ok)(skipNote("plugin client against the real sidecar"
     const row = rows.find((r) => r.path === "inbox/weekly-release-train.md")!;
 
     const log: string[] = [];
-    const ui: PalinodeUI = {
-      notice: (m) => void log.push(m),
-      confirmDiff: async () => true,
-      confirmRows: async () => true,
-      pickNote: async () => null,
+    const ui = answeringUI(log, {
       pickType: async (_title, choices) => (choices.some((c) => c.type === "Decision") ? "Decision" : null),
-      pickAbout: async () => null,
       openPath: (p) => void log.push(`open ${p}`),
-    };
+    });
 
     // approve, as the side view's button does (the row's path, then the view reloads): moved into
     // decisions/, no longer waiting for review, the notice says where, it is opened

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import recording from "../fixtures/recorded-alice.json";
-import { approveInboxNote, rejectInboxNote, type PalinodeUI } from "../../src/actions";
+import { approveInboxNote, rejectInboxNote } from "../../src/actions";
 import {
   basename,
   checkLabel,
@@ -12,6 +12,7 @@ import {
   wantsCandidates,
 } from "../../src/side-view-model";
 import { recordedRpc, withInbox, type Recording } from "../helpers/recorded";
+import { answeringUI } from "../helpers/ui";
 
 const rec = recording as Recording;
 
@@ -168,15 +169,7 @@ describe("inbox", () => {
   it("after approve or reject through the actions, the reloaded side view no longer lists the note", async () => {
     const calls: { method: string; params: unknown }[] = [];
     const rpc = withInbox(recordedRpc(rec), [item("inbox/a.md"), item("inbox/b.md", { type: "Insight" }), item("inbox/c.md")], calls);
-    const ui: PalinodeUI = {
-      notice: () => undefined,
-      confirmDiff: async () => true,
-      confirmRows: async () => true,
-      pickNote: async () => null,
-      pickType: async () => null,
-      pickAbout: async () => null,
-      openPath: () => undefined,
-    };
+    const ui = answeringUI(null);
     const listed = async () => {
       const m = sideViewModel(await loadSideView(rpc, rec.path));
       return m.inbox.state === "ok" ? m.inbox.items.map((r) => r.path) : m.inbox.message;
