@@ -161,3 +161,19 @@ def test_without_its_weights_the_net_withholds_every_made_up_word_near_credentia
     assert credential_net.load_net(broken) is None
     turns = [("user", "the wifi password is on a sticker"), ("user", "it says Ribeira!42 and 2026-12-04")]
     assert [[w.text for w in ws] for ws in credential_net.without_weights(turns)] == [[], ["Ribeira!42"]]
+
+
+@pytest.mark.parametrize(
+    ("text", "talk"),
+    [
+        # a bare "token" has other senses (design tokens, a model's tokens): a hint, not credential talk
+        ("We keep the colour tokens in the repo and the build reads the token export.", False),
+        ("The prompt is 900 tokens long after the trim.", False),
+        # its compounds are credentials, as "api key" is where a bare "key" is not
+        ("The access token for the staging API expired this morning.", True),
+        ("Rotate the bot token after the demo.", True),
+        ("The API token lives in the CI settings.", True),
+    ],
+)
+def test_a_bare_token_hints_at_a_credential_its_compounds_are_one(text, talk):
+    assert secrets.about_credentials(text) is talk
