@@ -188,6 +188,8 @@ _NAME = st.one_of(
             "html_comment",
             "open_comment",
             "obsidian_comment",
+            "brought_in",
+            "brought_in_list",
         ]
     ),
     names=st.lists(_NAME, min_size=2, max_size=3, unique=True),
@@ -209,6 +211,9 @@ def test_own_words_never_keeps_what_was_pasted(inside, before, shape, names, sta
         "html_comment": f"{before}\nHi,\n<!-- {inside}\n{inside} -->\nI said this.",
         "open_comment": f"{before} <!-- {inside}\n\n{inside}",
         "obsidian_comment": f"{before} %%{inside}%% I said this.",
+        # lines brought in under the message's opening: minutes, a list someone sent, an email
+        "brought_in": f"{before} what do you make of this?\n\n{inside}\n{inside.capitalize()}\n\nI said this.",
+        "brought_in_list": f"{before} here:\n\n1. {inside}\n2. {inside}",
     }[shape]
     out = own_words(text)
     assert "zq9" not in out and PASTED in out
@@ -223,6 +228,20 @@ def test_own_words_keeps_notes_written_as_labelled_lines(labels, said):
     """ "Decision: …", "Reason: …", "Owner: …": each label once, the person's own notes, not a chat."""
     text = "notes from today:\n" + "\n".join(f"{label}: {' '.join(said)}" for label in labels)
     assert own_words(text) == text
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    lines=st.lists(st.lists(_WORD, min_size=2, max_size=8).map(" ".join), min_size=2, max_size=5),
+    bullet=st.sampled_from(["- ", "* ", ""]),
+)
+def test_own_words_keeps_a_list_that_opens_the_message_and_prose_wrapped_under_an_opening(lines, bullet):
+    """Lines are brought in only under an opening paragraph: a message that starts with the
+    person's own list is theirs, and so is one sentence wrapped by hand after it."""
+    own_list = "\n".join(bullet + line for line in lines) + "\n\nthat is all."
+    assert own_words(own_list) == own_list
+    wrapped = "quick update.\n\nWe moved the launch," + "\n".join(lines) + "."
+    assert own_words(wrapped) == wrapped
 
 
 @settings(max_examples=100, deadline=None)

@@ -16,7 +16,14 @@ text's shape, not on its words, so they hold for any content and any language:
   Notes the person keeps as "Decision: …", "Reason: …" name each label once and stay theirs;
 - hidden text: an HTML comment (`<!-- … -->`) or an Obsidian comment (`%% … %%`), to its end or
   the message's. Nobody reads it where it was written, so it is nobody's statement, and it is
-  where a pasted page hides instructions to AI assistants.
+  where a pasted page hides instructions to AI assistants;
+- a block of lines brought in under the message's opening: a paragraph of two or more lines
+  (not one sentence wrapped) after the message's first paragraph. A person types a chat message
+  as paragraphs; what comes as lines under "Mira's notes from today:" or "what do you make of
+  this?" (minutes, a list someone sent, a table, a chat copied from Slack, an email's body) was
+  brought in. On the 35 development sets this shape held 29 of the 37 labelled pasted passages
+  the shapes above missed and no memory of the person's (docs/ARCHITECTURE.md); a person's own
+  list opening the message stays theirs.
 
 `own_words(text)` is the message with each such part replaced by `PASTED`, so the model, the
 statement judge and every check after them see only what the person said, and where they pasted.
@@ -67,7 +74,38 @@ def own_words(text: str) -> str:
             _mark(out)
             continue
         out.append(_without_long_quotes(line))
-    return "\n".join(out)
+    return "\n".join(_without_brought_in(out))
+
+
+def _without_brought_in(lines: list[str]) -> list[str]:
+    """`lines` with each paragraph of two or more lines after the first paragraph replaced by
+    `PASTED` (see above); a paragraph that is one sentence wrapped over lines stays."""
+    out: list[str] = []
+    paragraph: list[str] = []
+    first = True
+    for line in lines + [""]:
+        if line.strip():
+            paragraph.append(line)
+            continue
+        if paragraph:
+            if not first and len(paragraph) > 1 and not _wrapped(paragraph):
+                _mark(out)
+            else:
+                out.extend(paragraph)
+            first = False
+            paragraph = []
+        out.append(line)
+    return out[:-1]
+
+
+def _wrapped(paragraph: list[str]) -> bool:
+    """Every line break inside a sentence: a line ending in a letter, digit or comma and the next
+    starting with a small letter (prose wrapped by hand, not lines of a list, table or chat)."""
+    for above, below in zip(paragraph, paragraph[1:]):
+        end, start = above.rstrip()[-1:], below.lstrip()[:1]
+        if not ((end.isalnum() or end == ",") and start.islower()):
+            return False
+    return True
 
 
 _HIDDEN = (("<!--", "-->"), ("%%", "%%"))
