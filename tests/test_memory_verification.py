@@ -220,6 +220,31 @@ def test_own_words_never_keeps_what_was_pasted(inside, before, shape, names, sta
     assert out.startswith(before.split("\n")[0]) or not before
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    inside=st.lists(_WORD, min_size=1, max_size=8).map(lambda w: "zq9" + " ".join(w)),
+    names=st.lists(_NAME, min_size=2, max_size=3, unique=True),
+    layout=st.sampled_from(["slack", "discord", "teams", "irc"]),
+    minute=st.integers(min_value=10, max_value=59),
+)
+def test_own_words_never_keeps_a_chat_copied_from_a_chat_app(inside, names, layout, minute):
+    """Chat apps copy a speaker's name and the time over each message, or IRC's `<nick>`: a chat
+    the person pastes to open a message is no more theirs than one under their opening line."""
+    said = []
+    for name in names + names[:1]:  # the first speaks again
+        said.append(
+            {
+                "slack": f"{name}  10:{minute}\n{inside}",
+                "discord": f"{name} — Today at 9:{minute} PM\n{inside}",
+                "teams": f"[10:{minute}] {name}\n{inside}",
+                "irc": f"<{name.lower().replace(' ', '_')}> {inside}",
+            }[layout]
+        )
+    text = "\n".join(said) + "\n\nI said this."
+    out = own_words(text)
+    assert "zq9" not in out and out.endswith("I said this.")
+
+
 @settings(max_examples=100, deadline=None)
 @given(
     labels=st.lists(_WORD.map(str.capitalize), min_size=2, max_size=6, unique=True), said=st.lists(_WORD, min_size=1, max_size=8)

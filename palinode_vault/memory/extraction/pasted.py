@@ -12,7 +12,9 @@ text's shape, not on its words, so they hold for any content and any language:
   end of its paragraph;
 - a long quotation in quotation marks (`QUOTE_WORDS` words or more): someone else's words;
 - a pasted chat: lines that open with a speaker's name and a colon ("Tariq: …", "[10:42] Dev: …"),
-  where the speakers take turns (a name comes back after another's), with the lines between them.
+  with a nick in angle brackets ("<tariq> …"), or a line that is only a speaker's name and the
+  time over their message, as Slack, Teams and Discord copy it ("Mira Okonkwo  10:42"), where the
+  speakers take turns (a name comes back after another's), with the lines between them.
   Notes the person keeps as "Decision: …", "Reason: …" name each label once and stay theirs;
 - hidden text: an HTML comment (`<!-- … -->`) or an Obsidian comment (`%% … %%`), to its end or
   the message's. Nobody reads it where it was written, so it is nobody's statement, and it is
@@ -162,10 +164,22 @@ def _takes_turns(speakers: list[str]) -> bool:
 
 def _speaker(line: str) -> str | None:
     """The speaker a chat line opens with, lower-cased: `Name: text`, `Name Surname: text`,
-    `@handle: text`, after an optional `[time]` or `[date, time]`; None for any other line."""
+    `@handle: text`, after an optional `[time]` or `[date, time]`; `<nick> text` (IRC); or a line
+    that is only a speaker's name over their message, as chat apps copy it: `Name Surname  10:42`,
+    `Name — Today at 10:42 AM`, `[10:42] Name Surname`. None for any other line."""
     text = line.strip()
-    if text.startswith("[") and "]" in text[:LABEL_CHARS]:
+    stamped = text.startswith("[") and "]" in text[:LABEL_CHARS]
+    if stamped:
         text = text[text.index("]") + 1 :].strip()
+    if text.startswith("<") and ">" in text[:LABEL_CHARS]:
+        nick = text[1 : text.index(">")]
+        said = text[text.index(">") + 1 :].strip()
+        if nick and said and all(c.isalnum() or c in "@.-_" for c in nick):
+            return nick.lower()
+        return None
+    header = _header_speaker(text, stamped)
+    if header is not None:
+        return header
     colon = text.find(":", 0, LABEL_CHARS)
     if colon <= 0 or not text[colon + 1 : colon + 2].isspace() or not text[colon + 1 :].strip():
         return None
@@ -177,6 +191,46 @@ def _speaker(line: str) -> str | None:
     if not all(c.isalpha() or c in "@.-_'" for w in words for c in w):
         return None
     return " ".join(words).lower()
+
+
+_SEPARATORS = {"—", "–", "-", "|", "·", ","}
+_HALF_DAY = {"am", "pm", "a.m.", "p.m."}
+
+
+def _header_speaker(text: str, stamped: bool) -> str | None:
+    """The name of a line that is only a chat speaker's name and the time (see `_speaker`): one to
+    `SPEAKER_WORDS` capitalised words, then the time, directly or after a separator and at most
+    two words ("— Today at"); or, after a `[time]` already taken off, the name alone."""
+    words = text.split()
+    if words and words[-1].lower() in _HALF_DAY:
+        words = words[:-1]
+    name = []
+    for word in words:
+        if not (word[:1].isupper() or (word[:1] == "@" and len(word) > 1)) or not all(c.isalpha() or c in "@.-_'" for c in word):
+            break
+        name.append(word)
+        if len(name) == SPEAKER_WORDS:
+            break
+    if not name or len(text) > LABEL_CHARS + 10:
+        return None
+    rest = words[len(name) :]
+    if not rest:
+        return " ".join(name).lower() if stamped else None
+    if not _is_time(rest[-1]):
+        return None
+    between = rest[:-1]
+    if between and (between[0] not in _SEPARATORS or len(between) > 3):
+        return None
+    return " ".join(name).lower()
+
+
+def _is_time(word: str) -> bool:
+    """`10:42`, `9:05`, `10:42:07`, `10:42pm`: hours and minutes."""
+    word = word.lower()
+    for half in _HALF_DAY:
+        word = word.removesuffix(half)
+    parts = word.split(":")
+    return 2 <= len(parts) <= 3 and all(p.isdigit() and len(p) <= 2 for p in parts) and len(parts[1]) == 2
 
 
 def _mark(out: list[str]) -> None:
