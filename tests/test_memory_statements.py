@@ -271,3 +271,21 @@ def test_one_matcher_per_index_keeps_statement_vectors_between_passes(indexed_sa
         assert len(first._cache) == 3 and "one" not in first._cache  # noqa: SLF001 - bounded, oldest out
     finally:
         index.close()
+
+
+def test_a_decision_restating_what_an_insight_says_is_a_noop(flow):
+    """The vault already says it, in another kind of note: restated as a decision, it is no new
+    decision (before: a new decision, or one waiting for review beside the insight)."""
+    text = "Every demo uses an anonymised copy of a pilot clinic's busiest week, never invented data."
+    out = flow(Item("Decision", "Demos with a real week", text, 0.9))
+    assert (out.op, out.path) == ("NOOP", "insights/demo-with-real-data.md")
+    assert "the vault already says it" in out.reason
+    # with a new number it is new information, and the decision flow decides as before
+    assert flow(Item("Decision", "Demos with a real week", text.replace("week", "week of 2025"), 0.9)).op != "NOOP"
+
+
+def test_the_judges_word_restating_a_persons_note_is_a_noop_not_a_review_item(flow):
+    text = "Tariq wants the acceptance criteria before he estimates, and gives his estimates as ranges."
+    out = flow(Item("PersonMemory", "Tariq Benali", text, 0.9, [("person/tariq-benali", "Tariq")], judged=True))
+    assert (out.op, out.path) == ("NOOP", "people/tariq-benali.md")
+    assert not [p for p in flow.ws.pending if p.startswith("inbox/")]  # no review item

@@ -531,6 +531,26 @@ class Updater:
                 return self._supersede(item, old, None)
         return self._add(item, "new fact" + (f"; closest {best[0]} at {best[1]:.2f}" if best else ""))
 
+    def _said_elsewhere(self, item: Item) -> Outcome | None:
+        """NOOP when a memory note already states what would become a new note or a review item
+        (the statement comparison's `same_fact`). A fact the person restates lives where it was
+        first kept: a decision's wording of what an insight or a project note says is no new
+        decision, and a person's habit restated is not news about them. Notes of a decision's,
+        insight's or research note's own folder were compared already (`_by_statement`)."""
+        if self.matcher is None:
+            return None
+        kind = TYPE_KIND.get(item.type)
+        own = BY_NAME[kind].folder if kind and kind not in ("person", "project") else None
+        others = {k.folder for k in BY_NAME.values() if k.memory} - {own}
+        u = self.s.update
+        for path, _ in self.similar(f"{item.title}\n{item.text}", None)[: u.statement_notes or 0]:
+            if path.split("/", 1)[0] not in others or not self.ws.exists(path) or self._status(path) in ("archived", "review"):
+                continue
+            j = self.judge(item, path)
+            if j is not None and j.same_fact(u):
+                return self._out("NOOP", item, path, f"the vault already says it (coverage {j.coverage:.2f}, novelty {j.novelty:.2f})")
+        return None
+
     def _live_matches(self, matches: list[tuple[str, float]]) -> list[tuple[str, float]]:
         """`matches` with each note whose `superseded_by` names a note still in force replaced by
         that note, at the better of the two scores. A replaced note left active (lint's
@@ -697,6 +717,9 @@ class Updater:
     # writers
 
     def _add(self, item: Item, why: str) -> Outcome:
+        said = self._said_elsewhere(item)
+        if said is not None:
+            return said
         inbox = item.confidence < self.s.extraction.confidence_threshold
         waiting = self._waiting_in_inbox(item) if inbox else None
         if waiting:
@@ -746,6 +769,9 @@ class Updater:
         approving it retires that note (review.approve), as filing it would have; one that may
         replace the active decision `asks` or add to it carries that, and approving it needs the
         person to say which."""
+        said = self._said_elsewhere(item)
+        if said is not None:
+            return said
         waiting = self._waiting_in_inbox(item)
         if waiting:
             return self._out("NOOP", item, waiting, f"already waiting for review in the same words ({why})")
