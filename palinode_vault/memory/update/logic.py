@@ -548,7 +548,9 @@ class Updater:
                 continue
             j = self.judge(item, path)
             if j is not None and j.same_fact(u):
-                return self._out("NOOP", item, path, f"the vault already says it (coverage {j.coverage:.2f}, novelty {j.novelty:.2f})")
+                return self._out(
+                    "NOOP", item, path, f"the vault already says it (coverage {j.coverage:.2f}, novelty {j.novelty:.2f})"
+                )
         return None
 
     def _live_matches(self, matches: list[tuple[str, float]]) -> list[tuple[str, float]]:
