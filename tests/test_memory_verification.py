@@ -267,6 +267,8 @@ def test_own_words_keeps_a_list_that_opens_the_message_and_prose_wrapped_under_a
     assert own_words(own_list) == own_list
     wrapped = "quick update.\n\nWe moved the launch," + "\n".join(lines) + "."
     assert own_words(wrapped) == wrapped
+    caseless = "quick update.\n\n我们决定把发布\n改到下周四。"  # a script without capitals wraps too
+    assert own_words(caseless) == caseless
 
 
 @settings(max_examples=100, deadline=None)

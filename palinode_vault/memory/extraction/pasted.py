@@ -102,10 +102,11 @@ def _without_brought_in(lines: list[str]) -> list[str]:
 
 def _wrapped(paragraph: list[str]) -> bool:
     """Every line break inside a sentence: a line ending in a letter, digit or comma and the next
-    starting with a small letter (prose wrapped by hand, not lines of a list, table or chat)."""
+    starting with a letter that is not a capital (a small letter, or one of a script without
+    capitals): prose wrapped by hand, not lines of a list, table or chat."""
     for above, below in zip(paragraph, paragraph[1:]):
         end, start = above.rstrip()[-1:], below.lstrip()[:1]
-        if not ((end.isalnum() or end == ",") and start.islower()):
+        if not ((end.isalnum() or end == ",") and start.isalpha() and not start.isupper()):
             return False
     return True
 
