@@ -243,6 +243,17 @@ def test_own_words_never_keeps_a_chat_copied_from_a_chat_app(inside, names, layo
     text = "\n".join(said) + "\n\nI said this."
     out = own_words(text)
     assert "zq9" not in out and out.endswith("I said this.")
+    if layout != "irc":  # one sender's copied messages carry the app's time: a chat too
+        one = "\n".join(said[:1] * 2) + "\n\nI said this."
+        assert "zq9" not in own_words(one)
+
+
+@settings(max_examples=100, deadline=None)
+@given(labels=st.lists(_WORD.map(str.capitalize), min_size=1, max_size=4, unique=True), minute=st.integers(10, 59))
+def test_own_words_keeps_labelled_notes_that_name_a_time(labels, minute):
+    """A time inside the person's own labelled line is what they said, not a chat app's stamp."""
+    text = "\n".join(f"{label}: standup moves to 10:{minute}" for label in labels)
+    assert own_words(text) == text
 
 
 @settings(max_examples=100, deadline=None)

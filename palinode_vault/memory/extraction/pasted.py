@@ -14,7 +14,8 @@ text's shape, not on its words, so they hold for any content and any language:
 - a pasted chat: lines that open with a speaker's name and a colon ("Tariq: …", "[10:42] Dev: …"),
   with a nick in angle brackets ("<tariq> …"), or a line that is only a speaker's name and the
   time over their message, as Slack, Teams and Discord copy it ("Mira Okonkwo  10:42"), where the
-  speakers take turns (a name comes back after another's), with the lines between them.
+  speakers take turns (a name comes back after another's) or a chat app's time stands beside a
+  name (one sender's copied messages), with the lines between them.
   Notes the person keeps as "Decision: …", "Reason: …" name each label once and stay theirs;
 - hidden text: an HTML comment (`<!-- … -->`) or an Obsidian comment (`%% … %%`), to its end or
   the message's. Nobody reads it where it was written, so it is nobody's statement, and it is
@@ -137,25 +138,38 @@ LABEL_CHARS = 40
 
 def chat_lines(lines: list[str]) -> set[int]:
     """The numbers of `lines` that belong to a pasted chat (see above): from the first speaker line
-    of a run in which some speaker speaks again after another has, to the end of its last message
-    (a message goes on over the lines right under it; a blank line and then a line that names no
-    speaker end the run)."""
+    of a run in which some speaker speaks again after another has, or in which a chat app's time
+    stands beside a speaker's name (copied messages, even one sender's: nobody types the time of
+    their own notes), to the end of its last message (a message goes on over the lines right
+    under it; a blank line and then a line that names no speaker end the run)."""
     out: set[int] = set()
     speakers: list[str] = []
+    timed = False  # a speaker line of the run carries a chat app's time
     first = last = -1  # the run's first line and the last line of its last message
     for number, line in enumerate([*lines, ""]):
         speaker = _speaker(line) if number < len(lines) else None
         if speaker is not None:
             first = number if not speakers else first
             speakers.append(speaker)
+            timed = timed or _copied_time(line)
             last = number
         elif speakers and line.strip() and last == number - 1:
             last = number  # the message goes on
         elif speakers and (line.strip() or number == len(lines)):
-            if _takes_turns(speakers):
+            if timed or _takes_turns(speakers):
                 out.update(range(first, last + 1))
-            speakers = []
+            speakers, timed = [], False
     return out
+
+
+def _copied_time(line: str) -> bool:
+    """A time a chat app writes beside a speaker's name: `[10:42] Name: …`, `[03/12/2026, 08:51]
+    Name: …`, or a line that is only `Name Surname  10:42`. A time inside the message itself
+    ("Decision: standup moves to 10:30") is not one."""
+    text = line.strip()
+    if text.startswith("[") and "]" in text[:LABEL_CHARS]:
+        return any(_is_time(word.strip(",")) for word in text[1 : text.index("]")].split())
+    return _header_speaker(text, False) is not None
 
 
 def _takes_turns(speakers: list[str]) -> bool:
