@@ -190,6 +190,7 @@ _NAME = st.one_of(
             "obsidian_comment",
             "brought_in",
             "brought_in_list",
+            "announced",
         ]
     ),
     names=st.lists(_NAME, min_size=2, max_size=3, unique=True),
@@ -214,6 +215,7 @@ def test_own_words_never_keeps_what_was_pasted(inside, before, shape, names, sta
         # lines brought in under the message's opening: minutes, a list someone sent, an email
         "brought_in": f"{before} what do you make of this?\n\n{inside}\n{inside.capitalize()}\n\nI said this.",
         "brought_in_list": f"{before} here:\n\n1. {inside}\n2. {inside}",
+        "announced": f"{before} her view, from her message last night:\n\n{long_inside}.\n\nI said this.",
     }[shape]
     out = own_words(text)
     assert "zq9" not in out and PASTED in out
