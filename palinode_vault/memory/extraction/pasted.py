@@ -28,7 +28,7 @@ text's shape, not on its words, so they hold for any content and any language:
   the shapes above missed and no memory of the person's (docs/ARCHITECTURE.md); a person's own
   list opening the message stays theirs. So is the paragraph, even of one line, right under one
   that ends in a colon ("Mira's view, from her message last night:"): on 38 development sets,
-  16 such paragraphs, every one pasted or a pasted command.
+  16 of 17 such paragraphs were pasted text or commands, and the other held no memory.
 
 `own_words(text)` is the message with each such part replaced by `PASTED`, so the model, the
 statement judge and every check after them see only what the person said, and where they pasted.
