@@ -5,9 +5,9 @@ cuts it (secrets redacted, questions and passing context left out); a sentence h
 expected memory's keywords is labelled with that memory's type, every other sentence "none".
 Repeat cases (the vault already holds the fact) are left out: their sentences are memories the
 vault has, not sentences that are no memory. A softmax regression (L2, plain gradient descent from
-zero: the same data gives the same weights) over the sentence's MiniLM embedding, its cue and its
-grammar words (cue_words/<lang>.toml [judge]) is fitted, and before that each set is held out in
-turn and judged by weights trained on the others. Besides sentence counts, the cross-validation
+zero: the same data gives the same weights) over the sentence's MiniLM embedding, its cue, its
+grammar words (cue_words/<lang>.toml [judge]) and where it was said (judge.PLACEMENT, and the line's
+embedding) is fitted, and before that each set is held out in turn and judged by weights trained on the others. Besides sentence counts, the cross-validation
 reports what review would hold: per conversation, the statements the judge rates likeliest (as
 many as PROGRAM.md's `review_per_pass`) at or above each threshold, how many conversations with a
 memory get one of theirs with the right type, and how many proposed statements are wrong per
@@ -32,12 +32,13 @@ from pathlib import Path
 import numpy as np
 
 from palinode_vault.core.program import Extraction
+from palinode_vault.memory.extraction.judge import PLACEMENT
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 EVAL = HERE / "extraction-eval"
 #: Every development set (bench/README.md); never a frozen test set not yet run.
-DEFAULT_SETS = "cases,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,heldout7,heldout8,secrets1,secrets2,secrets3,test1,test2,test3,test4,test5,test6,test7,test8,test9,test10,test11,test12,test13,test14,test15,test16,test17,test18,test19,test20,test21,test22,test23,test24,test25,test26,test27"
+DEFAULT_SETS = "cases,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,heldout7,heldout8,secrets1,secrets2,secrets3,test1,test2,test3,test4,test5,test6,test7,test8,test9,test10,test11,test12,test13,test14,test15,test16,test17,test18,test19,test20,test21,test22,test23,test24,test25,test26,test27,test28,test29"
 CLASSES = ["none", "Decision", "ProjectSnapshot", "Insight", "PersonMemory", "ResearchRef", "ActionItem"]
 L2 = 0.3
 #: The grammar words' feature value (cue_words/<lang>.toml [judge]): 0.5 beside the 384 embedding
@@ -46,6 +47,12 @@ FUNCTION_SCALE = 0.5
 #: Whether a memory's context sentences (fewer of its keywords than its likeliest sentence) are
 #: trained on as its type; set by cross-validation (docs/BENCHMARKS.md, session 16).
 CONTEXT = "leave-out"
+#: How much a sentence that still holds its case's secret counts (trained as no memory): the
+#: judge is the last thing between a secret every layer missed and a review note.
+SECRET_WEIGHT = 10.0
+#: The line's embedding beside the sentence's, scaled: 0.5 set against 0 on the cross-validation
+#: (docs/BENCHMARKS.md, session 20).
+LINE_SCALE = 0.5
 STEPS = 2000
 RATE = 1.0
 #: What one pass leaves for review at most: PROGRAM.md's `review_per_pass` default.
@@ -61,6 +68,7 @@ FILE_PRECISION = 0.8
 
 def labelled_sentences(set_names: list[str]) -> list[dict]:
     from palinode_vault.memory.extraction import secrets
+    from palinode_vault.memory.extraction.judge import placement
     from palinode_vault.memory.extraction.numbered import number_statements
     from palinode_vault.memory.extraction.pasted import own_words
     from palinode_vault.memory.extraction.transcript import USER, Turn, parse_transcript
@@ -73,19 +81,40 @@ def labelled_sentences(set_names: list[str]) -> list[dict]:
             turns = parse_transcript(case["transcript"])
             redacted = secrets.redact_conversation([(t.role, t.content) for t in turns])
             turns = [Turn(t.role, own_words(text) if t.role == USER else text) for t, (text, _) in zip(turns, redacted)]
-            sentences = [s.text for s in number_statements(turns)]
+            statements = number_statements(turns)
+            sentences = [s.text for s in statements]
+            placed = placement(statements, turns)
             # per expected memory, the most of its keywords any one sentence says: the sentences
             # saying that many are the memory itself, the others holding a keyword its context
             best = [max((_said(e, x) for x in sentences), default=0) for e in case["expected"]]
             pasted = case.get("pasted") or []
-            for sentence in sentences:
+            for sentence, where in zip(sentences, placed):
                 hit = next((i for i, e in enumerate(case["expected"]) if _said(e, sentence)), None)
-                if any(p in sentence for p in pasted):
-                    hit = None  # pasted text the checks of shape missed is never a memory, whatever words it holds
+                if any(p in sentence for p in pasted) or _holds(case.get("secret"), sentence):
+                    hit = None  # pasted text the checks of shape missed, or a secret they missed, is never a memory
                 label = case["expected"][hit]["type"] if hit is not None else "none"
                 central = hit is None or _said(case["expected"][hit], sentence) == best[hit]
-                rows.append({"set": name, "case": case["id"], "sentence": sentence, "label": label, "central": central})
+                rows.append(
+                    {
+                        "set": name,
+                        "case": case["id"],
+                        "sentence": sentence,
+                        "label": label,
+                        "central": central,
+                        "placed": where,
+                        "secret": _holds(case.get("secret"), sentence),
+                    }
+                )
     return rows
+
+
+def _holds(secret: str | None, sentence: str) -> bool:
+    """The sentence still holds the case's secret, or a part of it (four characters or more),
+    after every layer before the judge: a memory's words must never be it."""
+    if not secret:
+        return False
+    parts = [p for p in secret.replace(",", " ").split() if len(p) >= 4] or [secret]
+    return any(p.lower() in sentence.lower() for p in [secret, *parts])
 
 
 def _said(expected: dict, sentence: str) -> int:
@@ -93,23 +122,42 @@ def _said(expected: dict, sentence: str) -> int:
     return sum(k.lower() in sentence.lower() for k in expected["keywords"])
 
 
-def feature_matrix(rows: list[dict], function_words: list[str], scale: float) -> tuple[np.ndarray, str]:
+def feature_matrix(
+    rows: list[dict], function_words: list[str], scale: float, placed: bool = True, line_scale: float = LINE_SCALE
+) -> tuple[np.ndarray, str]:
     from palinode_vault.memory.extraction.judge import features
     from palinode_vault.models.embedder import Embedder
 
+    lines = sorted({r["placed"].line for r in rows}) if line_scale else []
     embedder = Embedder()
     try:
-        vectors = embedder.embed_many([r["sentence"] for r in rows])
+        vectors = embedder.embed_many([r["sentence"] for r in rows] + lines)
         model_id = embedder.model_id
     finally:
         embedder.close()
-    return np.array([features(v, r["sentence"], CLASSES[1:], function_words, scale) for v, r in zip(vectors, rows)]), model_id
+    by_line = dict(zip(lines, vectors[len(rows) :]))
+    return np.array(
+        [
+            features(
+                v,
+                r["sentence"],
+                CLASSES[1:],
+                function_words,
+                scale,
+                r["placed"].values if placed else (),
+                [line_scale * float(x) for x in by_line[r["placed"].line]] if line_scale else (),
+            )
+            for v, r in zip(vectors, rows)
+        ]
+    ), model_id
 
 
-def fit(x: np.ndarray, y: np.ndarray, l2: float = L2) -> np.ndarray:
-    """Softmax regression with L2 on every weight but the bias row (the last feature)."""
+def fit(x: np.ndarray, y: np.ndarray, l2: float = L2, weight: np.ndarray | None = None) -> np.ndarray:
+    """Softmax regression with L2 on every weight but the bias row (the last feature); `weight`:
+    how much each row counts (1 each when None)."""
     w = np.zeros((x.shape[1], len(CLASSES)))
     target = np.eye(len(CLASSES))[y]
+    counts = np.ones((len(x), 1)) if weight is None else weight.reshape(-1, 1)
     penalty = np.full((x.shape[1], 1), l2)
     penalty[-1] = 0.0
     for _ in range(STEPS):
@@ -117,7 +165,7 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float = L2) -> np.ndarray:
         z -= z.max(axis=1, keepdims=True)
         p = np.exp(z)
         p /= p.sum(axis=1, keepdims=True)
-        w -= RATE * (x.T @ (p - target) + penalty * w) / len(x)
+        w -= RATE * (x.T @ (counts * (p - target)) + penalty * w) / counts.sum()
     return w
 
 
@@ -214,6 +262,16 @@ def main(argv: list[str] | None = None) -> int:
         help="a sentence holding fewer of a memory's keywords than its likeliest sentence (its context): "
         "trained on as that memory's type (keep) or not trained on (leave-out)",
     )
+    ap.add_argument(
+        "--no-placement", action="store_true", help="read the sentence alone, not where it was said (judge.PLACEMENT)"
+    )
+    ap.add_argument("--line-scale", type=float, default=LINE_SCALE, help="the line's embedding feature scale (0: not read)")
+    ap.add_argument(
+        "--secret-weight",
+        type=float,
+        default=SECRET_WEIGHT,
+        help="how much a sentence still holding its case's secret counts, trained as no memory",
+    )
     ap.add_argument("--cv-only", action="store_true", help="report the cross-validation, write nothing")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
@@ -223,10 +281,11 @@ def main(argv: list[str] | None = None) -> int:
     from palinode_vault.memory.extraction.cues import load
 
     function_words = list(load().function_words) if args.function_scale else []
-    x, model_id = feature_matrix(rows, function_words, args.function_scale)
+    x, model_id = feature_matrix(rows, function_words, args.function_scale, not args.no_placement, args.line_scale)
     y = np.array([CLASSES.index(r["label"]) for r in rows])
     central = np.array([r["central"] for r in rows])
     trained = central | (args.context == "keep")  # the rows a fit learns from
+    weight = np.array([args.secret_weight if r["secret"] else 1.0 for r in rows])
     y_strict = np.where(central, y, 0)  # a memory's context counted as no memory
     sets = np.array([r["set"] for r in rows])
     cases = np.array([f"{r['set']}:{r['case']}" for r in rows])
@@ -242,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         test = sets == name
         if test.all() or not test.any():
             continue
-        p = probabilities(x[test], fit(x[~test & trained], y[~test & trained], args.l2))
+        p = probabilities(x[test], fit(x[~test & trained], y[~test & trained], args.l2, weight[~test & trained]))
         held_out[name] = scores(p, y[test])
         pooled_p.append(p)
         pooled_y.append(y[test])
@@ -279,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": round(time.monotonic() - started, 1),
     }
     if not args.cv_only:
-        w = fit(x[trained], y[trained], args.l2)
+        w = fit(x[trained], y[trained], args.l2, weight[trained])
         data = {
             "about": "statement judge weights; written by bench/train_judge.py, read by palinode_vault/memory/extraction/judge.py",
             "embedding_model": model_id,
@@ -290,6 +349,9 @@ def main(argv: list[str] | None = None) -> int:
             "context": args.context,
             "function_words": function_words,
             "function_scale": args.function_scale,
+            "placement": [] if args.no_placement else list(PLACEMENT),
+            "line_scale": args.line_scale,
+            "secret_weight": args.secret_weight,
             "steps": STEPS,
             "rate": RATE,
             **{k: v for k, v in report.items() if k != "seconds"},

@@ -9,11 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from palinode_vault.memory.extraction.cues import type_by_wording
 from palinode_vault.memory.extraction.extract import extract_text
-from palinode_vault.memory.extraction.judge import WEIGHTS, Judge, judge_embedder, load_judge
+from palinode_vault.memory.extraction.judge import PLACEMENT, WEIGHTS, Judge, Placed, judge_embedder, load_judge, placement
+from palinode_vault.memory.extraction.numbered import number_statements
+from palinode_vault.memory.extraction.transcript import parse_transcript
 from palinode_vault.memory.weekly.oplog import read_log, unfiled_statement
 from palinode_vault.models import ScriptedGenerator, register_generator
 from palinode_vault.settings import Settings
@@ -32,6 +35,13 @@ def vault(sample_vault):
     v = Vault(Settings(vault=sample_vault, now=NOW.date()))
     v.load()
     return v
+
+
+def rated(judge, talk):
+    """The judge's ratings of a conversation's statements, read where the pass reads them."""
+    turns = parse_transcript(talk)
+    statements = number_statements(turns)
+    return judge.rate([s.text for s in statements], judge_embedder(judge.model_id)[0], TYPES, placement(statements, turns))
 
 
 def run(vault, text):
@@ -107,6 +117,52 @@ def test_weights_for_another_model_or_malformed_weights_turn_the_judge_off(tmp_p
         Judge(data).rate(["a b c"], lambda texts: [[0.0] * 8 for _ in texts], TYPES)
 
 
+def test_placement_says_where_each_statement_was_said():
+    """The judge reads a sentence beside where it was said (judge.PLACEMENT): its place on its line
+    and in its turn, the person's first turn, an answer to a question, a digit, its length, and the
+    line itself."""
+    talk = (
+        "User: Thanks! The beta slipped to January. Tariq owns the fix now.\n"
+        "Lesson learned: test on the oldest tablets first.\n"
+        "Assistant: Who tells the clinics?\n"
+        "User: Mira writes to all three clinics on Monday."
+    )
+    turns = parse_transcript(talk)
+    statements = number_statements(turns)
+    assert [s.text for s in statements] == [
+        "The beta slipped to January.",
+        "Tariq owns the fix now.",
+        "Lesson learned: test on the oldest tablets first.",
+        "Mira writes to all three clinics on Monday.",
+    ]
+    placed = placement(statements, turns)
+    names = list(PLACEMENT)
+    values = [dict(zip(names, p.values)) for p in placed]
+    assert [v["first_on_line"] for v in values] == [1, 0, 1, 1]
+    assert [v["last_on_line"] for v in values] == [0, 1, 1, 1]
+    assert [v["sentences_on_line"] for v in values] == [0.4, 0.4, 0.2, 0.2]
+    assert [v["first_in_turn"] for v in values] == [1, 0, 0, 1]
+    assert [v["last_in_turn"] for v in values] == [0, 0, 1, 1]
+    assert [v["first_turn"] for v in values] == [1, 1, 1, 0]
+    assert [v["after_question"] for v in values] == [0, 0, 0, 1]  # the answer to "Who tells the clinics?"
+    assert [v["digit"] for v in values] == [0, 0, 0, 0]
+    assert values[3]["length"] == pytest.approx(8 / 40)
+    assert placed[0].line == placed[1].line == "Thanks! The beta slipped to January. Tariq owns the fix now."
+    assert placed[3].line == statements[3].text
+    # a sentence rated on its own is read as one line of one message
+    alone = Placed.alone("Sync ships on 12 May.")
+    assert alone.values == (1.0, 1.0, 0.2, 1.0, 1.0, 1.0, 0.0, 1.0, 5 / 40) and alone.line == "Sync ships on 12 May."
+
+
+def test_weights_reading_another_placement_or_a_torn_line_embedding_are_refused():
+    data = json.loads(WEIGHTS.read_text())
+    assert data["placement"] == list(PLACEMENT) and data["line_scale"] > 0  # the shipped weights read both
+    with pytest.raises(ValueError, match="a placement this code does not compute"):
+        Judge({**data, "placement": ["first_on_line", "mood"]})
+    with pytest.raises(ValueError, match="malformed"):
+        Judge({**data, "weights": data["weights"][1:]})  # one embedding row short: the halves differ
+
+
 def test_the_training_script_writes_weights_the_judge_reads(tmp_path):
     out = tmp_path / "judge.json"
     done = subprocess.run(
@@ -149,10 +205,6 @@ def test_a_pass_leaves_at_most_review_per_pass_items_waiting_the_judges_likelies
     they are the statements the judge rates likeliest."""
     from memory_helpers import pick
 
-    from palinode_vault.memory.extraction.judge import judge_embedder as embedder_for
-    from palinode_vault.memory.extraction.numbered import number_statements
-    from palinode_vault.memory.extraction.transcript import parse_transcript
-
     talk = (
         "User: The invoicing service goes to monthly batches from February. Tariq will send the conflict "
         "log format to Mira by Friday. The offline beta slipped to January because the duplicate-booking bug "
@@ -171,8 +223,8 @@ def test_a_pass_leaves_at_most_review_per_pass_items_waiting_the_judges_likelies
     assert len(waiting) == 2
     assert sum("items waiting for review in one pass" in d for d in r.dropped) >= 2
     judge, _ = load_judge()
-    rated = judge.rate([s.text for s in statements], embedder_for(judge.model_id)[0], TYPES)
-    likeliest = sorted(range(4), key=lambda i: -rated[i].memory)[:2]
+    ratings = rated(judge, talk)
+    likeliest = sorted(range(4), key=lambda i: -ratings[i].memory)[:2]
     texts = "".join(r.diffs[o.path] for o in waiting)
     assert all(statements[i].text[:30] in texts for i in likeliest)
 
@@ -184,8 +236,8 @@ def test_a_statement_the_judge_types_at_file_judged_is_filed_on_its_word(vault):
     said = "Tariq will send the conflict log format to Mira by Friday."
     talk = f"User: Quick update. {said}\nAssistant: Noted."
     judge, _ = load_judge()
-    rating = judge.rate([said], judge_embedder(judge.model_id)[0], TYPES)[0]
-    assert rating.type == "ActionItem" and rating.typed >= 0.85  # the shipped weights' reading
+    (rating,) = rated(judge, talk)
+    assert rating.type == "ActionItem" and rating.typed >= 0.7  # over file_judged: the shipped weights' reading
 
     program = (ROOT / "PROGRAM.md").read_text()
     assert FILE_JUDGED in program
@@ -209,15 +261,18 @@ def test_only_the_likeliest_statement_of_a_pass_is_filed_on_the_judges_word(vaul
     first = "Tariq will send the conflict log format to Mira by Friday."
     second = "Hana will send the Dutch translations to Sam by Thursday."
     judge, _ = load_judge()
-    rated = judge.rate([first, second], judge_embedder(judge.model_id)[0], TYPES)
-    assert all(r.type == "ActionItem" and r.typed >= 0.7 for r in rated)  # both over file_judged
-    assert rated[0].typed > rated[1].typed  # the shipped weights' reading
-    r = run(vault, f"User: Two things. {second} {first}\nAssistant: Noted.")
+    talk = f"User: Two things. {second} {first}\nAssistant: Noted."
+    ratings = rated(judge, talk)  # read where they were said: second, then first, on one line
+    assert all(r.type == "ActionItem" and r.typed >= 0.7 for r in ratings)  # both over file_judged
+    likeliest, other = sorted(ratings, key=lambda x: -x.typed)
+    assert likeliest.typed > other.typed
+    person = {first: "people/tariq-benali.md", second: "people/hana-kobayashi.md"}
+    r = run(vault, talk)
     filed = [o for o in r.outcomes if o.op != "INBOX"]
-    assert [(o.op, o.path) for o in filed] == [("UPDATE", "people/tariq-benali.md")]
+    assert [(o.op, o.path) for o in filed] == [("UPDATE", person[likeliest.sentence])]
     assert "filed on the judge's word" in filed[0].reason
     waiting = [o for o in r.outcomes if o.op == "INBOX"]
-    assert len(waiting) == 1 and "Dutch translations" in r.diffs[waiting[0].path]
+    assert len(waiting) == 1 and other.sentence[:30] in r.diffs[waiting[0].path]
 
 
 def test_the_judge_is_trained_on_the_memorys_own_sentence_not_its_context(tmp_path, monkeypatch):
@@ -240,6 +295,34 @@ def test_the_judge_is_trained_on_the_memorys_own_sentence_not_its_context(tmp_pa
         "Billing move": ("Decision", True),  # two: the decision itself
     }
     assert train.CONTEXT == "leave-out" and json.loads(WEIGHTS.read_text())["context"] == train.CONTEXT
+
+
+def test_a_sentence_still_holding_its_secret_is_trained_as_no_memory_and_counts_more(tmp_path, monkeypatch):
+    """A secret every layer before the judge missed, said at length next to a real memory: the
+    sentence is trained as no memory whatever keywords it holds, `SECRET_WEIGHT` times over, so the
+    judge does not carry it into a review note (docs/BENCHMARKS.md, session 20)."""
+    from script_helpers import load_script
+
+    train = load_script("bench/train_judge.py")
+    case = {
+        "id": "x-02",
+        "transcript": "User: Ruth gets the export by Friday, the zip opens with gaivota-5512 as usual. "
+        "Hana starts on Monday.\nAssistant: Noted.",
+        "expected": [{"type": "ActionItem", "keywords": ["export", "friday"]}],
+        "secret": "gaivota-5512",
+    }
+    (tmp_path / "one.json").write_text(json.dumps([case]))
+    monkeypatch.setattr(train, "EVAL", tmp_path)
+    rows = {r["sentence"][:10]: (r["label"], r["secret"]) for r in train.labelled_sentences(["one"])}
+    assert rows == {"Ruth gets ": ("none", True), "Hana start": ("none", False)}
+    assert train._holds("left 12, right 33, left 8", "the safe: left 12, right 33, left 8")
+    assert not train._holds(None, "anything") and not train._holds("4471", "room 44 and 71")
+    # rows counted more pull the fit their way
+    x = np.array([[1.0, 1.0]] * 4)
+    y = np.array([0, 1, 1, 1])
+    even, weighted = train.fit(x, y), train.fit(x, y, weight=np.array([10.0, 1.0, 1.0, 1.0]))
+    assert train.probabilities(x[:1], weighted)[0, 0] > 0.5 > train.probabilities(x[:1], even)[0, 0]
+    assert train.SECRET_WEIGHT > 1 and json.loads(WEIGHTS.read_text())["secret_weight"] == train.SECRET_WEIGHT
 
 
 def test_file_judged_is_the_lowest_threshold_from_which_precision_stays_at_the_bar():

@@ -47,7 +47,7 @@ from palinode_vault.core.prose import stems, words
 from palinode_vault.kinds import BY_NAME, TYPE_KIND
 from palinode_vault.memory.extraction import secrets
 from palinode_vault.memory.extraction.cues import named_subject, pronoun_at, replaced_clause, type_by_wording
-from palinode_vault.memory.extraction.judge import Rating, judge_embedder, load_judge
+from palinode_vault.memory.extraction.judge import Rating, judge_embedder, load_judge, placement
 from palinode_vault.memory.extraction.mentions import known_entities, mentioned, unknown_full_names
 from palinode_vault.memory.extraction.numbered import Statement, number_statements
 from palinode_vault.memory.extraction.pasted import own_words
@@ -123,8 +123,11 @@ def offered_decisions(vault: Vault, similar: Similar, statements: list[Statement
 # --- judging --------------------------------------------------------------------------------------
 
 
-def judge_statements(statements: list[Statement], program: Program, index: Any = None) -> tuple[dict[int, Rating] | None, str]:
-    """The statement judge's rating of each statement, by number (None when it is off), and how."""
+def judge_statements(
+    statements: list[Statement], turns: list[Turn], program: Program, index: Any = None
+) -> tuple[dict[int, Rating] | None, str]:
+    """The statement judge's rating of each statement (numbered from `turns`), by number (None
+    when it is off), and how."""
     if not program.settings.extraction.review_judged:
         return None, "off (PROGRAM.md review_judged is 0 or absent)"
     judge, why = load_judge()
@@ -133,7 +136,7 @@ def judge_statements(statements: list[Statement], program: Program, index: Any =
     embed_many, source = judge_embedder(judge.model_id, index)
     if embed_many is None:
         return None, f"off ({source})"
-    ratings = judge.rate([s.text for s in statements], embed_many, memory_types(program))
+    ratings = judge.rate([s.text for s in statements], embed_many, memory_types(program), placement(statements, turns))
     return {s.number: r for s, r in zip(statements, ratings)}, f"{why} on {source}"
 
 
@@ -638,7 +641,9 @@ def extract_turns(
             choices, invalid = selections(raw, schema)
     schema_valid = finish == "stop" and raw is not None and not invalid
     # Stages 4 and 5: the judge's ratings, and what is filed, reviewed or dropped.
-    ratings, judge_how = judge_statements(statements, program, getattr(similar, "index", None)) if statements else (None, "")
+    ratings, judge_how = (
+        judge_statements(statements, clean_turns, program, getattr(similar, "index", None)) if statements else (None, "")
+    )
     verified = verify(choices, PassContext(statements, program, ratings, names, decisions, known, self_profile(vault)))
     verified.dropped[:0] = invalid
     model_said = (

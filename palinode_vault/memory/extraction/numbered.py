@@ -40,6 +40,7 @@ class Statement:
     turn: int
     start: int
     end: int
+    line: int = 0  # the line of the turn it is on: a person types a thought as one line
 
     def provenance(self) -> str:
         return f"turn {self.turn + 1}, characters {self.start}-{self.end}"
@@ -107,7 +108,7 @@ def withheld(text: str) -> str | None:
 
 def number_statements(turns: list[Turn], limit: int = MAX_STATEMENTS) -> list[Statement]:
     """The person's statements in `turns` (already redacted and `own_words`), numbered from 1."""
-    found: list[tuple[str, int, int, int]] = []
+    found: list[tuple[str, int, int, int, int]] = []
     for index, turn in enumerate(turns):
         if turn.role != USER:
             continue
@@ -116,5 +117,5 @@ def number_statements(turns: list[Turn], limit: int = MAX_STATEMENTS) -> list[St
             start += without_openers(sentence)
             text = turn.content[start:end]
             if text and passing(text) is None and withheld(text) is None:
-                found.append((text, index, start, end))
-    return [Statement(n, text, turn, start, end) for n, (text, turn, start, end) in enumerate(found[-limit:], 1)]
+                found.append((text, index, start, end, turn.content.count("\n", 0, start)))
+    return [Statement(n, *said) for n, said in enumerate(found[-limit:], 1)]
