@@ -10,7 +10,8 @@ Named stages, each with what it keeps of where an item came from:
    enums (statement, type, about, replaces, because, rejected) and writes no words of its own;
    `compose` builds each memory from the person's words.
 4. **Judging** (judge.py): the statement judge rates every statement (a memory or not, and which
-   type) from its embedding and its cue words (cues.py).
+   type) from its embedding, its cue words (cues.py) and where it was said (`judge.placement`:
+   its place on its line and in its turn, and the line's embedding).
 5. **Verification** (`verify`): what is filed and what waits in `inbox/`, with the reason written
    into the review note:
    - *filed* (confidence kept, at or above PROGRAM.md's `confidence_threshold`): the model chose

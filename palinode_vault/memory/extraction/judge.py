@@ -4,9 +4,10 @@ The default extraction model (SmolLM2-135M) misses most of what a person says in
 type wording of cues.py catches only the statements that announce themselves ("we decided…"). On
 conversations written apart from the rules, cues fired on 4 of 104 sentences of heldout5 while 31
 held a memory. The judge reads the meaning instead: a softmax regression over the sentence's
-embedding (the default MiniLM, through llama.cpp like every model here) and its cue, trained on the
-labelled conversations of bench/extraction-eval/ by `bench/train_judge.py`, which writes
-`judge.json` beside this module together with what it was trained on and its cross-validation.
+embedding (the default MiniLM, through llama.cpp like every model here), its cue and where it was
+said (`PLACEMENT`, and the line's embedding), trained on the labelled conversations of
+bench/extraction-eval/ by `bench/train_judge.py`, which writes `judge.json` beside this module
+together with what it was trained on and its cross-validation.
 
 The judge proposes: a statement it rates at PROGRAM.md's `review_judged` or above, that no item
 covers, waits in inbox/ for the person (extract.py). It files on its own word only where its
