@@ -6,9 +6,10 @@ expected memory's keywords is labelled with that memory's type, every other sent
 Repeat cases (the vault already holds the fact) are left out: their sentences are memories the
 vault has, not sentences that are no memory. A softmax regression (L2, plain gradient descent from
 zero: the same data gives the same weights) over the sentence's MiniLM embedding, its cue, its
-grammar words (cue_words/<lang>.toml [judge]) and where it was said (judge.PLACEMENT, and the line's
-embedding) is fitted, and before that each set is held out in turn and judged by weights trained on the others. Besides sentence counts, the cross-validation
-reports what review would hold: per conversation, the statements the judge rates likeliest (as
+grammar words (cue_words/<lang>.toml [judge]) and where it was said (judge.PLACEMENT, and the
+line's embedding) is fitted, and before that each set is held out in turn and judged by weights
+trained on the others. A sentence that still holds its case's secret is trained as no memory,
+`SECRET_WEIGHT` times over. Besides sentence counts, the cross-validation reports what review would hold: per conversation, the statements the judge rates likeliest (as
 many as PROGRAM.md's `review_per_pass`) at or above each threshold, how many conversations with a
 memory get one of theirs with the right type, and how many proposed statements are wrong per
 conversation.
@@ -90,7 +91,8 @@ def labelled_sentences(set_names: list[str]) -> list[dict]:
             pasted = case.get("pasted") or []
             for sentence, where in zip(sentences, placed):
                 hit = next((i for i, e in enumerate(case["expected"]) if _said(e, sentence)), None)
-                if any(p in sentence for p in pasted) or _holds(case.get("secret"), sentence):
+                secret = _holds(case.get("secret"), sentence)
+                if secret or any(p in sentence for p in pasted):
                     hit = None  # pasted text the checks of shape missed, or a secret they missed, is never a memory
                 label = case["expected"][hit]["type"] if hit is not None else "none"
                 central = hit is None or _said(case["expected"][hit], sentence) == best[hit]
@@ -102,7 +104,7 @@ def labelled_sentences(set_names: list[str]) -> list[dict]:
                         "label": label,
                         "central": central,
                         "placed": where,
-                        "secret": _holds(case.get("secret"), sentence),
+                        "secret": secret,
                     }
                 )
     return rows
@@ -145,7 +147,8 @@ def feature_matrix(
                 function_words,
                 scale,
                 r["placed"].values if placed else (),
-                [line_scale * float(x) for x in by_line[r["placed"].line]] if line_scale else (),
+                by_line[r["placed"].line] if line_scale else (),
+                line_scale,
             )
             for v, r in zip(vectors, rows)
         ]

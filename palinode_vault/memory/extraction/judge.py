@@ -30,7 +30,7 @@ from typing import Any
 
 from palinode_vault.memory.extraction.cues import tokens, type_by_wording
 from palinode_vault.memory.extraction.numbered import Statement
-from palinode_vault.memory.extraction.transcript import Turn
+from palinode_vault.memory.extraction.transcript import USER, Turn
 
 WEIGHTS = Path(__file__).with_name("judge.json")
 NONE = "none"  # the class of sentences that are no memory
@@ -76,7 +76,7 @@ class Placed:
     @classmethod
     def alone(cls, sentence: str) -> Placed:
         """A sentence said on its own: one line of one message."""
-        return cls((1.0, 1.0, 0.2, 1.0, 1.0, 1.0, 0.0, *_said_how(sentence)), sentence)
+        return placement([Statement(1, sentence, 0, 0, len(sentence), 0)], [Turn(USER, sentence)])[0]
 
 
 def placement(statements: Sequence[Statement], turns: Sequence[Turn]) -> list[Placed]:
@@ -101,14 +101,11 @@ def placement(statements: Sequence[Statement], turns: Sequence[Turn]) -> list[Pl
             float(turn[-1] == s.number),
             float(s.turn == first_turn),
             float(asked),
-            *_said_how(s.text),
+            float(any(c.isdigit() for c in s.text)),
+            min(len(s.text.split()), 40) / 40,
         )
         out.append(Placed(values, text[start : end if end >= 0 else len(text)]))
     return out
-
-
-def _said_how(sentence: str) -> tuple[float, float]:
-    return float(any(c.isdigit() for c in sentence)), min(len(sentence.split()), 40) / 40
 
 
 def features(
@@ -119,11 +116,12 @@ def features(
     function_scale: float = 0.0,
     placed: Sequence[float] = (),
     line_vector: Sequence[float] = (),
+    line_scale: float = 0.0,
 ) -> list[float]:
     """The embedding, the cue's type one-hot (cues.py, over `cue_types`), which of the grammar
     words (`function_words`, cue_words/<lang>.toml) the sentence has (scaled down: hundreds of
-    them beside one embedding), its `placement` values and its line's embedding (already scaled)
-    when the weights read them, and a bias."""
+    them beside one embedding), its `placement` values and its line's embedding (times
+    `line_scale`) when the weights read them, and a bias."""
     cue = type_by_wording(sentence, list(cue_types))
     said = set(tokens(sentence))
     return (
@@ -131,7 +129,7 @@ def features(
         + [1.0 if cue == t else 0.0 for t in cue_types]
         + [function_scale if w in said else 0.0 for w in function_words]
         + [float(v) for v in placed]
-        + [float(v) for v in line_vector]
+        + [line_scale * float(v) for v in line_vector]
         + [1.0]
     )
 
@@ -192,9 +190,11 @@ class Judge:
         for sentence, vector, at in zip(sentences, vectors, where):
             if len(vector) != self.dimensions:
                 raise ValueError(f"the judge needs {self.dimensions}-dimension embeddings, got {len(vector)}")
-            line_vector = [self.line_scale * float(v) for v in by_line[at.line]] if self.line_scale else []
             values = at.values if self.placement else ()
-            x = features(vector, sentence, self.cue_types, self.function_words, self.function_scale, values, line_vector)
+            line_vector = by_line[at.line] if self.line_scale else ()
+            x = features(
+                vector, sentence, self.cue_types, self.function_words, self.function_scale, values, line_vector, self.line_scale
+            )
             probs = softmax([sum(xi * row[k] for xi, row in zip(x, self.weights)) for k in range(len(self.classes))])
             allowed = [(p, c) for p, c in zip(probs[1:], self.classes[1:]) if c in types]
             typed, best = max(allowed) if allowed else (0.0, "")

@@ -40,7 +40,7 @@ class Statement:
     turn: int
     start: int
     end: int
-    line: int = 0  # the line of the turn it is on: a person types a thought as one line
+    line: int  # the line of the turn it is on: a person types a thought as one line
 
     def provenance(self) -> str:
         return f"turn {self.turn + 1}, characters {self.start}-{self.end}"

@@ -718,14 +718,22 @@ class Updater:
 
     # writers
 
-    def _add(self, item: Item, why: str) -> Outcome:
+    def _kept_already(self, item: Item, inbox: bool, why: str = "") -> Outcome | None:
+        """NOOP for what would be written anew but the vault already says (`_said_elsewhere`), or,
+        for a review note, what already waits for review in the same words."""
         said = self._said_elsewhere(item)
         if said is not None:
             return said
-        inbox = item.confidence < self.s.extraction.confidence_threshold
         waiting = self._waiting_in_inbox(item) if inbox else None
         if waiting:
-            return self._out("NOOP", item, waiting, "already waiting for review in the same words")
+            return self._out("NOOP", item, waiting, "already waiting for review in the same words" + (f" ({why})" if why else ""))
+        return None
+
+    def _add(self, item: Item, why: str) -> Outcome:
+        inbox = item.confidence < self.s.extraction.confidence_threshold
+        kept = self._kept_already(item, inbox)
+        if kept is not None:
+            return kept
         type_name = item.type if item.type in TYPE_KIND else "Insight"
         path = self.free_path(type_name, item.title, inbox)
         self.ws.put(
@@ -771,12 +779,9 @@ class Updater:
         approving it retires that note (review.approve), as filing it would have; one that may
         replace the active decision `asks` or add to it carries that, and approving it needs the
         person to say which."""
-        said = self._said_elsewhere(item)
-        if said is not None:
-            return said
-        waiting = self._waiting_in_inbox(item)
-        if waiting:
-            return self._out("NOOP", item, waiting, f"already waiting for review in the same words ({why})")
+        kept = self._kept_already(item, True, why)
+        if kept is not None:
+            return kept
         path = self.free_path(item.type if item.type in TYPE_KIND else "Insight", item.title, True)
         if item.type not in TYPE_KIND:
             item = Item("Insight", item.title, item.text, item.confidence, item.entities, note=item.note)
