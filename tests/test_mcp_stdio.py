@@ -111,6 +111,16 @@ def test_bad_input_is_a_tool_error_and_writes_nothing(tmp_path: Path) -> None:
                         "supersedes": ["decisions/no-such-decision.md"],
                     },
                 )
+                out["history"] = await refused(
+                    client,
+                    "palinode_save",
+                    {
+                        "type": "Decision",
+                        "title": "Billing through Mollie",
+                        "text": "Clinics are billed through Mollie from January.",
+                        "supersedes": ["decisions/stripe-for-billing.md"],  # replaced by Paddle already
+                    },
+                )
                 out["size"] = await refused(
                     client,
                     "palinode_save",
@@ -136,6 +146,7 @@ def test_bad_input_is_a_tool_error_and_writes_nothing(tmp_path: Path) -> None:
     assert "person/nobody-by-that-name" in out["entity"] and "refused" in out["entity"]
     assert "canonical ref" in out["kind"]
     assert "decisions/no-such-decision.md" in out["supersedes"] and "names no note" in out["supersedes"]
+    assert "replaced already by decisions/paddle-for-billing.md" in out["history"] and "nothing was written" in out["history"]
     assert "agent.max_content_chars (8000)" in out["size"]
     assert "confidence" in out["schema"]
     assert "secret" in out["session"]

@@ -141,6 +141,42 @@ def test_a_replaced_decision_left_active_leads_to_its_successor(flow):
     assert "decisions/paddle-for-billing.md" in out.reason
 
 
+MOLLIE = "Billing goes through Mollie from January, with SEPA direct debit by default."
+
+
+def test_a_replacement_named_as_history_retires_the_decision_in_force(flow):
+    """A proposer that names stripe-for-billing as the decision replaced (t32-04's model did) names
+    history: Paddle replaced it and is in force. Paddle is the one retired; Stripe is left as the
+    person kept it."""
+    stripe = (flow.vault.root / "decisions/stripe-for-billing.md").read_text()
+    item = Item("Decision", "Billing through Mollie", MOLLIE, 0.9)
+    item.replaces, item.replaces_path = "Bill clinics through Stripe", "decisions/stripe-for-billing.md"
+    out = flow(item)
+    assert out.op == "SUPERSEDE" and "decisions/paddle-for-billing.md" in out.reason, out.reason
+    paddle = frontmatter_of(flow.ws.text("decisions/paddle-for-billing.md") or "")
+    assert paddle["status"] == "archived" and paddle["superseded_by"] == frontmatter_of(flow.ws.text(out.path) or "")["id"]
+    assert (flow.ws.text("decisions/stripe-for-billing.md") or "") == stripe
+
+
+def test_replacement_wording_naming_history_retires_the_decision_in_force(flow):
+    out = flow(Item("Decision", "Billing through Mollie", MOLLIE + " That replaces the Stripe billing decision.", 0.9))
+    assert out.op == "SUPERSEDE" and "decisions/paddle-for-billing.md" in out.reason, out.reason
+    assert frontmatter_of(flow.ws.text("decisions/stripe-for-billing.md") or "")["status"] == "active"
+
+
+def test_the_decisions_offered_as_replaced_are_the_ones_in_force(flow):
+    from palinode_vault.memory.extraction.extract import offered_decisions
+    from palinode_vault.memory.extraction.numbered import Statement
+
+    said = [Statement(1, "We bill clinics through Stripe Billing.", 0, 0, 39, 0)]
+    similar, _ = similar_for(flow.vault, flow.index)
+    assert "decisions/stripe-for-billing.md" in offered_decisions(flow.vault, similar, said).values()  # unresolved
+    updater = Updater(flow.vault, Workspace(flow.vault), load_program(flow.vault.root).settings, similar, "test", NOW)
+    offered = offered_decisions(flow.vault, similar, said, updater.successor)
+    assert "decisions/paddle-for-billing.md" in offered.values()
+    assert "decisions/stripe-for-billing.md" not in offered.values()
+
+
 def test_the_judges_word_alone_files_no_person_memory(flow):
     """The judge says a statement is about a person, not which one (the code's reading of names
     and pronouns): filed on its word alone, news about Tariq waits for review naming him."""

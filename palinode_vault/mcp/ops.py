@@ -249,6 +249,15 @@ def save(
     ws = Workspace(vault)
     similar, how = similar_for(vault, index)
     updater = Updater(vault, ws, program.settings, similar, source, now)
+    for path in superseded:
+        live = updater.successor(path)
+        if live not in superseded:
+            # retiring history again would point it at the new note and leave the decision that
+            # replaced it, still in force, saying the opposite
+            raise AgentError(
+                f"{path} was replaced already by {live}, which is still in force; supersede {live} "
+                "(or name both); nothing was written"
+            )
     if superseded:
         updater.resolve_entities(item)
         outcome = updater._supersede(item, superseded[0], None)  # noqa: SLF001 - the agent named the old note

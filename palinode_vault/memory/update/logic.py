@@ -467,8 +467,9 @@ class Updater:
             and self.ws.exists(item.replaces_path)
             and self._status(item.replaces_path) not in ("archived", "review")
         ):
-            # the proposer chose the note it replaces among the vault's own: that note is superseded
-            return self._supersede(item, item.replaces_path, None)
+            # the proposer chose the note it replaces among the vault's own: that note is superseded,
+            # or, where it was replaced already and left active, the note that replaced it
+            return self._supersede(item, self.successor(item.replaces_path), None)
         if kind not in ("person", "project") and not item.replaces:
             old = self.replaced_note(item, kind)
             if old:  # "This replaces our SMS provider decision": the note it names is the one replaced
@@ -528,7 +529,7 @@ class Updater:
         if item.replaces:
             old = self._find_by_title(item.replaces, kind)
             if old and self._replaces(item, old):
-                return self._supersede(item, old, None)
+                return self._supersede(item, self.successor(old), None)
         return self._add(item, "new fact" + (f"; closest {best[0]} at {best[1]:.2f}" if best else ""))
 
     def _said_elsewhere(self, item: Item) -> Outcome | None:
@@ -561,11 +562,11 @@ class Updater:
         would leave the successor saying the opposite, unchanged."""
         best: dict[str, float] = {}
         for path, sim in matches:
-            live = self._successor(path)
+            live = self.successor(path)
             best[live] = max(sim, best.get(live, 0.0))
         return sorted(best.items(), key=lambda x: -x[1])
 
-    def _successor(self, path: str) -> str:
+    def successor(self, path: str) -> str:
         """The end of `path`'s `superseded_by` chain among notes of its folder not archived (ids
         may repeat in a hand-kept vault: a successor id two notes share is not followed)."""
         folder = path.split("/", 1)[0]
@@ -635,7 +636,7 @@ class Updater:
         if item.replaces:
             old = self._find_by_title(item.replaces, kind)
             if old and self._replaces(item, old):
-                return self._supersede(item, old, None)
+                return self._supersede(item, self.successor(old), None)
         if (
             item.judged
             and u.statement_near is not None
@@ -674,11 +675,12 @@ class Updater:
                 shared = len(title & said)
                 if title and shared >= min(2, len(title)) and 2 * shared >= len(title):
                     scored.append((shared / len(title), shared, path))
+        # a note replaced already and left active names the subject, but its successor is in force
         best: dict[str, tuple[float, int, str]] = {}
-        for score in sorted(scored, reverse=True):
-            best.setdefault(score[2], score)
+        for ratio, shared, path in sorted(scored, reverse=True):
+            live = self.successor(path)
+            best.setdefault(live, (ratio, shared, live))
         scored = sorted(best.values(), reverse=True)
-        scored.sort(reverse=True)
         if not scored or len(scored) > 1 and scored[1][:2] == scored[0][:2]:
             return None
         path = scored[0][2]
