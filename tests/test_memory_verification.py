@@ -250,6 +250,50 @@ def test_own_words_never_keeps_a_chat_copied_from_a_chat_app(inside, names, layo
         assert "zq9" not in own_words(one)
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    inside=st.lists(_WORD, min_size=1, max_size=8).map(lambda w: "zq9" + " ".join(w)),
+    opening=st.sampled_from(
+        ["---------- Forwarded message ---------", "-----Original Message-----", "Begin forwarded message:", ""]
+    ),
+    header=st.sampled_from(
+        [
+            ("From", "Date", "Subject", "To"),
+            ("From", "Sent", "To", "Subject"),
+            ("De", "Data", "Assunto", "Para"),  # a Portuguese client's forward in an English conversation
+            ("Von", "Gesendet", "An", "Betreff"),
+        ]
+    ),
+    paragraphs=st.integers(1, 3),
+    signed=st.booleans(),
+    greeting=st.booleans(),
+    sender=_NAME.filter(lambda n: not n.startswith("@")),
+)
+def test_own_words_never_keeps_a_forwarded_email(inside, opening, header, paragraphs, signed, greeting, sender):
+    """A forwarded email is the header a mail client prints and the body under it, to the sender's
+    sign-off; without a sign-off, its first paragraph (after a greeting alone). What the person
+    writes after it is theirs."""
+    values = [
+        f"{sender} <{sender.split()[0].lower()}@example.org>",
+        "Mon, 30 Nov 2026 at 09:12",
+        "Changes to your plan",
+        "me@example.org",
+    ]
+    head = "\n".join(x for x in [opening, *(f"{label}: {value}" for label, value in zip(header, values))] if x)
+    body = ["Hi Noor,"] if greeting else []
+    body += [f"{inside.capitalize()} and {inside}." for _ in range(paragraphs if signed else 1)]
+    body += [f"Best,\n{sender}"] if signed else []
+    text = "fwd from the provider, what now?\n\n" + head + "\n\n" + "\n\n".join(body) + "\n\nI said this, and it is mine."
+    out = own_words(text)
+    assert "zq9" not in out and out.endswith("I said this, and it is mine."), out
+
+
+def test_own_words_keeps_notes_headed_like_an_email():
+    """ "To: Mira", "Subject: pricing": a person's own notes name no address and no date."""
+    text = "To: Mira\nSubject: pricing\n\nWe keep the clinic price at 49 euros a month."
+    assert own_words(text) == text
+
+
 @settings(max_examples=100, deadline=None)
 @given(labels=st.lists(_WORD.map(str.capitalize), min_size=1, max_size=4, unique=True), minute=st.integers(10, 59))
 def test_own_words_keeps_labelled_notes_that_name_a_time(labels, minute):

@@ -17,6 +17,11 @@ text's shape, not on its words, so they hold for any content and any language:
   speakers take turns (a name comes back after another's) or a chat app's time stands beside a
   name (one sender's copied messages), with the lines between them.
   Notes the person keeps as "Decision: …", "Reason: …" name each label once and stay theirs;
+- a forwarded email: its header (a paragraph of two or more of the lines mail clients print above
+  a message, "From: …", "Subject: …", labels from `cue_words/mail_headers.toml`, at least half
+  its lines, one with an address or a date) and its body: the paragraphs under the header to the sender's sign-off (a paragraph
+  of at most two lines ending in a name), or without one the first paragraph (two when the first
+  is a greeting alone). What the person writes after the sign-off is theirs again;
 - hidden text: an HTML comment (`<!-- … -->`) or an Obsidian comment (`%% … %%`), to its end or
   the message's. Nobody reads it where it was written, so it is nobody's statement, and it is
   where a pasted page hides instructions to AI assistants;
@@ -36,6 +41,10 @@ statement judge and every check after them see only what the person said, and wh
 
 from __future__ import annotations
 
+import functools
+import tomllib
+from pathlib import Path
+
 PASTED = "[pasted text]"
 QUOTE_WORDS = 6  # a quotation this long is someone else's words, not a phrase the person borrowed
 _FENCES = ("```", "~~~")
@@ -48,7 +57,7 @@ def own_words(text: str) -> str:
     fence: str | None = None
     block = False  # inside a forwarded or labelled block, until the paragraph ends
     lines = without_hidden(text).split("\n")
-    chat = chat_lines(lines)
+    chat = chat_lines(lines) | forwarded_lines(lines)
     for number, line in enumerate(lines):
         stripped = line.strip()
         if number in chat and fence is None:
@@ -164,6 +173,69 @@ def chat_lines(lines: list[str]) -> set[int]:
                 out.update(range(first, last + 1))
             speakers, timed = [], False
     return out
+
+
+MAIL_HEADERS = Path(__file__).with_name("cue_words") / "mail_headers.toml"
+BODY_PARAGRAPHS = 6  # how far under a forwarded header its sender's sign-off is looked for
+
+
+@functools.cache
+def _mail_labels() -> frozenset[str]:
+    return frozenset(str(x).lower() for x in tomllib.loads(MAIL_HEADERS.read_text(encoding="utf-8"))["labels"])
+
+
+def forwarded_lines(lines: list[str]) -> set[int]:
+    """The numbers of `lines` that hold a forwarded email (see above): each header paragraph and
+    the body under it."""
+    paragraphs: list[list[int]] = [[]]
+    for number, line in enumerate(lines):
+        if line.strip():
+            paragraphs[-1].append(number)
+        elif paragraphs[-1]:
+            paragraphs.append([])
+    paragraphs = [p for p in paragraphs if p]
+    out: set[int] = set()
+    at = 0
+    while at < len(paragraphs):
+        if not _mail_header([lines[n] for n in paragraphs[at]]):
+            at += 1
+            continue
+        under = [[lines[n] for n in p] for p in paragraphs[at + 1 : at + 1 + BODY_PARAGRAPHS]]
+        fenced = next((i for i, p in enumerate(under) if _fenced(p)), None)
+        under = under[:fenced]  # a fence is marked as fenced code, to its own end
+        signed = next((i for i, p in enumerate(under) if i > 0 and _sign_off(p)), None)
+        greeting = bool(under) and len(under[0]) == 1 and under[0][0].rstrip().endswith(",")
+        body = signed + 1 if signed is not None else min(len(under), 2 if greeting else 1)
+        for p in paragraphs[at : at + 1 + body]:
+            out.update(p)
+        at += 1 + body
+    return out
+
+
+def _fenced(paragraph: list[str]) -> bool:
+    return any(line.strip().startswith(_FENCES) for line in paragraph)
+
+
+def _mail_header(paragraph: list[str]) -> bool:
+    """Two or more "Label: value" lines with a mail client's labels, at least half the paragraph
+    (outside fenced code: a fence is marked to its own end)."""
+    if _fenced(paragraph):
+        return False
+    labels = _mail_labels()
+    fields = [
+        line for line in paragraph if (head := line.partition(":"))[1] and head[0].strip().lower() in labels and head[2].strip()
+    ]
+    # a mail client prints the sender's address or the date: notes headed "To: Mira" are the person's
+    dated = any("@" in line or any(ch.isdigit() for ch in line) for line in fields)
+    return len(fields) >= 2 and 2 * len(fields) >= len(paragraph) and dated
+
+
+def _sign_off(paragraph: list[str]) -> bool:
+    """A sender's sign-off: at most two lines, the last a name ("Best,", "Lena"): at most three
+    words, each capitalised, and no punctuation after it."""
+    last = paragraph[-1].strip()
+    words = last.split()
+    return len(paragraph) <= 2 and 0 < len(words) <= SPEAKER_WORDS and last[-1].isalpha() and all(w[0].isupper() for w in words)
 
 
 def _copied_time(line: str) -> bool:
