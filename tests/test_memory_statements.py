@@ -164,19 +164,6 @@ def test_replacement_wording_naming_history_retires_the_decision_in_force(flow):
     assert frontmatter_of(flow.ws.text("decisions/stripe-for-billing.md") or "")["status"] == "active"
 
 
-def test_the_decisions_offered_as_replaced_are_the_ones_in_force(flow):
-    from palinode_vault.memory.extraction.extract import offered_decisions
-    from palinode_vault.memory.extraction.numbered import Statement
-
-    said = [Statement(1, "We bill clinics through Stripe Billing.", 0, 0, 39, 0)]
-    similar, _ = similar_for(flow.vault, flow.index)
-    assert "decisions/stripe-for-billing.md" in offered_decisions(flow.vault, similar, said).values()  # unresolved
-    updater = Updater(flow.vault, Workspace(flow.vault), load_program(flow.vault.root).settings, similar, "test", NOW)
-    offered = offered_decisions(flow.vault, similar, said, updater.successor)
-    assert "decisions/paddle-for-billing.md" in offered.values()
-    assert "decisions/stripe-for-billing.md" not in offered.values()
-
-
 def test_the_judges_word_alone_files_no_person_memory(flow):
     """The judge says a statement is about a person, not which one (the code's reading of names
     and pronouns): filed on its word alone, news about Tariq waits for review naming him."""

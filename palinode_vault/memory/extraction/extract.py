@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -93,13 +93,11 @@ def offered_names(statements: list[Statement], known: list[tuple[str, str, list[
     return dict(list(out.items())[:MAX_NAMES])
 
 
-def offered_decisions(
-    vault: Vault, similar: Similar, statements: list[Statement], live: Callable[[str], str] = lambda p: p
-) -> dict[str, str]:
+def offered_decisions(vault: Vault, similar: Similar, statements: list[Statement]) -> dict[str, str]:
     """{title: path} of the active decisions the vault's retrieval finds closest to the statements
     (the `replaces` enum): the two best for each statement, the best first, at most MAX_DECISIONS.
-    A decision replaced already and left active is offered as the one in force that replaced it
-    (`live`: the update logic's `successor`)."""
+    A decision replaced already and left active is offered under its own title: the update logic
+    reads a choice of it as the decision in force that replaced it (`Updater.successor`)."""
     folder = BY_NAME[TYPE_KIND["Decision"]].folder + "/"
     best: dict[str, float] = {}
     for s in statements:
@@ -113,7 +111,6 @@ def offered_decisions(
             status = str((note.frontmatter or {}).get("status") or "") if note else "archived"
             if not path.startswith(folder) or path.count("/") != 1 or status in ("archived", "review"):
                 continue
-            path = live(path)
             best[path] = max(best.get(path, 0.0), score)
             kept += 1
             if kept == 2:
@@ -634,8 +631,7 @@ def extract_turns(
     known = known_entities(vault.state)
     similar, similarity = similar_for(vault)
     names = offered_names(statements, known)
-    updater = Updater(vault, ws, program.settings, similar, source, now)
-    decisions = offered_decisions(vault, similar, statements, updater.successor) if statements else {}
+    decisions = offered_decisions(vault, similar, statements) if statements else {}
     # Stage 3: the model chooses (not asked when there is nothing to choose from).
     raw: Any = {"items": []}
     finish, attempts = "stop", 0
@@ -660,6 +656,7 @@ def extract_turns(
         op.source = source
         ws.log(op)
     # Stage 6: the update logic.
+    updater = Updater(vault, ws, program.settings, similar, source, now)
     for item in verified.items:
         updater.apply(item)
     result = ExtractResult(
