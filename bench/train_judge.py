@@ -39,12 +39,14 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 EVAL = HERE / "extraction-eval"
 #: Every development set (bench/README.md); never a frozen test set not yet run.
-DEFAULT_SETS = "cases,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,heldout7,heldout8,secrets1,secrets2,secrets3,test1,test2,test3,test4,test5,test6,test7,test8,test9,test10,test11,test12,test13,test14,test15,test16,test17,test18,test19,test20,test21,test22,test23,test24,test25,test26,test27,test28,test29"
+DEFAULT_SETS = "cases,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,heldout7,heldout8,secrets1,secrets2,secrets3,test1,test2,test3,test4,test5,test6,test7,test8,test9,test10,test11,test12,test13,test14,test15,test16,test17,test18,test19,test20,test21,test22,test23,test24,test25,test26,test27,test28,test29,test30,test31,test32,test34"
 CLASSES = ["none", "Decision", "ProjectSnapshot", "Insight", "PersonMemory", "ResearchRef", "ActionItem"]
 L2 = 0.3
 #: The grammar words' feature value (cue_words/<lang>.toml [judge]): 0.5 beside the 384 embedding
 #: dimensions, set against 0 on the cross-validation (docs/BENCHMARKS.md, session 11).
 FUNCTION_SCALE = 0.5
+#: Whether each memory sentence is trained on again as said alone (`alone_copies`; session 21).
+ALONE_COPIES = True
 #: Whether a memory's context sentences (fewer of its keywords than its likeliest sentence) are
 #: trained on as its type; set by cross-validation (docs/BENCHMARKS.md, session 16).
 CONTEXT = "leave-out"
@@ -108,6 +110,21 @@ def labelled_sentences(set_names: list[str]) -> list[dict]:
                     }
                 )
     return rows
+
+
+def alone_copies(rows: list[dict]) -> list[dict]:
+    """Each memory sentence again, placed as if said on its own (a one-sentence message). The sets'
+    memories are said among other sentences and their one-sentence messages are chat ("thanks",
+    "ok, do it"), so without these the placement features learn that a sentence said alone is no
+    memory, and "We decided to drop the fax integration." said alone rates 0.5. Copies are
+    trained on with their sentence's set, and never judged in the cross-validation."""
+    from palinode_vault.memory.extraction.judge import Placed
+
+    return [
+        {**r, "placed": Placed.alone(r["sentence"]), "copy": True}
+        for r in rows
+        if r["label"] != "none" and r["central"] and not r["secret"]
+    ]
 
 
 def _holds(secret: str | None, sentence: str) -> bool:
@@ -275,12 +292,20 @@ def main(argv: list[str] | None = None) -> int:
         default=SECRET_WEIGHT,
         help="how much a sentence still holding its case's secret counts, trained as no memory",
     )
+    ap.add_argument(
+        "--alone-copies",
+        action=argparse.BooleanOptionalAction,
+        default=ALONE_COPIES,
+        help="train on each memory sentence again as if said on its own (see alone_copies)",
+    )
     ap.add_argument("--cv-only", action="store_true", help="report the cross-validation, write nothing")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     started = time.monotonic()
     names = [s.strip().removesuffix(".json") for s in args.sets.split(",") if s.strip()]
     rows = labelled_sentences(names)
+    if args.alone_copies:
+        rows += alone_copies(rows)
     from palinode_vault.memory.extraction.cues import load
 
     function_words = list(load().function_words) if args.function_scale else []
@@ -290,7 +315,9 @@ def main(argv: list[str] | None = None) -> int:
     trained = central | (args.context == "keep")  # the rows a fit learns from
     weight = np.array([args.secret_weight if r["secret"] else 1.0 for r in rows])
     y_strict = np.where(central, y, 0)  # a memory's context counted as no memory
-    sets = np.array([r["set"] for r in rows])
+    real = np.array([not r.get("copy") for r in rows])  # copies are trained on, never judged
+    sets = np.array([r["set"] if not r.get("copy") else "" for r in rows])
+    train_sets = np.array([r["set"] for r in rows])
     cases = np.array([f"{r['set']}:{r['case']}" for r in rows])
     conversations = {name: len(set(cases[sets == name])) for name in names}
     with_memory = {
@@ -302,9 +329,10 @@ def main(argv: list[str] | None = None) -> int:
     held_out, pooled_p, pooled_y, pooled_strict, pooled_cases = {}, [], [], [], []
     for name in names:
         test = sets == name
-        if test.all() or not test.any():
+        if (test | ~real).all() or not test.any():
             continue
-        p = probabilities(x[test], fit(x[~test & trained], y[~test & trained], args.l2, weight[~test & trained]))
+        fold = (train_sets != name) & trained
+        p = probabilities(x[test], fit(x[fold], y[fold], args.l2, weight[fold]))
         held_out[name] = scores(p, y[test])
         pooled_p.append(p)
         pooled_y.append(y[test])
@@ -335,8 +363,9 @@ def main(argv: list[str] | None = None) -> int:
             for t, s in cv["pooled"].items()
         }
     report = {
-        "sentences": len(rows),
-        "labels": {c: int((y == i).sum()) for i, c in enumerate(CLASSES)},
+        "sentences": int(real.sum()),
+        "alone_copies": int((~real).sum()),
+        "labels": {c: int((y[real] == i).sum()) for i, c in enumerate(CLASSES)},
         "cross_validation": cv,
         "seconds": round(time.monotonic() - started, 1),
     }
@@ -355,6 +384,7 @@ def main(argv: list[str] | None = None) -> int:
             "placement": [] if args.no_placement else list(PLACEMENT),
             "line_scale": args.line_scale,
             "secret_weight": args.secret_weight,
+            "alone_copies": args.alone_copies,
             "steps": STEPS,
             "rate": RATE,
             **{k: v for k, v in report.items() if k != "seconds"},

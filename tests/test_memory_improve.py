@@ -39,7 +39,7 @@ def root(tmp_path):
     program = (REPO / "PROGRAM.md").read_text()
     assert "  unmarked_confidence: 0.5 " in program
     program = program.replace("  unmarked_confidence: 0.5 ", "  unmarked_confidence: 1   ", 1)
-    (tmp_path / "v" / "PROGRAM.md").write_text(program.replace("  review_judged: 0.5 ", "  review_judged: 0   ", 1))
+    (tmp_path / "v" / "PROGRAM.md").write_text(program.replace("  review_judged: 0.6 ", "  review_judged: 0   ", 1))
     return tmp_path / "v"
 
 

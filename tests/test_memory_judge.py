@@ -27,7 +27,7 @@ NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
 TYPES = ["Decision", "ProjectSnapshot", "Insight", "PersonMemory", "ResearchRef", "ActionItem"]
 # No type's wording (cues.py) in it: only its meaning says it is a memory.
 UNCUED = "The invoicing service goes to monthly batches from February."
-FILE_JUDGED = "  file_judged: 0.7 "
+FILE_JUDGED = "  file_judged: 0.8 "
 
 
 @pytest.fixture
@@ -60,24 +60,43 @@ def test_the_shipped_weights_belong_to_the_default_embedding_model():
     assert len(embed_many(["one sentence"])[0]) == judge.dimensions == 384
 
 
+MEMORIES = [
+    UNCUED,
+    "The warehouse app now runs on the new tablets in all three depots.",
+    "We settled on weekly payouts to the drivers, starting in March.",
+    "Priya takes over the mobile team when Olek leaves in January.",
+    "The onboarding survey showed that most users never open the settings page.",
+    "Support tickets are answered within four hours on weekdays from now on.",
+    "The Lyon office moves to the fourth floor after the lease renewal.",
+    "Our staging database is restored from the nightly backup every Monday.",
+]
+CHAT = [
+    "It's raining again here, typical December.",
+    "Thanks, that helped a lot.",
+    "lol same here, long week",
+    "Can you make that shorter?",
+    "ok cool",
+    "Good morning!",
+    "What time is it in Tokyo right now?",
+    "haha that's a good one",
+]
+
+
 def test_the_judge_tells_statements_that_are_memories_from_chat():
+    """Every plain statement of a memory, said on its own without a cue word, rates above every
+    line of chat. How high one said alone rates is the weights' calibration (the sets' memories
+    are said among other sentences), so the threshold is asserted only for the sentence the pass
+    tests below rely on."""
     judge, _ = load_judge()
     embed_many, _ = judge_embedder(judge.model_id)
     assert type_by_wording(UNCUED, TYPES) is None
-    said = [
-        UNCUED,
-        "The warehouse app now runs on the new tablets in all three depots.",
-        "It's raining again here, typical December.",
-        "Thanks, that helped a lot.",
-        "lol same here, long week",
-    ]
-    ratings = judge.rate(said, embed_many, TYPES)
-    assert [r.sentence for r in ratings] == said
-    memories, chat = ratings[:2], ratings[2:]
-    assert min(r.memory for r in memories) > 0.5 > max(r.memory for r in chat)
-    assert ratings[1].type == "ProjectSnapshot"
+    memories, chat = judge.rate(MEMORIES, embed_many, TYPES), judge.rate(CHAT, embed_many, TYPES)
+    assert [r.sentence for r in memories] == MEMORIES
+    assert min(r.memory for r in memories) > max(r.memory for r in chat)
+    assert memories[0].memory > 0.5 > max(r.memory for r in chat)  # UNCUED reaches review_judged
+    assert memories[1].type == "ProjectSnapshot"
     # the type is always one PROGRAM.md allows
-    assert {r.type for r in judge.rate(said, embed_many, ["Insight"])} == {"Insight"}
+    assert {r.type for r in judge.rate(MEMORIES + CHAT, embed_many, ["Insight"])} == {"Insight"}
 
 
 def test_a_statement_the_judge_rates_a_memory_waits_in_inbox_when_the_model_misses_it(vault):
@@ -92,7 +111,7 @@ def test_a_statement_the_judge_rates_a_memory_waits_in_inbox_when_the_model_miss
 
 def test_the_judge_follows_program_md(vault):
     program = (ROOT / "PROGRAM.md").read_text()
-    line = "  review_judged: 0.5 "
+    line = "  review_judged: 0.6 "
     assert line in program
     for off in (
         program.replace(line, "  review_judged: 0   ", 1),
@@ -193,7 +212,7 @@ def test_a_choice_of_the_models_that_neither_wording_nor_the_judge_supports_is_d
     assert "statement 1 (turn 1, characters 0-42): neither its wording nor the judge (" in " ".join(r.dropped)
     # with the judge off, the model's choice waits for review: no wording says what it is
     program = (ROOT / "PROGRAM.md").read_text()
-    (vault.root / "PROGRAM.md").write_text(program.replace("  review_judged: 0.5 ", "  review_judged: 0   ", 1))
+    (vault.root / "PROGRAM.md").write_text(program.replace("  review_judged: 0.6 ", "  review_judged: 0   ", 1))
     r = extract_text(vault, f"User: {chat}\nAssistant: Stay dry.", generator="judgetest", source="test", now=NOW)
     assert [(o.op, o.confidence) for o in r.outcomes] == [("INBOX", 0.5)]
     assert "no wording says what it is and the judge is off" in r.outcomes[0].reason

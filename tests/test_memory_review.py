@@ -43,7 +43,7 @@ def said(root: Path, text: str) -> str:
     """The inbox note a plainly worded statement the model did not offer becomes (with the judge
     off, so that the wording decides and not the fitted judge's numbers)."""
     program = (SAMPLE.parent / "PROGRAM.md").read_text()
-    (root / "PROGRAM.md").write_text(program.replace("  review_judged: 0.5 ", "  review_judged: 0   ", 1))
+    (root / "PROGRAM.md").write_text(program.replace("  review_judged: 0.6 ", "  review_judged: 0   ", 1))
     gen = ScriptedGenerator([{"items": []}])
     register_generator("reviewtest", lambda **options: gen)
     r = extract_text(vault(root), f"User: {text}\nAssistant: Noted.", generator="reviewtest", source="t", now=NOW)
@@ -376,7 +376,7 @@ def _nobody(root: Path, text: str = "She moved to Porto in March and works remot
     """The inbox note of a person memory that names no one: the model offered it as a PersonMemory
     (the judge off, so that nothing fitted decides), and the code could not read whom it is about."""
     program = (SAMPLE.parent / "PROGRAM.md").read_text()
-    (root / "PROGRAM.md").write_text(program.replace("  review_judged: 0.5 ", "  review_judged: 0   ", 1))
+    (root / "PROGRAM.md").write_text(program.replace("  review_judged: 0.6 ", "  review_judged: 0   ", 1))
     pick = {"statement": 1, "type": "PersonMemory", "about": "", "replaces": "", "because": [], "rejected": [], "confidence": 0.9}
     gen = ScriptedGenerator([{"items": [pick]}])
     register_generator("reviewtest", lambda **options: gen)

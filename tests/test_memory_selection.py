@@ -181,7 +181,7 @@ def test_approving_a_review_note_drops_why_it_waited(vault):
     from palinode_vault.models import ScriptedGenerator, register_generator
 
     register_generator("seltest", lambda **o: ScriptedGenerator([], default={"items": []}))
-    program = (SAMPLE.parent / "PROGRAM.md").read_text().replace("  review_judged: 0.5 ", "  review_judged: 0   ", 1)
+    program = (SAMPLE.parent / "PROGRAM.md").read_text().replace("  review_judged: 0.6 ", "  review_judged: 0   ", 1)
     (vault.root / "PROGRAM.md").write_text(program)
     r = extract_text(vault, "User: We decided to bill clinics monthly.\nAssistant: Noted.", generator="seltest", now=NOW)
     [o] = r.outcomes

@@ -48,8 +48,8 @@ def without_judge(vault):
     """PROGRAM.md with the statement judge off (`review_judged: 0`): the wording alone says what a
     statement is, so these outcomes do not rest on the fitted judge's numbers."""
     program = (SAMPLE.parent / "PROGRAM.md").read_text()
-    assert "  review_judged: 0.5 " in program
-    (vault.root / "PROGRAM.md").write_text(program.replace("  review_judged: 0.5 ", "  review_judged: 0   ", 1))
+    assert "  review_judged: 0.6 " in program
+    (vault.root / "PROGRAM.md").write_text(program.replace("  review_judged: 0.6 ", "  review_judged: 0   ", 1))
 
 
 def run(vault, *outputs, text=TALK, **kw):
@@ -554,7 +554,7 @@ def test_an_unoffered_statement_the_vault_already_holds_is_a_noop(vault):
 
 
 def test_review_of_unoffered_statements_follows_program_md(vault):
-    program = (SAMPLE.parent / "PROGRAM.md").read_text().replace("  review_judged: 0.5 ", "  review_judged: 0   ", 1)
+    program = (SAMPLE.parent / "PROGRAM.md").read_text().replace("  review_judged: 0.6 ", "  review_judged: 0   ", 1)
     line = "  review_unoffered: 0.5 "
     assert line in program
     (vault.root / "PROGRAM.md").write_text(program.replace(line, "  review_unoffered: 0.7 ", 1))

@@ -31,7 +31,7 @@ def vault(tmp_path):
     shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".palinode"))
     program = (SAMPLE.parent / "PROGRAM.md").read_text()
     # the statement judge off: these tests are about what the code does with the items it is given
-    (root / "PROGRAM.md").write_text(program.replace("  review_judged: 0.5 ", "  review_judged: 0   ", 1))
+    (root / "PROGRAM.md").write_text(program.replace("  review_judged: 0.6 ", "  review_judged: 0   ", 1))
     v = Vault(Settings(vault=root, now=NOW.date()))
     v.load()
     return v
