@@ -198,7 +198,8 @@ _NAME = st.one_of(
 )
 def test_own_words_never_keeps_what_was_pasted(inside, before, shape, names, stamp):
     long_inside = inside + " one two three four five six"
-    chat = "\n".join(f"{stamp}{name}: {inside}" for name in names + names[:1])  # the first speaks again
+    said = [f"{stamp}{name}: {inside}" for name in names + names[:1]]  # the first speaks again
+    chat = "\n".join([said[0], inside, *said[1:]])  # a message going on over the line under it
     text = {
         "fence": f"{before}\n```\n{inside}\n```\nI said this.",
         "tilde": f"{before}\n~~~python\n{inside}\n~~~",
@@ -207,7 +208,7 @@ def test_own_words_never_keeps_what_was_pasted(inside, before, shape, names, sta
         "label": f"{before} IMPORTANT ANNOUNCEMENT: {inside}\n{inside}",
         "separator": f"{before}\n---------- Forwarded message ----------\n{inside}\n{inside}",
         "quotation": f"{before} she wrote “{long_inside}” and left",
-        "chat": f"{before}\n\n{chat}\n{inside}\n\nI said this.",
+        "chat": f"{before}\n\n{chat}\n\nI said this.",
         # hidden text, where a pasted page hides instructions to AI assistants
         "html_comment": f"{before}\nHi,\n<!-- {inside}\n{inside} -->\nI said this.",
         "open_comment": f"{before} <!-- {inside}\n\n{inside}",
@@ -292,6 +293,22 @@ def test_own_words_keeps_notes_headed_like_an_email():
     """ "To: Mira", "Subject: pricing": a person's own notes name no address and no date."""
     text = "To: Mira\nSubject: pricing\n\nWe keep the clinic price at 49 euros a month."
     assert own_words(text) == text
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    inside=st.lists(_WORD, min_size=1, max_size=8).map(lambda w: "zq9" + " ".join(w)),
+    names=st.lists(_NAME.filter(lambda n: not n.startswith("@")), min_size=2, max_size=3, unique=True),
+    stamp=st.sampled_from(["", "[10:42] ", "[05/12/2026, 09:15] "]),
+    own=st.lists(_WORD, min_size=3, max_size=10).map(" ".join),
+)
+def test_own_words_keeps_the_person_going_on_under_a_pasted_chat(inside, names, stamp, own):
+    """Where each message stands on its speaker's line, the line right under the last one is the
+    person going on ("anyway, I decided ..."), not the last message going on."""
+    chat = "\n".join(f"{stamp}{name}: {inside}" for name in names + names[:1])
+    text = f"she sent me this:\n{chat}\nanyway, {own}, decided."
+    out = own_words(text)
+    assert "zq9" not in out and out.endswith(f"anyway, {own}, decided."), out
 
 
 @settings(max_examples=100, deadline=None)

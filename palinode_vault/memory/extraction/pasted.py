@@ -154,25 +154,38 @@ def chat_lines(lines: list[str]) -> set[int]:
     of a run in which some speaker speaks again after another has, or in which a chat app's time
     stands beside a speaker's name (copied messages, even one sender's: nobody types the time of
     their own notes), to the end of its last message (a message goes on over the lines right
-    under it; a blank line and then a line that names no speaker end the run)."""
+    under it; a blank line and then a line that names no speaker end the run). Where the last
+    message stands on its speaker's line ("[09:13] Jonas: ..."), the run ends with that line: the
+    lines right under it are the person going on ("anyway, I decided ..."; on the development
+    sets and test35, 5 such lines in 3 conversations, all the person's, none pasted), where a
+    name and time over a message ("Jonas Lindqvist  10:42") have the message under them."""
     out: set[int] = set()
     speakers: list[str] = []
     timed = False  # a speaker line of the run carries a chat app's time
-    first = last = -1  # the run's first line and the last line of its last message
+    first = last = said = -1  # the run's first line, the last line of its last message, its speaker's line
     for number, line in enumerate([*lines, ""]):
         speaker = _speaker(line) if number < len(lines) else None
         if speaker is not None:
             first = number if not speakers else first
             speakers.append(speaker)
             timed = timed or _copied_time(line)
-            last = number
+            last = said = number
         elif speakers and line.strip() and last == number - 1:
             last = number  # the message goes on
         elif speakers and (line.strip() or number == len(lines)):
             if timed or _takes_turns(speakers):
-                out.update(range(first, last + 1))
+                out.update(range(first, (said if _message_on_line(lines[said]) else last) + 1))
             speakers, timed = [], False
     return out
+
+
+def _message_on_line(line: str) -> bool:
+    """A chat line that holds its speaker's message, not only their name and the time."""
+    text = line.strip()
+    stamped = text.startswith("[") and "]" in text[:LABEL_CHARS]
+    if stamped:
+        text = text[text.index("]") + 1 :].strip()
+    return _header_speaker(text, stamped) is None
 
 
 MAIL_HEADERS = Path(__file__).with_name("cue_words") / "mail_headers.toml"
