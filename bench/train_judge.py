@@ -316,8 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     weight = np.array([args.secret_weight if r["secret"] else 1.0 for r in rows])
     y_strict = np.where(central, y, 0)  # a memory's context counted as no memory
     real = np.array([not r.get("copy") for r in rows])  # copies are trained on, never judged
-    sets = np.array([r["set"] if not r.get("copy") else "" for r in rows])
-    train_sets = np.array([r["set"] for r in rows])
+    sets = np.array([r["set"] for r in rows])
     cases = np.array([f"{r['set']}:{r['case']}" for r in rows])
     conversations = {name: len(set(cases[sets == name])) for name in names}
     with_memory = {
@@ -328,10 +327,10 @@ def main(argv: list[str] | None = None) -> int:
     }
     held_out, pooled_p, pooled_y, pooled_strict, pooled_cases = {}, [], [], [], []
     for name in names:
-        test = sets == name
-        if (test | ~real).all() or not test.any():
+        test = (sets == name) & real
+        fold = (sets != name) & trained
+        if not test.any() or not fold.any():
             continue
-        fold = (train_sets != name) & trained
         p = probabilities(x[test], fit(x[fold], y[fold], args.l2, weight[fold]))
         held_out[name] = scores(p, y[test])
         pooled_p.append(p)
@@ -364,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
         }
     report = {
         "sentences": int(real.sum()),
-        "alone_copies": int((~real).sum()),
+        "sentences_alone": int((~real).sum()),  # the copies (`alone_copies`)
         "labels": {c: int((y[real] == i).sum()) for i, c in enumerate(CLASSES)},
         "cross_validation": cv,
         "seconds": round(time.monotonic() - started, 1),

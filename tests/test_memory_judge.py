@@ -344,6 +344,28 @@ def test_a_sentence_still_holding_its_secret_is_trained_as_no_memory_and_counts_
     assert train.SECRET_WEIGHT > 1 and json.loads(WEIGHTS.read_text())["secret_weight"] == train.SECRET_WEIGHT
 
 
+def test_each_memory_sentence_is_trained_again_as_said_alone(tmp_path, monkeypatch):
+    """`alone_copies`: a memory's own sentence, not its context, chat or a secret, is copied with
+    the placement of a one-sentence message (docs/ARCHITECTURE.md, session 21)."""
+    from script_helpers import load_script
+
+    train = load_script("bench/train_judge.py")
+    case = {
+        "id": "x-03",
+        "transcript": "User: Morning! Billing moves to Moloni invoices from March. Thanks for yesterday.\nAssistant: Noted.",
+        "expected": [{"type": "Decision", "keywords": ["moloni", "march"]}],
+    }
+    (tmp_path / "one.json").write_text(json.dumps([case]))
+    monkeypatch.setattr(train, "EVAL", tmp_path)
+    rows = train.labelled_sentences(["one"])
+    [copy] = train.alone_copies(rows)
+    [said] = [r for r in rows if r["label"] == "Decision"]
+    assert copy["copy"] and copy["sentence"] == said["sentence"] and copy["label"] == "Decision"
+    assert copy["placed"] == Placed.alone(said["sentence"]) != said["placed"]
+    assert not train.alone_copies([{**said, "secret": True}]) and not train.alone_copies([{**said, "central": False}])
+    assert train.ALONE_COPIES and json.loads(WEIGHTS.read_text())["alone_copies"] is True
+
+
 def test_file_judged_is_the_lowest_threshold_from_which_precision_stays_at_the_bar():
     from script_helpers import load_script
 

@@ -19,9 +19,10 @@ text's shape, not on its words, so they hold for any content and any language:
   Notes the person keeps as "Decision: …", "Reason: …" name each label once and stay theirs;
 - a forwarded email: its header (a paragraph of two or more of the lines mail clients print above
   a message, "From: …", "Subject: …", labels from `cue_words/mail_headers.toml`, at least half
-  its lines, one with an address or a date) and its body: the paragraphs under the header to the sender's sign-off (a paragraph
-  of at most two lines ending in a name), or without one the first paragraph (two when the first
-  is a greeting alone). What the person writes after the sign-off is theirs again;
+  its lines, one with an address or a date) and its body: the paragraphs under the header to the
+  sender's sign-off (a paragraph of at most two lines ending in a name), or without one the
+  first paragraph (two when the first is a greeting alone). What the person writes after the
+  sign-off is theirs again;
 - hidden text: an HTML comment (`<!-- … -->`) or an Obsidian comment (`%% … %%`), to its end or
   the message's. Nobody reads it where it was written, so it is nobody's statement, and it is
   where a pasted page hides instructions to AI assistants;
@@ -181,11 +182,14 @@ def chat_lines(lines: list[str]) -> set[int]:
 
 def _message_on_line(line: str) -> bool:
     """A chat line that holds its speaker's message, not only their name and the time."""
+    return _header_speaker(*_without_stamp(line)) is None
+
+
+def _without_stamp(line: str) -> tuple[str, bool]:
+    """The line stripped, without a leading `[time]` or `[date, time]`, and whether it had one."""
     text = line.strip()
     stamped = text.startswith("[") and "]" in text[:LABEL_CHARS]
-    if stamped:
-        text = text[text.index("]") + 1 :].strip()
-    return _header_speaker(text, stamped) is None
+    return (text[text.index("]") + 1 :].strip(), True) if stamped else (text, False)
 
 
 MAIL_HEADERS = Path(__file__).with_name("cue_words") / "mail_headers.toml"
@@ -271,10 +275,7 @@ def _speaker(line: str) -> str | None:
     `@handle: text`, after an optional `[time]` or `[date, time]`; `<nick> text` (IRC); or a line
     that is only a speaker's name over their message, as chat apps copy it: `Name Surname  10:42`,
     `Name — Today at 10:42 AM`, `[10:42] Name Surname`. None for any other line."""
-    text = line.strip()
-    stamped = text.startswith("[") and "]" in text[:LABEL_CHARS]
-    if stamped:
-        text = text[text.index("]") + 1 :].strip()
+    text, stamped = _without_stamp(line)
     if text.startswith("<") and ">" in text[:LABEL_CHARS]:
         nick = text[1 : text.index(">")]
         said = text[text.index(">") + 1 :].strip()
