@@ -101,6 +101,34 @@ def test_this_replaces_supersedes_the_note_it_names(vault, choice):
     ).replace("[[reminder-sms|reminder SMS]]", "reminder SMS")
 
 
+@pytest.mark.parametrize(
+    "talk",
+    [
+        "We're replacing the SMS provider decision. From January we switch to MessageBird for every reminder, "
+        "which registers the Dutch sender names for us.",
+        "From January we switch to MessageBird for every reminder, which registers the Dutch sender names for us. "
+        "Tariq agreed, we're dropping the SMS provider choice.",
+    ],
+    ids=["announced before", "said after"],
+)
+def test_a_replacement_announced_in_a_sentence_of_its_own_supersedes(vault, talk):
+    """The words naming the replaced decision stand next to the decision's statement, not in it."""
+    number = 2 if talk.startswith("We're replacing") else 1
+    r, _ = run(vault, f"User: {talk}\nAssistant: Noted.", {"items": [pick(number)]})
+    ops = {(o.op, o.path) for o in r.outcomes}
+    assert ("ARCHIVE", "decisions/sms-provider-choice.md") in ops, [o.to_json() for o in r.outcomes]
+
+
+def test_a_replacement_announced_beside_a_decision_on_another_subject_supersedes_nothing(vault):
+    talk = (
+        "User: We're replacing the SMS provider decision, more on that tomorrow. Separately, the support "
+        "inbox gets answered by whoever is on call that week.\nAssistant: Noted."
+    )
+    r, _ = run(vault, talk, {"items": [pick(2)]})
+    assert not [o for o in r.outcomes if o.op in ("ARCHIVE", "SUPERSEDE")], [o.to_json() for o in r.outcomes]
+    assert frontmatter_of((vault.root / "decisions/sms-provider-choice.md").read_text())["status"] == "active"
+
+
 def test_a_restatement_with_replacement_words_supersedes_nothing(vault):
     """ "instead of" in a decision already remembered is no new replacement: nothing is archived."""
     said = (

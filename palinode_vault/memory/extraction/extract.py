@@ -395,6 +395,7 @@ def _item(choice: Selection, ctx: PassContext, chosen: set[int], offered: bool) 
         replaces_path=replaces_path,
         judged=bool(sure and not reasons and type_name == sure.type),
         about_unknown=about_unknown,
+        replaced_words=composed.replaced if type_name not in ("PersonMemory", "ProjectSnapshot") else "",
     )
     return item, "", composed.statements
 

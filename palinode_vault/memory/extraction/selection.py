@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from palinode_vault.kinds import TYPE_KIND
-from palinode_vault.memory.extraction.cues import load, lost_clause, reason_clause, starts_with, tokens
+from palinode_vault.memory.extraction.cues import load, lost_clause, reason_clause, replaced_clause, starts_with, tokens
 from palinode_vault.memory.extraction.numbered import Statement
 from palinode_vault.memory.update.logic import ACTION_ITEM
 from palinode_vault.program import Program
@@ -239,6 +239,9 @@ class Composed:
     rationale: str = ""
     alternatives: str = ""
     statements: list[int] = field(default_factory=list)  # the numbers it is made of (provenance)
+    #: what it says it replaces: the words after replacement wording in its text, or else in a
+    #: statement said next to it ("We're replacing the tokens-in-Figma decision. From now on ...")
+    replaced: str = ""
 
 
 def title_from(text: str) -> str:
@@ -322,4 +325,21 @@ def compose(choice: Selection, statements: list[Statement], chosen: set[int]) ->
         elif not alternatives and _opens_with(s.text, cues.lost):
             alternatives = s.text
             used.append(s.number)
-    return Composed(text, title_from(main.text) or title_from(text), rationale, alternatives, used)
+    replaced = _replaced(text, main, statements, chosen | set(used))
+    return Composed(text, title_from(main.text) or title_from(text), rationale, alternatives, used, replaced)
+
+
+def _replaced(text: str, main: Statement, statements: list[Statement], taken: set[int]) -> str:
+    """The person's words naming what a memory replaces: after the replacement wording of its text,
+    or else of the nearest statement of the same turn at most two away that no item is made of (a
+    replacement is often announced in a sentence of its own, before or after: "We're replacing the
+    tokens-in-Figma decision."). That statement is only read: it may be a memory of its own."""
+    own = replaced_clause(text)
+    if own:
+        return own
+    near = [s for s in statements if s.turn == main.turn and 0 < abs(s.number - main.number) <= 2 and s.number not in taken]
+    for s in sorted(near, key=lambda s: (abs(s.number - main.number), s.number > main.number)):
+        clause = replaced_clause(s.text)
+        if clause:
+            return clause
+    return ""

@@ -66,6 +66,9 @@ class Item:
     #: a person or project memory whose subject the proposer's words do not name: it waits in
     #: inbox/ for the person to say who or what it is about (review.approve `about`)
     about_unknown: bool = False
+    #: the proposer's reading of the person's words naming what the item replaces (extraction:
+    #: `Composed.replaced`); empty: the words after the replacement wording of `text`
+    replaced_words: str = ""
 
 
 @dataclass
@@ -657,20 +660,26 @@ class Updater:
     def replaced_note(self, item: Item, kind: str) -> str | None:
         """The active note of `kind` that an item says it replaces ("This replaces our current SMS
         provider decision", "MessageBird instead of Twilio", "we no longer ..."): the one whose name's
-        content words (file name or title) the words after the replacement wording say most of (at
-        least half, and two when the name has two),
+        content words (file name or title) the words after the replacement wording (in its text, or
+        said next to it: `Item.replaced_words`) say most of (at least half, and two when the name
+        has two), and of which the item itself says a word,
         ahead of any other, and which does not already state the item (a restatement of the
         decision that replaced it is no new replacement)."""
-        said = stems(replaced_clause(item.text))
+        said = stems(item.replaced_words or replaced_clause(item.text))
         if not said:
             return None
+        # words said next to the item name a note only when the item is on its subject too
+        own = stems(item.text)
         folder = BY_NAME[kind].folder
         scored = []
         for path, note in self.vault.state.notes.items():
             if not path.startswith(folder + "/") or path.count("/") != 1 or self._status(path) in ("archived", "review"):
                 continue
             # the names it answers to: its file name (links resolve by it) and its title
-            for name in (path.rsplit("/", 1)[-1][:-3].replace("-", " "), note.title):
+            names = (path.rsplit("/", 1)[-1][:-3].replace("-", " "), note.title)
+            if not own & (stems(" ".join(names)) - stems(kind)):
+                continue
+            for name in names:
                 title = stems(name) - stems(kind)
                 shared = len(title & said)
                 if title and shared >= min(2, len(title)) and 2 * shared >= len(title):
