@@ -92,6 +92,21 @@ def test_only_the_persons_own_sentences_are_numbered_with_where_they_were_said()
         assert never not in said  # quoted, fenced, pasted, a question, the agent's
 
 
+@pytest.mark.parametrize(
+    "asked",
+    [
+        "can you turn this into an agenda for monday",
+        "Could u draft the what's new note for clinics.",
+        "Should we move the standup to 9:30",
+        "ok so do we still send the Dutch reminders from the long number",
+    ],
+)
+def test_a_question_without_its_question_mark_is_not_numbered(asked):
+    """The verb before its subject asks; the same words in a statement's order are kept."""
+    turns = own(f"User: {asked}\n\nWe can move the standup to 9:30 from Monday.")
+    assert [s.text for s in number_statements(turns)] == ["We can move the standup to 9:30 from Monday."]
+
+
 def test_credential_talk_and_secrets_are_never_numbered():
     turns = own("User: The wifi password for the lab is on the fridge. We decided to open the lab on Saturdays.")
     assert [s.text for s in number_statements(turns)] == ["We decided to open the lab on Saturdays."]

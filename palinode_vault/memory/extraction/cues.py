@@ -46,6 +46,7 @@ class Cues:
     openers: tuple[tuple[str, ...], ...]
     small_talk: tuple[tuple[str, ...], ...]
     small_talk_words: int
+    question_openers: tuple[tuple[str, ...], ...]  # (verb, subject): a question without its mark
     tool_prefixes: tuple[str, ...]
     tool_fragments: tuple[str, ...]
     continuations: tuple[tuple[str, ...], ...]
@@ -104,6 +105,7 @@ def load(language: str = LANGUAGE) -> Cues:
         _phrases(s["openers"]),
         _phrases(s["small_talk"]),
         int(s["small_talk_words"]),
+        tuple((str(v).lower(), str(w).lower()) for v in s["question_verbs"] for w in s["question_subjects"]),
         low(s["tool_prefixes"]),
         low(s["tool_fragments"]),
         _phrases(s["continuations"]),

@@ -9,7 +9,8 @@ else, so a memory's words are always the person's:
 - only the person's turns: never the agent's;
 - never a sentence holding pasted text (`pasted.PASTED`) or a withheld secret, nor one that talks
   of credentials (secrets.py);
-- never a question, small talk ("Morning!", "brb") or tool output (a prompt, a stack trace);
+- never a question (one without its question mark too: "can you turn this into an agenda"), small
+  talk ("Morning!", "brb") or tool output (a prompt, a stack trace);
 - small talk that opens a sentence ("Hi! Quick one: ...") is cut from it;
 - fewer than three content words is too little to remember.
 
@@ -82,11 +83,11 @@ def passing(text: str) -> str | None:
     """Why `text` is no statement to remember (a question, small talk, tool output), or None."""
     cues = load()
     lower = text.lower().lstrip()
-    if text.rstrip().endswith("?"):
+    said = tokens(text)
+    if text.rstrip().endswith("?") or starts_with(said, cues.question_openers):
         return "a question"
     if lower.startswith(cues.tool_prefixes) or any(f in lower for f in cues.tool_fragments):
         return "tool output"
-    said = tokens(text)
     if len(said) <= cues.small_talk_words and starts_with(said, cues.small_talk):
         return "small talk"
     if len(words(text)) < MIN_CONTENT_WORDS:
