@@ -219,6 +219,7 @@ _NAME = st.one_of(
             "brought_in",
             "brought_in_list",
             "announced",
+            "pointed",
         ]
     ),
     names=st.lists(_NAME, min_size=2, max_size=3, unique=True),
@@ -245,6 +246,8 @@ def test_own_words_never_keeps_what_was_pasted(inside, before, shape, names, sta
         "brought_in": f"{before} what do you make of this?\n\n{inside}\n{inside.capitalize()}\n\nI said this.",
         "brought_in_list": f"{before} here:\n\n1. {inside}\n2. {inside}",
         "announced": f"{before} her view, from her message last night:\n\n{long_inside}.\n\nI said this.",
+        # the writing a request is about ("can you tighten this paragraph?"), under it
+        "pointed": f"{before} can you tighten this paragraph? it goes to the clinics\n\n{long_inside}.\n\nI said this.",
     }[shape]
     out = own_words(text)
     assert "zq9" not in out and PASTED in out
@@ -315,6 +318,22 @@ def test_own_words_never_keeps_a_forwarded_email(inside, opening, header, paragr
     text = "fwd from the provider, what now?\n\n" + head + "\n\n" + "\n\n".join(body) + "\n\nI said this, and it is mine."
     out = own_words(text)
     assert "zq9" not in out and out.endswith("I said this, and it is mine."), out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a writing named, not asked about: what follows is the person's
+        "I finally sent this email to Ruth.\n\nWe decided to go with Harbor for the bookings.",
+        # a request that holds its writing (after a colon, in quotation marks): the next paragraph is theirs
+        "tighten this sentence: 'We are in the process of moving.'\n\nWe decided to go with Harbor.",
+        'can you shorten this reply "thanks, we will think about it"?\n\nWe decided to go with Harbor.',
+        # a question that points at no writing
+        "can you help me with the Lisbon plan?\n\nWe decided to move the launch to March.",
+    ],
+)
+def test_own_words_keeps_what_follows_a_request_that_points_at_no_writing_below(text):
+    assert own_words(text).endswith(text.rsplit("\n\n", 1)[1])
 
 
 def test_own_words_keeps_notes_headed_like_an_email():

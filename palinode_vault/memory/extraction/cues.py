@@ -47,6 +47,9 @@ class Cues:
     small_talk: tuple[tuple[str, ...], ...]
     small_talk_words: int
     question_openers: tuple[tuple[str, ...], ...]  # (verb, subject): a question without its mark
+    pointers: tuple[tuple[str, ...], ...]  # "this", "the following": see points_at_writing
+    writings: frozenset[str]
+    edit_verbs: tuple[tuple[str, ...], ...]
     tool_prefixes: tuple[str, ...]
     tool_fragments: tuple[str, ...]
     continuations: tuple[tuple[str, ...], ...]
@@ -106,6 +109,9 @@ def load(language: str = LANGUAGE) -> Cues:
         _phrases(s["small_talk"]),
         int(s["small_talk_words"]),
         tuple((str(v).lower(), str(w).lower()) for v in s["question_verbs"] for w in s["question_subjects"]),
+        _phrases(s["pointers"]),
+        frozenset(str(w).lower() for w in s["writings"]),
+        _phrases(s["edit_verbs"]),
         low(s["tool_prefixes"]),
         low(s["tool_fragments"]),
         _phrases(s["continuations"]),
@@ -131,6 +137,28 @@ def has_phrase(words: list[str], phrases: tuple[tuple[str, ...], ...]) -> bool:
 def starts_with(words: list[str], phrases: tuple[tuple[str, ...], ...]) -> tuple[str, ...] | None:
     """The first (longest) of `phrases` that `words` open with, else None."""
     return next((p for p in phrases if tuple(words[: len(p)]) == p), None)
+
+
+def points_at_writing(sentence: str, language: str = LANGUAGE) -> bool:
+    """Whether `sentence` asks for work on a piece of writing it does not hold ("can you tighten
+    this paragraph?", "proofread the email below"): a pointer and, at most one word on, one of the
+    writings (or a writing and then "below"), in a sentence that asks (a question mark, or an
+    editing verb) and quotes nothing (no colon or quotation mark: "tighten this sentence: '...'")."""
+    if ":" in sentence or any(mark in sentence for mark in '"“”«»„'):
+        return False
+    cues = load(language)
+    words = tokens(sentence)
+    if not (sentence.rstrip().endswith("?") or has_phrase(words, cues.edit_verbs)):
+        return False
+    for i, word in enumerate(words):
+        if word in cues.writings and words[i + 1 : i + 2] == ["below"]:
+            return True
+        for pointer in cues.pointers:
+            if tuple(words[i : i + len(pointer)]) == pointer:
+                after = words[i + len(pointer) : i + len(pointer) + 2]
+                if any(w in cues.writings for w in after):
+                    return True
+    return False
 
 
 def _pair(words: list[str], first: tuple[tuple[str, ...], ...], then: tuple[tuple[str, ...], ...], within: int) -> bool:

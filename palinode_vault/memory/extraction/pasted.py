@@ -34,7 +34,9 @@ text's shape, not on its words, so they hold for any content and any language:
   the shapes above missed and no memory of the person's (docs/ARCHITECTURE.md); a person's own
   list opening the message stays theirs. So is the paragraph, even of one line, right under one
   that ends in a colon ("Mira's view, from her message last night:"): on 38 development sets,
-  16 of 17 such paragraphs were pasted text or commands, and the other held no memory.
+  16 of 17 such paragraphs were pasted text or commands, and the other held no memory. The same
+  goes for the paragraph under a request about a piece of writing the request does not hold ("can
+  you tighten this paragraph?", "proofread the email below"; the words in `cue_words/en.toml`).
 
 `own_words(text)` is the message with each such part replaced by `PASTED`, so the model, the
 statement judge and every check after them see only what the person said, and where they pasted.
@@ -45,6 +47,9 @@ from __future__ import annotations
 import functools
 import tomllib
 from pathlib import Path
+
+from palinode_vault.core.prose import sentences
+from palinode_vault.memory.extraction.cues import points_at_writing
 
 PASTED = "[pasted text]"
 QUOTE_WORDS = 6  # a quotation this long is someone else's words, not a phrase the person borrowed
@@ -109,10 +114,18 @@ def _without_brought_in(lines: list[str]) -> list[str]:
             else:
                 out.extend(paragraph)
             first = False
-            announced = paragraph[-1].rstrip().endswith(":")
+            announced = paragraph[-1].rstrip().endswith(":") or _points_below(paragraph)
             paragraph = []
         out.append(line)
     return out[:-1]
+
+
+def _points_below(paragraph: list[str]) -> bool:
+    """A paragraph that asks for work on a piece of writing it does not hold ("can you tighten this
+    paragraph?"): the writing is the paragraph under it (cues.points_at_writing). One that holds
+    text taken out already (a long quotation) holds the writing it asks about."""
+    text = " ".join(paragraph)
+    return PASTED not in text and any(points_at_writing(sentence) for sentence in sentences(text))
 
 
 def _wrapped(paragraph: list[str]) -> bool:
