@@ -73,8 +73,8 @@ def labelled_sentences(set_names: list[str]) -> list[dict]:
     from palinode_vault.memory.extraction import secrets
     from palinode_vault.memory.extraction.judge import placement
     from palinode_vault.memory.extraction.numbered import number_statements
-    from palinode_vault.memory.extraction.pasted import own_words
-    from palinode_vault.memory.extraction.transcript import USER, Turn, parse_transcript
+    from palinode_vault.memory.extraction.pasted import own_turns
+    from palinode_vault.memory.extraction.transcript import Turn, parse_transcript
 
     rows = []
     for name in set_names:
@@ -83,7 +83,8 @@ def labelled_sentences(set_names: list[str]) -> list[dict]:
                 continue
             turns = parse_transcript(case["transcript"])
             redacted = secrets.redact_conversation([(t.role, t.content) for t in turns])
-            turns = [Turn(t.role, own_words(text) if t.role == USER else text) for t, (text, _) in zip(turns, redacted)]
+            own = own_turns([(t.role, text) for t, (text, _) in zip(turns, redacted)])
+            turns = [Turn(t.role, text) for t, text in zip(turns, own)]
             statements = number_statements(turns)
             sentences = [s.text for s in statements]
             placed = placement(statements, turns)

@@ -13,7 +13,7 @@ import pytest
 from palinode_vault.core.prose import links_as_read, sentence_spans, sentences
 from palinode_vault.memory.extraction.extract import extract_text
 from palinode_vault.memory.extraction.numbered import number_statements
-from palinode_vault.memory.extraction.pasted import own_words
+from palinode_vault.memory.extraction.pasted import own_turns
 from palinode_vault.memory.extraction.selection import memory_types, selection_schema, selections, system_prompt, user_prompt
 from palinode_vault.memory.extraction.transcript import USER, Turn, parse_transcript
 from palinode_vault.program import load_program
@@ -38,7 +38,8 @@ User: Mira leads the offline beta from January. It also covers the two new clini
 
 
 def own(text: str) -> list[Turn]:
-    return [Turn(t.role, own_words(t.content) if t.role == USER else t.content) for t in parse_transcript(text)]
+    turns = parse_transcript(text)
+    return [Turn(t.role, own) for t, own in zip(turns, own_turns([(t.role, t.content) for t in turns]))]
 
 
 @pytest.fixture

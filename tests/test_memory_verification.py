@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from memory_helpers import pick
 
 from palinode_vault.memory.extraction.extract import extract_text
-from palinode_vault.memory.extraction.pasted import PASTED, own_words
+from palinode_vault.memory.extraction.pasted import PASTED, own_turns, own_words
+from palinode_vault.memory.extraction.transcript import USER
 from palinode_vault.memory.update.workspace import frontmatter_of
 from palinode_vault.models import ScriptedGenerator, register_generator
 from palinode_vault.settings import Settings
@@ -334,6 +335,24 @@ def test_own_words_never_keeps_a_forwarded_email(inside, opening, header, paragr
 )
 def test_own_words_keeps_what_follows_a_request_that_points_at_no_writing_below(text):
     assert own_words(text).endswith(text.rsplit("\n\n", 1)[1])
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    inside=st.lists(_WORD, min_size=1, max_size=8).map(lambda w: "zq9" + " ".join(w)),
+    lines=st.integers(1, 3),
+    opening=st.sampled_from(["summarise this from the newsletter:", "can you tighten this paragraph?", "Mira sent this:"]),
+)
+def test_a_message_sent_right_after_the_persons_own_that_announced_it_is_brought_in(inside, lines, opening):
+    """Chat apps send a paste as a message of its own: "summarise this:", then the text."""
+    material = "\n".join([inside] * lines)
+    turns = [(USER, opening), (USER, material), (USER, "We decided to go with Harbor.")]
+    out = own_turns(turns)
+    assert out[0] == opening and "zq9" not in out[1] and PASTED in out[1]
+    assert out[2] == "We decided to go with Harbor."  # the message after the material is the person's again
+    # a reply between them, or an opening that announces nothing: the person's own message
+    assert own_turns([(USER, opening), ("assistant", "Sure, paste it."), (USER, material)])[2] == material
+    assert own_turns([(USER, "morning!"), (USER, material)])[1] == material
 
 
 def test_own_words_keeps_notes_headed_like_an_email():

@@ -51,7 +51,7 @@ from palinode_vault.memory.extraction.cues import named_subject, pronoun_at, rep
 from palinode_vault.memory.extraction.judge import Rating, judge_embedder, load_judge, placement
 from palinode_vault.memory.extraction.mentions import known_entities, mentioned, unknown_full_names
 from palinode_vault.memory.extraction.numbered import Statement, number_statements
-from palinode_vault.memory.extraction.pasted import own_words
+from palinode_vault.memory.extraction.pasted import own_turns
 from palinode_vault.memory.extraction.selection import (
     MAX_DECISIONS,
     MAX_NAMES,
@@ -618,12 +618,14 @@ def extract_turns(
         vault.load()
     ws = ws or Workspace(vault)
     # Stage 1: secrets out of the transcript, and a log line per kind withheld; pasted text marked.
-    clean_turns, withheld_kinds = [], []
-    for turn, (text, kinds) in zip(turns, secrets.redact_conversation([(t.role, t.content) for t in turns])):
+    withheld_kinds: list[str] = []
+    redacted = secrets.redact_conversation([(t.role, t.content) for t in turns])
+    for turn, (_, kinds) in zip(turns, redacted):
         if turn.role == USER and secrets.asks_to_remember_secret(turn.content) and not kinds:
             kinds = ["credential the person asked to keep"]
         withheld_kinds.extend(kinds)
-        clean_turns.append(Turn(turn.role, own_words(text) if turn.role == USER else text))
+    own = own_turns([(t.role, text) for t, (text, _) in zip(turns, redacted)])
+    clean_turns = [Turn(t.role, text) for t, text in zip(turns, own)]
     for kind in withheld_kinds:
         secrets.warn_withheld(kind, source)
         ws.log(Operation("WITHHELD", None, None, None, source, f"secret withheld: {kind}"))

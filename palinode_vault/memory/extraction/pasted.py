@@ -50,6 +50,7 @@ from pathlib import Path
 
 from palinode_vault.core.prose import sentences
 from palinode_vault.memory.extraction.cues import points_at_writing
+from palinode_vault.memory.extraction.transcript import USER
 
 PASTED = "[pasted text]"
 QUOTE_WORDS = 6  # a quotation this long is someone else's words, not a phrase the person borrowed
@@ -57,8 +58,10 @@ _FENCES = ("```", "~~~")
 _QUOTES = {'"': '"', "“": "”", "«": "»", "„": "“"}
 
 
-def own_words(text: str) -> str:
-    """`text` with its pasted, quoted, fenced and injected parts replaced by `PASTED` (see above)."""
+def own_words(text: str, announced: bool = False) -> str:
+    """`text` with its pasted, quoted, fenced and injected parts replaced by `PASTED` (see above).
+    `announced`: the message comes right after one of the person's own that announced it (see
+    `announces`), so its first paragraph is the material announced, as under a colon."""
     out: list[str] = []
     fence: str | None = None
     block = False  # inside a forwarded or labelled block, until the paragraph ends
@@ -94,16 +97,39 @@ def own_words(text: str) -> str:
             _mark(out)
             continue
         out.append(_without_long_quotes(line))
-    return "\n".join(_without_brought_in(out))
+    return "\n".join(_without_brought_in(out, announced))
 
 
-def _without_brought_in(lines: list[str]) -> list[str]:
+def own_turns(turns: list[tuple[str, str]]) -> list[str]:
+    """Each (role, text) turn's text as the code reads it: the person's through `own_words`, a
+    message sent right after one of their own that announced it read as announced; the others'
+    unchanged."""
+    out: list[str] = []
+    for k, (role, text) in enumerate(turns):
+        if role != USER:
+            out.append(text)
+            continue
+        announced = k > 0 and turns[k - 1][0] == USER and announces(out[-1])
+        out.append(own_words(text, announced))
+    return out
+
+
+def announces(text: str) -> bool:
+    """Whether a message (as `own_words` left it) ends announcing what comes under it: its last
+    paragraph ends in a colon, or asks about a piece of writing it does not hold. Chat apps send a
+    paste as a message of its own ("summarise this newsletter:", then the newsletter): the
+    person's next message, with no reply between, is what was announced."""
+    paragraph = text.strip().rsplit("\n\n", 1)[-1].split("\n")
+    return bool(paragraph[-1].strip()) and (paragraph[-1].rstrip().endswith(":") or _points_below(paragraph))
+
+
+def _without_brought_in(lines: list[str], announced: bool = False) -> list[str]:
     """`lines` with each paragraph brought in (see above) replaced by `PASTED`: after the first
     paragraph, one of two or more lines that is not one sentence wrapped over lines, and the one
     right under a paragraph that ends in a colon ("from her message last night:")."""
     out: list[str] = []
     paragraph: list[str] = []
-    first, announced = True, False
+    first = not announced  # a message announced by the one before it has its opening brought in
     for line in lines + [""]:
         if line.strip():
             paragraph.append(line)
