@@ -139,6 +139,27 @@ def test_the_net_withholds_code_like_words_near_credential_talk():
     assert all("four eight two one" not in text for text, _ in redact_conversation(said))
 
 
+def test_the_net_reads_code_names_and_paths_as_words_put_together():
+    """A coding session names files, places in code and API names next to "token" and "auth":
+    pieces that read as words, and paths, are features of their own (a generated key is neither)."""
+    from palinode_vault.memory.extraction.credential_net import _path_like, _word_piece_share
+
+    for name in ("NSPrivacyAccessedAPICategoryUserDefaults", "sqlite3_deserialize", "UserDefaults"):
+        assert _word_piece_share(name) >= 0.85, name
+    for key in ("Qx7vR2mLp9sT", "AC5e21b7c09d4f3a8e6b1c2d7f90a4e3b8", "k7Vq!rua29"):
+        assert _word_piece_share(key) <= 0.3, key
+    for path in ("apps/clinic/src/i18n/pt.json", "client.js:132:17", "0043_app_role_timeouts.sql", "Europe/Lisbon"):
+        assert _path_like(path), path
+    for word in ("Qx7vR2mLp9sT", "Ribeira!42", "hunter2", "k7Vq!rua29"):
+        assert not _path_like(word), word
+    # said next to a credential word, places in code stay (both were withheld before the features)
+    for said in (
+        "TypeError at loadConfig (src/config/load-settings.js:27:14), the api token was fine",
+        "the deploy token broke lib/deploy/upload_assets.py:88 again",
+    ):
+        assert redact_conversation([("user", said)])[0][0] == said
+
+
 def test_the_net_errs_on_the_safe_side_in_credential_talk():
     """A product name with a digit in it, said where credentials are talked of, looks like a code
     to the credential net and is withheld: a lost word there costs less than a leaked code."""

@@ -180,7 +180,41 @@ def shape(w: str) -> list[float]:
         1.0 if address else 0.0,
         sum(c.isalpha() and not c.isascii() for c in w) / max(1, len(letters)),
         _longest_letter_run(w) / n,
+        _word_piece_share(w),
+        1.0 if _path_like(w) and not address else 0.0,
     ]
+
+
+def _word_piece_share(w: str) -> float:
+    """The share of `w` in pieces that read as words: runs of letters cut where a capital follows
+    a small letter ("UserDefaults": User, Defaults), each of three letters or more with a vowel.
+    Code names are words put together; a generated key or token is not."""
+    pieces: list[str] = []
+    piece = ""
+    for c in w:
+        if c.isalpha() and not (piece and c.isupper() and piece[-1].islower()):
+            piece += c
+            continue
+        pieces.append(piece)
+        piece = c if c.isalpha() else ""
+    pieces.append(piece)
+    worded = sum(len(p) for p in pieces if len(p) >= 3 and any(c.lower() in _VOWELS for c in p))
+    return worded / len(w)
+
+
+def _path_like(w: str) -> bool:
+    """A file path, a file name or a place in code: a `/` or `\\` between two letters or
+    digits, a name ending in a short extension ("pt.json"), or a line number after a colon
+    ("client.js:132")."""
+    for sep in "/\\":
+        at = w.find(sep, 1)
+        if 0 < at < len(w) - 1 and w[at - 1].isalnum() and w[at + 1].isalnum():
+            return True
+    head, dot, ext = w.rpartition(".")
+    if dot and head and head[-1].isalnum() and 1 <= len(ext) <= 4 and ext.isalpha() and ext.islower():
+        return True
+    place, colon, line = w.partition(":")
+    return bool(colon) and "." in place and line.split(":", 1)[0].isdigit()
 
 
 def _longest_letter_run(w: str) -> int:
@@ -210,6 +244,8 @@ SHAPE_NAMES = (
     "address",
     "non_latin",  # the share of its letters outside ASCII
     "letter_run_share",  # the longest run of letters over the length: short in a random string
+    "word_piece_share",  # the share in pieces that read as words ("NSPrivacyAccessedAPITypes")
+    "path_like",  # a file path, file name or place in code ("apps/clinic/src/i18n", "client.js:132")
 )
 CONTEXT_NAMES = (
     "credential_before_near",  # a credential word a few words before
