@@ -106,7 +106,7 @@ def test_a_decision_waiting_for_review_on_an_active_decisions_subject_asks_wheth
 def test_a_decision_the_judge_would_file_near_an_active_decision_asks_instead(flow):
     """Below `statement_related` but at `statement_near`, a new decision on the judge's word may
     be the replacement of the decision it is near: filed, it would stand beside it, both active.
-    It waits and asks; without `statement_near` it is filed as a new fact, as before."""
+    It waits and asks; without `statement_near` and `decision_near` it is filed as a new fact."""
     item = Item(
         "Decision",
         "Database on our own server",
@@ -118,10 +118,22 @@ def test_a_decision_the_judge_would_file_near_an_active_decision_asks_instead(fl
     assert out.op == "INBOX" and "is new beside decisions/postgres-over-firebase.md or replaces it" in out.reason, out.reason
     assert frontmatter_of(flow.ws.text(out.path))["review_may_supersede"] == ["decisions/postgres-over-firebase.md"]
     settings = load_program(flow.vault.root).settings
-    without = settings.model_copy(update={"update": settings.update.model_copy(update={"statement_near": None})})
     similar, _ = similar_for(flow.vault, flow.index)
-    out = Updater(flow.vault, Workspace(flow.vault), without, similar, "test", NOW).apply(item)
+
+    def with_near(coverage, similarity):
+        near = {"statement_near": coverage, "decision_near": similarity}
+        changed = settings.model_copy(update={"update": settings.update.model_copy(update=near)})
+        ws = Workspace(flow.vault)
+        return Updater(flow.vault, ws, changed, similar, "test", NOW).apply(item), ws
+
+    out, _ = with_near(None, None)
     assert out.op == "ADD" and out.path.startswith("decisions/"), out.reason
+    # a replacement said in new words covers few statements of the old decision: its whole-note
+    # similarity (0.50 here) alone at `decision_near` asks too, whatever the coverage
+    out, ws = with_near(0.99, 0.45)
+    assert out.op == "INBOX" and "similarity 0.50" in out.reason, out.reason
+    assert frontmatter_of(ws.text(out.path))["review_may_supersede"] == ["decisions/postgres-over-firebase.md"]
+    assert with_near(0.99, 0.6)[0].op == "ADD"
     # a proposer's own word (not the judge's) files it: the rule is about what the judge does not say
     assert flow(Item("Decision", item.title, item.text, 0.9)).op == "ADD"
 

@@ -51,6 +51,9 @@ class Update(_Strict):
     # Coverage at which a decision the judge's word would file waits instead, asking whether it
     # replaces the active decision it is that close to (none: it is filed as before).
     statement_near: float | None = Field(None, ge=-1.0, le=1.0)
+    # Dedup similarity to an active decision at which such a decision waits and asks too, whatever
+    # its coverage (a replacement said in new words covers few of the old one's statements).
+    decision_near: float | None = Field(None, ge=-1.0, le=1.0)
 
     @property
     def by_statement(self) -> bool:
