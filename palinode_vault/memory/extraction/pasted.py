@@ -36,7 +36,9 @@ text's shape, not on its words, so they hold for any content and any language:
   that ends in a colon ("Mira's view, from her message last night:"): on 38 development sets,
   16 of 17 such paragraphs were pasted text or commands, and the other held no memory. The same
   goes for the paragraph under a request about a piece of writing the request does not hold ("can
-  you tighten this paragraph?", "proofread the email below"; the words in `cue_words/en.toml`).
+  you tighten this paragraph?", "proofread the email below"; the words in `cue_words/en.toml`),
+  and for a message sent right after one of the person's own that announced it, as chat apps
+  send a paste (`own_turns`).
 
 `own_words(text)` is the message with each such part replaced by `PASTED`, so the model, the
 statement judge and every check after them see only what the person said, and where they pasted.
