@@ -23,12 +23,10 @@ EVAL = HERE / "extraction-eval"
 
 
 def main(argv: list[str] | None = None) -> None:
-    from palinode_vault.memory.extraction import secrets
-    from palinode_vault.memory.extraction.extract import judge_statements
+    from palinode_vault.memory.extraction.extract import cleaned_turns, judge_statements
     from palinode_vault.memory.extraction.judge import judge_embedder, load_judge
     from palinode_vault.memory.extraction.numbered import number_statements
-    from palinode_vault.memory.extraction.pasted import own_turns
-    from palinode_vault.memory.extraction.transcript import Turn, parse_transcript
+    from palinode_vault.memory.extraction.transcript import parse_transcript
     from palinode_vault.program import load_program
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -46,10 +44,7 @@ def main(argv: list[str] | None = None) -> None:
         for case in json.loads((EVAL / f"{name.removesuffix('.json')}.json").read_text()):
             if case.get("repeat"):
                 continue
-            turns = parse_transcript(case["transcript"])
-            redacted = secrets.redact_conversation([(t.role, t.content) for t in turns])
-            own = own_turns([(t.role, text) for t, (text, _) in zip(turns, redacted)])
-            clean = [Turn(t.role, text) for t, text in zip(turns, own)]
+            clean, _ = cleaned_turns(parse_transcript(case["transcript"]))
             statements = number_statements(clean)
             if not statements:
                 continue

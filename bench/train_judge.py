@@ -70,11 +70,10 @@ FILE_PRECISION = 0.8
 
 
 def labelled_sentences(set_names: list[str]) -> list[dict]:
-    from palinode_vault.memory.extraction import secrets
+    from palinode_vault.memory.extraction.extract import cleaned_turns
     from palinode_vault.memory.extraction.judge import placement
     from palinode_vault.memory.extraction.numbered import number_statements
-    from palinode_vault.memory.extraction.pasted import own_turns
-    from palinode_vault.memory.extraction.transcript import Turn, parse_transcript
+    from palinode_vault.memory.extraction.transcript import parse_transcript
 
     rows = []
     for name in set_names:
@@ -82,9 +81,7 @@ def labelled_sentences(set_names: list[str]) -> list[dict]:
             if case.get("repeat"):
                 continue
             turns = parse_transcript(case["transcript"])
-            redacted = secrets.redact_conversation([(t.role, t.content) for t in turns])
-            own = own_turns([(t.role, text) for t, (text, _) in zip(turns, redacted)])
-            turns = [Turn(t.role, text) for t, text in zip(turns, own)]
+            turns, _ = cleaned_turns(turns)
             statements = number_statements(turns)
             sentences = [s.text for s in statements]
             placed = placement(statements, turns)

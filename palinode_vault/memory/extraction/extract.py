@@ -595,6 +595,15 @@ def self_profile(vault: Vault) -> tuple[str, str] | None:
     return None
 
 
+def cleaned_turns(turns: list[Turn]) -> tuple[list[Turn], list[list[str]]]:
+    """Stage 1 of a pass: each turn with its secrets withheld and, for the person's, pasted text
+    marked (`pasted.own_turns`); and the kinds of secret withheld from each. The one place turns
+    are cleaned: the pass, the judge's training and the bench read the same text."""
+    redacted = secrets.redact_conversation([(t.role, t.content) for t in turns])
+    own = own_turns([(t.role, text) for t, (text, _) in zip(turns, redacted)])
+    return [Turn(t.role, text) for t, text in zip(turns, own)], [kinds for _, kinds in redacted]
+
+
 def extract_turns(
     vault: Vault,
     turns: list[Turn],
@@ -618,14 +627,12 @@ def extract_turns(
         vault.load()
     ws = ws or Workspace(vault)
     # Stage 1: secrets out of the transcript, and a log line per kind withheld; pasted text marked.
+    clean_turns, withheld = cleaned_turns(turns)
     withheld_kinds: list[str] = []
-    redacted = secrets.redact_conversation([(t.role, t.content) for t in turns])
-    for turn, (_, kinds) in zip(turns, redacted):
+    for turn, kinds in zip(turns, withheld):
         if turn.role == USER and secrets.asks_to_remember_secret(turn.content) and not kinds:
             kinds = ["credential the person asked to keep"]
         withheld_kinds.extend(kinds)
-    own = own_turns([(t.role, text) for t, (text, _) in zip(turns, redacted)])
-    clean_turns = [Turn(t.role, text) for t, text in zip(turns, own)]
     for kind in withheld_kinds:
         secrets.warn_withheld(kind, source)
         ws.log(Operation("WITHHELD", None, None, None, source, f"secret withheld: {kind}"))
