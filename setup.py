@@ -6,11 +6,13 @@ no obsidian-plugin/ checkout: build_py copies obsidian-plugin/{main.js,manifest.
 into palinode_vault/obsidian_plugin/ of the build, building main.js with npm first when it is
 missing (a wheel without the plugin is refused rather than shipped silently broken).
 
-A wheel build (and `setup.py build_ext`) also compiles `COMPILED` with mypyc, from the same .py
-files, when mypyc and a C compiler are there; where either is missing or the build fails, it
-says so in one line and the package stays pure Python (docs/ARCHITECTURE.md, "Compiled
-modules"). An editable install never compiles: a compiled module left in the checkout would
-shadow the .py being edited. PALINODE_PURE_PYTHON=1 skips compiling.
+Every build, an editable install too, compiles the line scanner's C version
+(`core/_line_scan.c`, a module of its own name that shadows nothing) where a C compiler works. A
+wheel build (and `setup.py build_ext`) also compiles `COMPILED` with mypyc, from the same .py
+files, when mypyc is there. Where the compiler or mypyc is missing or the build fails, it says so
+in one line and the package stays pure Python (docs/ARCHITECTURE.md, "Compiled modules"). An
+editable install never runs mypyc: a compiled module left in the checkout would shadow the .py
+being edited. PALINODE_PURE_PYTHON=1 skips compiling.
 """
 
 import os
@@ -19,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
@@ -59,6 +61,15 @@ def _note(message: str) -> None:
     print(f"palinode-vault: {message}; the package stays pure Python (same behaviour, slower cold scans)", file=sys.stderr)
 
 
+def c_extensions() -> list:
+    """The line scanner in C (core/_line_scan.c), for every build that compiles anything."""
+    if os.environ.get("PALINODE_PURE_PYTHON") == "1":
+        return []
+    if not any(command in sys.argv for command in ("bdist_wheel", "build_ext", "build", "editable_wheel", "develop")):
+        return []  # sdist, egg_info: nothing to compile
+    return [Extension("palinode_vault.core._line_scan", ["palinode_vault/core/_line_scan.c"])]
+
+
 def compiled_extensions() -> list:
     """mypyc's extensions for `COMPILED`, or none (with a note saying why)."""
     if os.environ.get("PALINODE_PURE_PYTHON") == "1":
@@ -90,5 +101,5 @@ class build_ext_if_possible(build_ext):
 
 setup(
     cmdclass={"build_py": build_py_with_plugin, "build_ext": build_ext_if_possible},
-    ext_modules=compiled_extensions(),
+    ext_modules=c_extensions() + compiled_extensions(),
 )

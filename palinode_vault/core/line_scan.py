@@ -6,17 +6,29 @@ wikilink rule, core/markdown.py) finds, about ten times faster. Anything it is n
 the note to markdown-it: constructs found anywhere in the text (`needs_markdown_it`), block
 constructs met line by line, unclosed code spans or unusual links (`scan` returns None).
 Property tests and the real corpora check that the two agree (tests/test_core_parse.py).
+
+Where a C compiler was there at install, `_line_scan.c` reads first: the same scanner for the
+notes it is sure of (no tabs, no inline HTML), about five times faster; when it is not sure the
+Python scanner below reads the note (tests/test_core_line_scan_c.py keeps the two in step).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 from markdown_it.common.html_re import HTML_TAG_RE
 from markdown_it.common.utils import MD_TRIM_CHARS
 from markdown_it.rules_block.html_block import HTML_SEQUENCES
 from markdown_it.rules_block.table import headerLineRe
 from markdown_it.rules_inline.autolink import AUTOLINK_RE, EMAIL_RE
+
+compiled_scan: Callable[[str], Any] | None
+try:
+    from palinode_vault.core._line_scan import scan as compiled_scan
+except ImportError:  # built without a C compiler, or PALINODE_PURE_PYTHON=1: the Python scanner alone
+    compiled_scan = None
 
 _NEEDS_FULL_TEXT = ("][",)  # reference links (their definitions may be anywhere)
 # a one-line HTML comment without links, at the start of a line: an HTML block the scanner takes
@@ -444,6 +456,15 @@ def _closes_item_fence(line: str, fence: tuple[str, int, int, int]) -> bool:
 
 def scan(body: str):
     """(links, headings, code) the way markdown-it would find them, or None if unsure."""
+    if compiled_scan is not None:
+        found = compiled_scan(body)
+        if found is not False:
+            return found
+    return scan_in_python(body)
+
+
+def scan_in_python(body: str):
+    """`scan` in Python: every note the C scanner is not sure of, and every note without it."""
     links: list[tuple[str, str, int, int]] = []
     headings: list[tuple[int, str, int]] = []
     code: list[tuple[int, int]] = []

@@ -1,0 +1,1106 @@
+/* The line scanner of core/line_scan.py in C, for the notes it is sure of.
+
+   `scan(body)` returns what line_scan.scan returns -- (links, headings, code) -- or False when it
+   is not sure, and then the Python scanner reads the note (which may in turn hand it to
+   markdown-it). It follows line_scan.py statement by statement, each regular expression written
+   out as the loop it amounts to (the comments name them), and gives up on everything else:
+   tabs, carriage returns, form feeds and vertical tabs anywhere in the note, an HTML block, inline
+   HTML or an autolink. tests/test_core_line_scan_c.py checks that whenever it answers, it answers
+   as line_scan.py does (drawn notes and the help vault in every language), and the parse tests
+   check both against markdown-it. Offsets are code points of the Python string, as in Python;
+   character classes use the same Unicode tables as str.isdigit, str.isalpha, str.isspace and re.
+*/
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+typedef struct {
+    int kind;
+    const void *data;
+    Py_ssize_t size;
+} Text;
+
+#define CH(t, k) PyUnicode_READ((t)->kind, (t)->data, (k))
+
+typedef struct {
+    PyObject *links, *headings, *code;
+    PyObject *wiki, *embed, *md, *md_embed;
+} Out;
+
+/* Thrown as a return value: -1 a Python error, 1 not sure, 0 fine. */
+#define NOT_SURE 1
+
+static int is_space(Py_UCS4 c) { return Py_UNICODE_ISSPACE(c); }
+
+/* markdown-it's MD_TRIM_CHARS (whitespace that str.strip(MD_TRIM_CHARS) removes around cells). */
+static int is_trim(Py_UCS4 c)
+{
+    switch (c) {
+    case '\t': case '\n': case 0x0b: case 0x0c: case '\r': case ' ': case 0xa0: case 0x1680:
+    case 0x2028: case 0x2029: case 0x202f: case 0x205f: case 0x3000:
+        return 1;
+    default:
+        return c >= 0x2000 && c <= 0x200a;
+    }
+}
+
+static int is_ascii_punct(Py_UCS4 c)
+{
+    return (c >= '!' && c <= '/') || (c >= ':' && c <= '@') || (c >= '[' && c <= '`') || (c >= '{' && c <= '~');
+}
+
+static int in_set(Py_UCS4 c, const char *set)
+{
+    if (c > 127 || c == 0)
+        return 0;
+    return strchr(set, (int)c) != NULL;
+}
+
+/* Leading spaces of [s, e). */
+static Py_ssize_t lead_spaces(const Text *t, Py_ssize_t s, Py_ssize_t e)
+{
+    Py_ssize_t k = s;
+    while (k < e && CH(t, k) == ' ')
+        k++;
+    return k - s;
+}
+
+static int blank(const Text *t, Py_ssize_t s, Py_ssize_t e)
+{
+    for (Py_ssize_t k = s; k < e; k++)
+        if (!is_space(CH(t, k)))
+            return 0;
+    return 1; /* `not line or line.isspace()` */
+}
+
+static Py_ssize_t find(const Text *t, Py_UCS4 a, Py_UCS4 b, Py_ssize_t from, Py_ssize_t to)
+{
+    /* the first k in [from, to) where the text reads a (then b, when b is not 0) */
+    for (Py_ssize_t k = from; k < to; k++)
+        if (CH(t, k) == a && (b == 0 || (k + 1 < to && CH(t, k + 1) == b)))
+            return k;
+    return -1;
+}
+
+static Py_ssize_t rfind2(const Text *t, Py_UCS4 a, Py_UCS4 b, Py_ssize_t from, Py_ssize_t to)
+{
+    for (Py_ssize_t k = to - 2; k >= from; k--)
+        if (CH(t, k) == a && CH(t, k + 1) == b)
+            return k;
+    return -1;
+}
+
+/* A marker of a list item or quote at k: `[-*+]|\d+[.)]` followed by [ \t]+, or `>[ \t]*`;
+   the index after it (and its spaces), or -1. */
+static Py_ssize_t container_marker(const Text *t, Py_ssize_t k, Py_ssize_t e)
+{
+    if (k >= e)
+        return -1;
+    Py_UCS4 c = CH(t, k);
+    if (c == '>') {
+        k++;
+        while (k < e && (CH(t, k) == ' ' || CH(t, k) == '\t'))
+            k++;
+        return k;
+    }
+    if (c == '-' || c == '*' || c == '+') {
+        k++;
+    } else if (Py_UNICODE_ISDECIMAL(c)) {
+        while (k < e && Py_UNICODE_ISDECIMAL(CH(t, k)))
+            k++;
+        if (k >= e || (CH(t, k) != '.' && CH(t, k) != ')'))
+            return -1;
+        k++;
+    } else {
+        return -1;
+    }
+    if (k >= e || (CH(t, k) != ' ' && CH(t, k) != '\t'))
+        return -1;
+    while (k < e && (CH(t, k) == ' ' || CH(t, k) == '\t'))
+        k++;
+    return k;
+}
+
+/* `_CONTAINER_RUN` = ` *(?:(?:[-*+]|\d+[.)])[ \t]+|>[ \t]*)+` at s: its end (-1: no match) and
+   the number of markers (each can match only one way, so the run is the longest). */
+static Py_ssize_t container_run(const Text *t, Py_ssize_t s, Py_ssize_t e, int *count)
+{
+    Py_ssize_t k = s + lead_spaces(t, s, e);
+    int n = 0;
+    for (;;) {
+        Py_ssize_t next = container_marker(t, k, e);
+        if (next < 0)
+            break;
+        k = next;
+        n++;
+    }
+    *count = n;
+    return n ? k : -1;
+}
+
+/* The tail of `_LINK_DEF` after its '[': `(?:[^\]\\]|\\.)*(?:\]:|\\?$)` from k. */
+static int link_def_tail(const Text *t, Py_ssize_t k, Py_ssize_t e)
+{
+    while (k < e) {
+        Py_UCS4 c = CH(t, k);
+        if (c == ']')
+            return k + 1 < e && CH(t, k + 1) == ':';
+        if (c == '\\') {
+            if (k + 1 >= e)
+                return 1; /* a backslash ending the line: the label goes on below */
+            k += 2;
+            continue;
+        }
+        k++;
+    }
+    return 1;
+}
+
+/* `_LINK_DEF.match` = ` {0,3}\[(?:[^\]\\]|\\.)*(?:\]:|\\?$)` */
+static int link_def(const Text *t, Py_ssize_t s, Py_ssize_t e)
+{
+    Py_ssize_t lead = lead_spaces(t, s, e);
+    if (lead > 3 || s + lead >= e || CH(t, s + lead) != '[')
+        return 0;
+    return link_def_tail(t, s + lead + 1, e);
+}
+
+/* `_SETEXT.fullmatch` = ` {0,3}(?:=+|-+)[ \t]*` */
+static int setext(const Text *t, Py_ssize_t s, Py_ssize_t e)
+{
+    Py_ssize_t k = s + lead_spaces(t, s, e);
+    if (k - s > 3 || k >= e || (CH(t, k) != '=' && CH(t, k) != '-'))
+        return 0;
+    Py_UCS4 c = CH(t, k);
+    while (k < e && CH(t, k) == c)
+        k++;
+    while (k < e && (CH(t, k) == ' ' || CH(t, k) == '\t'))
+        k++;
+    return k == e;
+}
+
+/* `_THEMATIC_BREAK.fullmatch` = ` {0,3}(?:(?:\*[ ]*){3,}|(?:-[ ]*){3,}|(?:_[ ]*){3,})` */
+static int thematic_break(const Text *t, Py_ssize_t s, Py_ssize_t e)
+{
+    Py_ssize_t k = s + lead_spaces(t, s, e);
+    if (k - s > 3 || k >= e)
+        return 0;
+    Py_UCS4 c = CH(t, k);
+    if (c != '*' && c != '-' && c != '_')
+        return 0;
+    int n = 0;
+    for (; k < e; k++) {
+        Py_UCS4 d = CH(t, k);
+        if (d == c)
+            n++;
+        else if (d != ' ')
+            return 0;
+    }
+    return n >= 3;
+}
+
+/* `_DELIMITER_ROW.fullmatch` = `[ >]*(?!-[ \t])[|:-][|: \t-]*` */
+static int delimiter_row(const Text *t, Py_ssize_t s, Py_ssize_t e)
+{
+    Py_ssize_t k = s;
+    while (k < e && (CH(t, k) == ' ' || CH(t, k) == '>'))
+        k++;
+    if (k >= e)
+        return 0;
+    Py_UCS4 c = CH(t, k);
+    if (c == '-' && k + 1 < e && (CH(t, k + 1) == ' ' || CH(t, k + 1) == '\t'))
+        return 0;
+    if (c != '|' && c != ':' && c != '-')
+        return 0;
+    for (k++; k < e; k++)
+        if (!in_set(CH(t, k), "|: \t-"))
+            return 0;
+    return 1;
+}
+
+/* `_CONTAINER_START.match` = ` {0,3}(?:>|(?:[-*+]|\d{1,9}[.)])(?: |$))` at k. */
+static int container_start(const Text *t, Py_ssize_t k, Py_ssize_t e)
+{
+    Py_ssize_t lead = lead_spaces(t, k, e);
+    if (lead > 3)
+        return 0;
+    k += lead;
+    if (k >= e)
+        return 0;
+    Py_UCS4 c = CH(t, k);
+    if (c == '>')
+        return 1;
+    if (c == '-' || c == '*' || c == '+') {
+        k++;
+    } else {
+        Py_ssize_t d = k;
+        while (k < e && Py_UNICODE_ISDECIMAL(CH(t, k)))
+            k++;
+        if (k == d || k - d > 9 || k >= e || (CH(t, k) != '.' && CH(t, k) != ')'))
+            return 0;
+        k++;
+    }
+    return k == e || CH(t, k) == ' ';
+}
+
+/* `_content_indent`: the column where a list item's content starts, or -1 (None). */
+static Py_ssize_t content_indent(const Text *t, Py_ssize_t s, Py_ssize_t e)
+{
+    /* `_LIST_ITEM` = ` {0,3}([-*+]|\d{1,9}[.)])( *)` */
+    Py_ssize_t k = s + lead_spaces(t, s, e);
+    if (k - s > 3 || k >= e)
+        return -1;
+    Py_UCS4 c = CH(t, k);
+    if (c == '-' || c == '*' || c == '+') {
+        k++;
+    } else {
+        Py_ssize_t d = k;
+        while (k < e && Py_UNICODE_ISDECIMAL(CH(t, k)))
+            k++;
+        if (k == d || k - d > 9 || k >= e || (CH(t, k) != '.' && CH(t, k) != ')'))
+            return -1;
+        k++;
+    }
+    Py_ssize_t spaces = lead_spaces(t, k, e);
+    Py_ssize_t end = k + spaces;
+    if ((end < e && CH(t, end) == '>') || container_start(t, end, e))
+        return -1;
+    if (end == e)
+        return -1; /* an empty item */
+    return spaces <= 4 ? end - s : -1;
+}
+
+/* `_ATX_OPEN.match` = `#{1,6}(?:[ \t]|$)` at k */
+static int atx_open(const Text *t, Py_ssize_t k, Py_ssize_t e)
+{
+    Py_ssize_t h = k;
+    while (k < e && CH(t, k) == '#')
+        k++;
+    if (k == h || k - h > 6)
+        return 0;
+    return k == e || CH(t, k) == ' ' || CH(t, k) == '\t';
+}
+
+/* A fence's run at k (` {0,3}` already skipped by the caller when it applies):
+   `(`{3,}(?=[^`]*$)|~{3,})`; its length, or 0. */
+static Py_ssize_t fence_run(const Text *t, Py_ssize_t k, Py_ssize_t e)
+{
+    if (k >= e)
+        return 0;
+    Py_UCS4 c = CH(t, k);
+    if (c != '`' && c != '~')
+        return 0;
+    Py_ssize_t r = k;
+    while (r < e && CH(t, r) == c)
+        r++;
+    if (r - k < 3)
+        return 0;
+    if (c == '`' && find(t, '`', 0, r, e) != -1)
+        return 0;
+    return r - k;
+}
+
+/* `_FENCE_OPEN.match` = `^ {0,3}(fence run)` from s: the run's start (its length in *len), or -1 */
+static Py_ssize_t fence_open(const Text *t, Py_ssize_t s, Py_ssize_t e, Py_ssize_t *len)
+{
+    Py_ssize_t lead = lead_spaces(t, s, e);
+    if (lead > 3)
+        return -1;
+    *len = fence_run(t, s + lead, e);
+    return *len ? s + lead : -1;
+}
+
+/* Whether [s, e) holds only `c` and spaces/tabs after `rest.rstrip(" \t").strip(c)`: true when
+   the line from s is the run of c and nothing else but trailing spaces or tabs. */
+static int only_run(const Text *t, Py_ssize_t s, Py_ssize_t e, Py_UCS4 c)
+{
+    while (e > s && (CH(t, e - 1) == ' ' || CH(t, e - 1) == '\t'))
+        e--;
+    for (Py_ssize_t k = s; k < e; k++)
+        if (CH(t, k) != c)
+            return 0;
+    return 1;
+}
+
+static int starts_with_run(const Text *t, Py_ssize_t s, Py_ssize_t e, Py_UCS4 c, Py_ssize_t n)
+{
+    if (e - s < n)
+        return 0;
+    for (Py_ssize_t k = s; k < s + n; k++)
+        if (CH(t, k) != c)
+            return 0;
+    return 1;
+}
+
+static int append(PyObject *list, PyObject *item)
+{
+    if (item == NULL)
+        return -1;
+    int r = PyList_Append(list, item);
+    Py_DECREF(item);
+    return r;
+}
+
+static int add_code(Out *o, Py_ssize_t a, Py_ssize_t b)
+{
+    return append(o->code, Py_BuildValue("(nn)", a, b));
+}
+
+static PyObject *substring(PyObject *body, Py_ssize_t a, Py_ssize_t b)
+{
+    return PyUnicode_Substring(body, a, b);
+}
+
+/* `_SIMPLE_MD_LINK.match` at i:
+   `\[([^\[\]`<\\\n]*)\]\( *(?:<([^<>\n\\]*)>|((?:[^()\s<>\\]|\([^()\s<>\\]*\))*))(?: +\"[^\"\\\n]*\")? *\)`
+   Its end (or -1) and the destination's range. */
+static Py_ssize_t simple_md_link(const Text *t, Py_ssize_t i, Py_ssize_t e, Py_ssize_t *ds, Py_ssize_t *de)
+{
+    Py_ssize_t k = i + 1;
+    while (k < e && !in_set(CH(t, k), "[]`<\\\n"))
+        k++;
+    if (k + 1 >= e || CH(t, k) != ']' || CH(t, k + 1) != '(')
+        return -1;
+    k += 2;
+    while (k < e && CH(t, k) == ' ')
+        k++;
+    if (k < e && CH(t, k) == '<') {
+        Py_ssize_t a = k + 1, m = a;
+        while (m < e && !in_set(CH(t, m), "<>\n\\"))
+            m++;
+        if (m < e && CH(t, m) == '>') {
+            *ds = a;
+            *de = m;
+            k = m + 1;
+            goto title;
+        }
+        return -1; /* the other branch matches nothing, and then '<' is neither title nor ')' */
+    }
+    *ds = k;
+    for (;;) {
+        if (k >= e)
+            break;
+        Py_UCS4 c = CH(t, k);
+        if (c == '(') {
+            Py_ssize_t m = k + 1;
+            while (m < e && !in_set(CH(t, m), "()<>\\") && !is_space(CH(t, m)))
+                m++;
+            if (m < e && CH(t, m) == ')') {
+                k = m + 1;
+                continue;
+            }
+            break;
+        }
+        if (c == ')' || c == '<' || c == '>' || c == '\\' || is_space(c))
+            break;
+        k++;
+    }
+    *de = k;
+title:
+    {
+        Py_ssize_t m = k;
+        while (m < e && CH(t, m) == ' ')
+            m++;
+        if (m > k && m < e && CH(t, m) == '"') {
+            Py_ssize_t q = m + 1;
+            while (q < e && !in_set(CH(t, q), "\"\\\n"))
+                q++;
+            if (q < e && CH(t, q) == '"') {
+                Py_ssize_t r = q + 1;
+                while (r < e && CH(t, r) == ' ')
+                    r++;
+                if (r < e && CH(t, r) == ')')
+                    return r + 1;
+            }
+        }
+        while (k < e && CH(t, k) == ' ')
+            k++;
+        return k < e && CH(t, k) == ')' ? k + 1 : -1;
+    }
+}
+
+/* `_scan_line` over [s, e) of the text; offsets are absolute (the line's base is s). */
+static int scan_line(PyObject *body, const Text *t, Py_ssize_t s, Py_ssize_t e, Out *o)
+{
+    Py_ssize_t pos = s, consumed = s, close = -1;
+    Py_ssize_t last_md_close = rfind2(t, ']', '(', s, e); /* -1 when none: below every pos */
+    while (pos < e) {
+        Py_ssize_t i = pos;
+        while (i < e && !in_set(CH(t, i), "[`<\\"))
+            i++;
+        if (i >= e) {
+            if (last_md_close >= pos)
+                return NOT_SURE; /* a "](" in text may close a link opened on an earlier line */
+            return 0;
+        }
+        if (last_md_close >= pos && find(t, ']', '(', pos, i) != -1)
+            return NOT_SURE; /* `line.find("](", pos, i)`: a "](" wholly before i */
+        Py_UCS4 c = CH(t, i);
+        if (c == '\\') {
+            if (i + 1 < e && is_ascii_punct(CH(t, i + 1)))
+                pos = consumed = i + 2;
+            else
+                pos = i + 1;
+            continue;
+        }
+        if (c == '<') {
+            Py_UCS4 f = i + 1 < e ? CH(t, i + 1) : 0;
+            if (f == 0 || !(f == '/' || f == '!' || f == '?' || (f < 128 && Py_UNICODE_ISALPHA(f)))) {
+                pos = i + 1;
+                continue;
+            }
+            return NOT_SURE; /* inline HTML or an autolink: the Python scanner reads it */
+        }
+        if (c == '`') {
+            Py_ssize_t run = i;
+            while (run < e && CH(t, run) == '`')
+                run++;
+            Py_ssize_t width = run - i, j = run;
+            for (;;) {
+                /* j = line.find("`" * width, j) */
+                Py_ssize_t f = -1;
+                for (Py_ssize_t k = j; k + width <= e; k++) {
+                    if (starts_with_run(t, k, e, '`', width)) {
+                        f = k;
+                        break;
+                    }
+                }
+                if (f == -1)
+                    return NOT_SURE; /* may close on a later line, or be literal */
+                j = f;
+                Py_ssize_t k = j + width;
+                if ((k >= e || CH(t, k) != '`') && CH(t, j - 1) != '`')
+                    break;
+                while (j < e && CH(t, j) == '`')
+                    j++;
+            }
+            if (add_code(o, i, j + width) < 0)
+                return -1;
+            pos = consumed = j + width;
+            continue;
+        }
+        int embed = i > consumed && CH(t, i - 1) == '!';
+        if (i + 1 < e && CH(t, i + 1) == '[') {
+            if (close < i + 2) {
+                close = find(t, ']', ']', i + 2, e);
+                if (close == -1)
+                    close = e;
+            }
+            if (close < e && find(t, '[', '[', i + 2, close) == -1 && !blank(t, i + 2, close)) {
+                Py_ssize_t start = embed ? i - 1 : i;
+                PyObject *inner = substring(body, i + 2, close);
+                if (inner == NULL)
+                    return -1;
+                if (append(o->links, Py_BuildValue("(ONnn)", embed ? o->embed : o->wiki, inner, start, close + 2)) < 0)
+                    return -1;
+                pos = consumed = close + 2;
+                continue;
+            }
+        } else {
+            Py_ssize_t ds = 0, de = 0;
+            Py_ssize_t end = simple_md_link(t, i, e, &ds, &de);
+            if (end >= 0) {
+                Py_ssize_t start = embed ? i - 1 : i;
+                PyObject *dest = substring(body, ds, de);
+                if (dest == NULL)
+                    return -1;
+                if (append(o->links, Py_BuildValue("(ONnn)", embed ? o->md_embed : o->md, dest, start, end)) < 0)
+                    return -1;
+                pos = consumed = end;
+                continue;
+            }
+            Py_ssize_t shut = find(t, ']', 0, i + 1, e);
+            if (shut != -1) {
+                Py_UCS4 after = shut + 1 < e ? CH(t, shut + 1) : 0;
+                int plain = 1;
+                for (Py_ssize_t k = i + 1; k < shut; k++)
+                    if (in_set(CH(t, k), "[`<\\")) {
+                        plain = 0;
+                        break;
+                    }
+                if (after != '(' && after != '[' && plain) {
+                    pos = shut + 1;
+                    continue;
+                }
+            }
+        }
+        if (last_md_close >= i)
+            return NOT_SURE;
+        pos = i + 1;
+    }
+    if (last_md_close >= pos)
+        return NOT_SURE;
+    return 0;
+}
+
+/* The cells of a table row [s, e) as `_row_cells` finds them: up to `max` (start, end) pairs in
+   cells[]; the number of cells (after the empty first and last are dropped). */
+static Py_ssize_t row_cells(const Text *t, Py_ssize_t s, Py_ssize_t e, Py_ssize_t *cells, Py_ssize_t max)
+{
+    Py_ssize_t a = s + lead_spaces(t, s, e), b = e;
+    while (a < b && is_trim(CH(t, a)))
+        a++;
+    while (b > a && is_trim(CH(t, b - 1)))
+        b--;
+    /* split [a, b) at each '|' not right after a backslash */
+    Py_ssize_t n = 0, total = 0, first_empty = 0, last_start = a, last_empty = 0;
+    Py_ssize_t cs = a;
+    for (Py_ssize_t k = a; k <= b; k++) {
+        if (k == b || (CH(t, k) == '|' && !(k > a && CH(t, k - 1) == '\\'))) {
+            if (total == 0)
+                first_empty = (k == cs);
+            last_start = cs;
+            last_empty = (k == cs);
+            if (n < max) {
+                cells[2 * n] = cs;
+                cells[2 * n + 1] = k;
+            }
+            n++;
+            total++;
+            cs = k + 1;
+        }
+    }
+    (void)last_start;
+    Py_ssize_t drop_first = first_empty ? 1 : 0;
+    Py_ssize_t count = total - drop_first;
+    if (count > 0 && last_empty && !(total == 1 && drop_first))
+        count--;
+    if (drop_first) {
+        Py_ssize_t kept = n < max ? n : max;
+        for (Py_ssize_t k = 1; k < kept; k++) {
+            cells[2 * (k - 1)] = cells[2 * k];
+            cells[2 * (k - 1) + 1] = cells[2 * k + 1];
+        }
+    }
+    return count;
+}
+
+/* `_table_columns(header, delimiter)` for header [hs, he) and delimiter [ds, de). */
+static Py_ssize_t table_columns(const Text *t, Py_ssize_t hs, Py_ssize_t he, Py_ssize_t ds, Py_ssize_t de)
+{
+    Py_ssize_t d = ds + lead_spaces(t, ds, de);
+    if (d - ds >= 4 || de - d < 2)
+        return 0;
+    Py_UCS4 d0 = CH(t, d), d1 = CH(t, d + 1);
+    if (!in_set(d0, "|-:") || !in_set(d1, "|-: "))
+        return 0;
+    if (d0 == '-' && d1 == ' ')
+        return 0;
+    for (Py_ssize_t k = d; k < de; k++)
+        if (!in_set(CH(t, k), "|-: "))
+            return 0;
+    /* the delimiter's columns: each non-empty one `:?-+:?` (empty: only the first and the last) */
+    Py_ssize_t aligns = 0, cs = d, index = 0, ncols = 1;
+    for (Py_ssize_t k = d; k < de; k++)
+        if (CH(t, k) == '|')
+            ncols++;
+    for (Py_ssize_t k = d; k <= de; k++) {
+        if (k < de && CH(t, k) != '|')
+            continue;
+        Py_ssize_t a = cs, b = k;
+        while (a < b && is_trim(CH(t, a)))
+            a++;
+        while (b > a && is_trim(CH(t, b - 1)))
+            b--;
+        if (a == b) {
+            if (!(index == 0 || index == ncols - 1))
+                return 0;
+        } else {
+            Py_ssize_t m = a;
+            if (CH(t, m) == ':')
+                m++;
+            Py_ssize_t dashes = m;
+            while (m < b && CH(t, m) == '-')
+                m++;
+            if (m == dashes)
+                return 0;
+            if (m < b && CH(t, m) == ':')
+                m++;
+            if (m != b)
+                return 0;
+            aligns++;
+        }
+        index++;
+        cs = k + 1;
+    }
+    /* the header's cells, split as escaped_split splits them */
+    Py_ssize_t a = hs + lead_spaces(t, hs, he), b = he;
+    while (a < b && is_trim(CH(t, a)))
+        a++;
+    while (b > a && is_trim(CH(t, b - 1)))
+        b--;
+    if (find(t, '|', 0, a, b) == -1)
+        return 0;
+    Py_ssize_t cells[2];
+    Py_ssize_t columns = row_cells(t, a, b, cells, 0);
+    return columns == aligns ? columns : 0;
+}
+
+#define MAX_AUTOCOMPLETED_CELLS 0x10000
+
+typedef struct {
+    Py_ssize_t start, end;
+} Line;
+
+/* `_scan_table` from line index i; the index of the line after it in *next, the offset in *base. */
+static int scan_table(PyObject *body, const Text *t, const Line *lines, Py_ssize_t nlines, Py_ssize_t i,
+                      Py_ssize_t columns, Out *o, Py_ssize_t *next)
+{
+    Py_ssize_t autocompleted = 0, j = i;
+    Py_ssize_t *cells = PyMem_Malloc(sizeof(Py_ssize_t) * 2 * (size_t)(columns + 1));
+    if (cells == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int result = 0;
+    while (j < nlines) {
+        Py_ssize_t rs = lines[j].start, re = lines[j].end;
+        if (j >= i + 2) {
+            Py_ssize_t lead = lead_spaces(t, rs, re), k = rs + lead;
+            int empty = 1;
+            for (Py_ssize_t m = k; m < re; m++)
+                if (!is_trim(CH(t, m))) {
+                    empty = 0;
+                    break;
+                }
+            if (empty || lead >= 4)
+                break;
+            Py_UCS4 c = CH(t, k);
+            if (in_set(c, "`~>*-+_<") || Py_UNICODE_ISDIGIT(c)) {
+                result = NOT_SURE;
+                break;
+            }
+            if (c == '#' && atx_open(t, k, re))
+                break;
+        }
+        if (j != i + 1) {
+            Py_ssize_t n = row_cells(t, rs, re, cells, columns + 1);
+            if (j >= i + 2) {
+                autocompleted += columns - n;
+                if (autocompleted > MAX_AUTOCOMPLETED_CELLS)
+                    break;
+            }
+            Py_ssize_t kept = n < columns ? n : columns;
+            for (Py_ssize_t c = 0; c < kept; c++) {
+                Py_ssize_t a = cells[2 * c], b = cells[2 * c + 1];
+                /* `cell.strip(MD_TRIM_CHARS) != cell.strip(" ")` */
+                Py_ssize_t ta = a, tb = b, sa = a, sb = b;
+                while (ta < tb && is_trim(CH(t, ta)))
+                    ta++;
+                while (tb > ta && is_trim(CH(t, tb - 1)))
+                    tb--;
+                while (sa < sb && CH(t, sa) == ' ')
+                    sa++;
+                while (sb > sa && CH(t, sb - 1) == ' ')
+                    sb--;
+                if (ta != sa || tb != sb) {
+                    result = NOT_SURE;
+                    goto done;
+                }
+                int special = 0;
+                for (Py_ssize_t m = a; m < b; m++)
+                    if (in_set(CH(t, m), "[`<\\") || (CH(t, m) == ']' && m + 1 < b && CH(t, m + 1) == '(')) {
+                        special = 1;
+                        break;
+                    }
+                if (special) {
+                    int r = scan_line(body, t, sa, sb, o);
+                    if (r) {
+                        result = r;
+                        goto done;
+                    }
+                }
+            }
+        }
+        j++;
+    }
+done:
+    PyMem_Free(cells);
+    *next = j;
+    return result;
+}
+
+typedef struct {
+    Py_UCS4 ch;
+    Py_ssize_t length, start, item; /* item: the content column of a list item's fence */
+} Fence;
+
+static int scan_lines(PyObject *body, const Text *t, const Line *lines, Py_ssize_t nlines, Out *o)
+{
+    Py_ssize_t size = t->size;
+    Fence fence = {0}, quote_fence = {0}, item_fence = {0};
+    Py_ssize_t indented_start = -1, indented_end = -1;
+    Py_ssize_t prev_s = 0, prev_e = 0; /* the previous line ("" at first) */
+    int in_paragraph = 0, in_container = 0;
+    Py_ssize_t item_indent = -1; /* None */
+    Py_ssize_t after_table = 0;
+    int r;
+
+    for (Py_ssize_t i = 0; i < nlines; i++) {
+        Py_ssize_t ls = lines[i].start, le = lines[i].end, n = le - ls;
+        Py_ssize_t base = ls, step_end = le + 1 < size ? le + 1 : size; /* min(base + step, size) */
+        if (i < after_table)
+            continue;
+        if (quote_fence.ch) {
+            int has_text = 0;
+            for (Py_ssize_t k = ls; k < le; k++)
+                if (CH(t, k) != ' ') {
+                    has_text = 1;
+                    break;
+                }
+            if (has_text) {
+                Py_ssize_t lead = lead_spaces(t, ls, le);
+                if (lead >= 4 || CH(t, ls + lead) != '>')
+                    return NOT_SURE; /* the quote may end here */
+                /* `_closes_quote_fence` */
+                Py_ssize_t content = ls + lead + 1;
+                Py_ssize_t st = content + lead_spaces(t, content, le);
+                if (starts_with_run(t, st, le, quote_fence.ch, quote_fence.length)) {
+                    Py_ssize_t c2 = content < le && CH(t, content) == ' ' ? content + 1 : content;
+                    if (lead_spaces(t, c2, le) < 4 && only_run(t, st, le, quote_fence.ch)) {
+                        if (add_code(o, quote_fence.start, step_end) < 0)
+                            return -1;
+                        quote_fence.ch = 0;
+                    }
+                }
+                prev_s = ls, prev_e = le;
+                continue;
+            }
+            if (add_code(o, quote_fence.start, base) < 0)
+                return -1;
+            quote_fence.ch = 0;
+        }
+        if (item_fence.ch) {
+            /* `_closes_item_fence` */
+            Py_ssize_t lead = lead_spaces(t, ls, le);
+            if (ls + lead < le) {
+                if (lead < item_fence.item)
+                    return NOT_SURE;
+                if (lead - item_fence.item < 4 && starts_with_run(t, ls + lead, le, item_fence.ch, item_fence.length) &&
+                    only_run(t, ls + lead, le, item_fence.ch)) {
+                    if (add_code(o, item_fence.start, step_end) < 0)
+                        return -1;
+                    item_fence.ch = 0;
+                }
+            }
+            prev_s = ls, prev_e = le;
+            continue;
+        }
+        if (fence.ch) {
+            if (n && in_set(CH(t, ls), " `~")) {
+                Py_ssize_t lead = lead_spaces(t, ls, le);
+                if (lead < 4 && starts_with_run(t, ls + lead, le, fence.ch, fence.length) && only_run(t, ls + lead, le, fence.ch)) {
+                    if (add_code(o, fence.start, step_end) < 0)
+                        return -1;
+                    fence.ch = 0;
+                }
+            }
+            prev_s = ls, prev_e = le;
+            continue;
+        }
+        Py_ssize_t indent = lead_spaces(t, ls, le);
+        if (indent == n) { /* blank */
+            in_paragraph = 0;
+            prev_s = ls, prev_e = le;
+            continue;
+        }
+        Py_ssize_t st = ls + indent; /* `stripped` starts here */
+        Py_UCS4 s0 = CH(t, st);
+        if (indented_start >= 0) {
+            if (indent >= 4) {
+                indented_end = step_end;
+                prev_s = ls, prev_e = le;
+                continue;
+            }
+            if (add_code(o, indented_start, indented_end) < 0)
+                return -1;
+            indented_start = -1;
+        }
+        if (indent >= 4 && in_container) {
+            /* `_deep_item_fence` */
+            if (item_indent >= 0 && (s0 == '`' || s0 == '~') && indent - item_indent >= 0 && indent - item_indent < 4) {
+                Py_ssize_t len = 0, at = fence_open(t, ls + item_indent, le, &len);
+                if (at >= 0) {
+                    item_fence.ch = CH(t, at), item_fence.length = len, item_fence.start = base, item_fence.item = item_indent;
+                    in_paragraph = 0;
+                    prev_s = ls, prev_e = le;
+                    continue;
+                }
+            }
+            /* `_unsure_in_container` */
+            int unsure;
+            if (item_indent < 0)
+                unsure = 1;
+            else if (indent < item_indent)
+                unsure = !(in_paragraph && (Py_UNICODE_ISALPHA(s0) || Py_UNICODE_ISDECIMAL(s0) || Py_UNICODE_ISDIGIT(s0) ||
+                                            Py_UNICODE_ISNUMERIC(s0)));
+            else if (indent - item_indent >= 4)
+                unsure = !in_paragraph;
+            else {
+                /* `_may_open_block(line, stripped)` */
+                if (in_set(s0, "#`~<|>=_:"))
+                    unsure = 1;
+                else if (s0 == '[')
+                    unsure = !(st + 1 < le && CH(t, st + 1) == '^') && link_def(t, st, le);
+                else if (in_set(s0, "-*+") || Py_UNICODE_ISDIGIT(s0)) {
+                    int count = 0;
+                    Py_ssize_t run = container_run(t, st, le, &count);
+                    unsure = (run >= 0 && run < le && (CH(t, run) == '#' || CH(t, run) == '<')) || thematic_break(t, st, le) ||
+                             delimiter_row(t, st, le) || setext(t, st, le) ||
+                             (container_start(t, st, le) && content_indent(t, st, le) < 0);
+                } else
+                    unsure = 0;
+            }
+            if (unsure)
+                return NOT_SURE;
+        } else if (indent >= 4 && !in_paragraph) {
+            indented_start = base, indented_end = step_end;
+            prev_s = ls, prev_e = le;
+            continue;
+        }
+        if (indent == 0 && blank(t, prev_s, prev_e)) {
+            /* `not _opens_container(line)` */
+            int opens = (in_set(s0, "->*+") || Py_UNICODE_ISDIGIT(s0)) && container_start(t, ls, le);
+            if (!opens)
+                in_container = 0;
+        }
+        if (indent < 4 && i + 1 < nlines && find(t, '|', 0, ls, le) != -1) {
+            Py_ssize_t ds = lines[i + 1].start, de = lines[i + 1].end;
+            Py_ssize_t dl = ds + lead_spaces(t, ds, de);
+            if (dl < de && in_set(CH(t, dl), "|-:")) {
+                Py_ssize_t columns = table_columns(t, ls, le, ds, de);
+                if (columns) {
+                    if (in_container)
+                        return NOT_SURE; /* a table inside a list item or quote */
+                    Py_ssize_t next = 0;
+                    r = scan_table(body, t, lines, nlines, i, columns, o, &next);
+                    if (r)
+                        return r;
+                    after_table = next;
+                    in_paragraph = 0;
+                    prev_s = lines[next - 1].start, prev_e = lines[next - 1].end;
+                    continue;
+                }
+            }
+        }
+        int was_paragraph = in_paragraph;
+        in_paragraph = 1;
+        Py_UCS4 first = CH(t, ls);
+        Py_UCS4 c1 = n > 1 ? CH(t, ls + 1) : 0, c2 = n > 2 ? CH(t, ls + 2) : 0, c3 = n > 3 ? CH(t, ls + 3) : 0;
+        int plain_item = 0;
+        if (in_set(first, "-*+") && c1 == ' ') {
+            if (c2 && Py_UNICODE_ISALPHA(c2))
+                plain_item = 1;
+            else if (c2 == '[' && c3 == '[' && find(t, ']', 0, ls, le) != -1 && find(t, ']', ':', ls, le) == -1 &&
+                     find(t, '\\', 0, ls, le) == -1)
+                plain_item = 1;
+        }
+        if (plain_item) {
+            in_container = 1;
+            item_indent = 2;
+        } else if (indent < 4 && (in_set(first, " `~<#|[=-*+>_:") || Py_UNICODE_ISDIGIT(first))) {
+            if (s0 == '<')
+                return NOT_SURE; /* an HTML block, or a paragraph starting with inline HTML */
+            /* `_line_needs_markdown_it(line, indent, previous)` */
+            if (s0 == '|')
+                return NOT_SURE;
+            if (s0 == '[' && !(st + 1 < le && CH(t, st + 1) == '^') && link_def(t, ls, le))
+                return NOT_SURE;
+            if ((s0 == '=' || s0 == '-') && !blank(t, prev_s, prev_e) && setext(t, ls, le))
+                return NOT_SURE;
+            if (in_set(s0, "-*+>") || Py_UNICODE_ISDIGIT(s0)) {
+                int count = 0;
+                Py_ssize_t run = container_run(t, ls, le, &count);
+                if (run >= 0) {
+                    Py_UCS4 after = run < le ? CH(t, run) : 0;
+                    if (after == '<')
+                        return NOT_SURE;
+                    if (after == '#' && atx_open(t, run, le))
+                        return NOT_SURE; /* a heading inside the container */
+                    if (count >= 5)
+                        return NOT_SURE; /* nested past markdown-it's limit */
+                    if (after == '[' && !(run + 1 < le && CH(t, run + 1) == '^') && link_def_tail(t, run + 1, le))
+                        return NOT_SURE;
+                }
+            }
+            if (in_set(s0, "|:->") && !blank(t, prev_s, prev_e) && delimiter_row(t, ls, le))
+                return NOT_SURE;
+            if (first == '>') {
+                /* `_QUOTE_FENCE_OPEN` = `>[ ]?[ ]?(fence run)` */
+                Py_ssize_t k = ls + 1, sp = lead_spaces(t, k, le);
+                if (sp <= 2) {
+                    Py_ssize_t len = fence_run(t, k + sp, le);
+                    if (len) {
+                        quote_fence.ch = CH(t, k + sp), quote_fence.length = len, quote_fence.start = base;
+                        in_container = 1, item_indent = -1, in_paragraph = 0;
+                        prev_s = ls, prev_e = le;
+                        continue;
+                    }
+                }
+            }
+            Py_ssize_t flen = 0, fat = (s0 == '`' || s0 == '~') ? fence_open(t, ls, le, &flen) : -1;
+            int heading_here = 0;
+            if (s0 == '#') {
+                /* `_ATX.match` */
+                Py_ssize_t k = st;
+                while (k < le && CH(t, k) == '#')
+                    k++;
+                heading_here = indent <= 3 && k - st <= 6 && (k == le || CH(t, k) == ' ' || CH(t, k) == '\t');
+            }
+            if (in_container && (fat >= 0 || (in_set(s0, "*-_") && thematic_break(t, ls, le)) || heading_here)) {
+                if (indent && fat >= 0 && item_indent >= 0 && item_indent <= indent) {
+                    item_fence.ch = CH(t, fat), item_fence.length = flen, item_fence.start = base, item_fence.item = item_indent;
+                    in_paragraph = 0;
+                    prev_s = ls, prev_e = le;
+                    continue;
+                }
+                if (indent)
+                    return NOT_SURE; /* a block inside a list item, or closing it */
+                in_container = 0;
+            }
+            if (fat >= 0) {
+                fence.ch = CH(t, fat), fence.length = flen, fence.start = base;
+                in_paragraph = 0;
+                prev_s = ls, prev_e = le;
+                continue;
+            }
+            if (s0 == '#') {
+                if (heading_here) {
+                    Py_ssize_t h = st;
+                    while (CH(t, h) == '#')
+                        h++;
+                    Py_ssize_t level = h - st;
+                    /* group 2: after [ \t]+, to the last character that is not a space or tab */
+                    Py_ssize_t a = h;
+                    while (a < le && (CH(t, a) == ' ' || CH(t, a) == '\t'))
+                        a++;
+                    Py_ssize_t b = le;
+                    while (b > a && (CH(t, b - 1) == ' ' || CH(t, b - 1) == '\t'))
+                        b--;
+                    /* `_atx_content`: a closing run of '#' after a space is dropped */
+                    Py_ssize_t c = b;
+                    while (c > a && CH(t, c - 1) == '#')
+                        c--;
+                    if (c != b && (c == a || CH(t, c - 1) == ' ' || CH(t, c - 1) == '\t'))
+                        b = c;
+                    while (a < b && is_space(CH(t, a)))
+                        a++;
+                    while (b > a && is_space(CH(t, b - 1)))
+                        b--;
+                    PyObject *text = substring(body, a, b);
+                    if (text == NULL)
+                        return -1;
+                    if (append(o->headings, Py_BuildValue("(nNn)", level, text, i + 1)) < 0)
+                        return -1;
+                    in_paragraph = 0;
+                }
+            } else if (in_set(s0, "*-_") && thematic_break(t, ls, le)) {
+                in_paragraph = 0;
+            } else if (container_start(t, ls, le)) {
+                if (was_paragraph && !in_container && Py_UNICODE_ISDIGIT(s0) &&
+                    !(s0 == '1' && st + 1 < le && (CH(t, st + 1) == '.' || CH(t, st + 1) == ')')))
+                    return NOT_SURE; /* only a list starting at 1 may interrupt a paragraph */
+                in_container = 1;
+                item_indent = content_indent(t, ls, le);
+            }
+        }
+        for (Py_ssize_t k = ls; k < le; k++) {
+            Py_UCS4 c = CH(t, k);
+            if (c == '[' || c == '`' || c == '<' || c == '\\' || (c == ']' && k + 1 < le && CH(t, k + 1) == '(')) {
+                r = scan_line(body, t, ls, le, o);
+                if (r)
+                    return r;
+                break;
+            }
+        }
+        prev_s = ls, prev_e = le;
+    }
+    if (indented_start >= 0 && add_code(o, indented_start, indented_end) < 0)
+        return -1;
+    /* An unclosed fence runs to the end of the note, where markdown-it does not count a last
+       line of only spaces without a newline. */
+    Py_ssize_t tail = nlines ? lines[nlines - 1].start : 0, end = size;
+    if (tail < size) {
+        int spaces = 1;
+        for (Py_ssize_t k = tail; k < size; k++)
+            if (CH(t, k) != ' ') {
+                spaces = 0;
+                break;
+            }
+        if (spaces)
+            end = tail;
+    }
+    if (quote_fence.ch && add_code(o, quote_fence.start, end) < 0)
+        return -1;
+    if (fence.ch && add_code(o, fence.start, end) < 0)
+        return -1;
+    if (item_fence.ch && add_code(o, item_fence.start, end) < 0)
+        return -1;
+    return 0;
+}
+
+static PyObject *KIND_WIKI, *KIND_EMBED, *KIND_MD, *KIND_MD_EMBED;
+
+static PyObject *py_scan(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    if (!PyUnicode_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "scan() takes a str");
+        return NULL;
+    }
+    if (PyUnicode_READY(arg) < 0)
+        return NULL;
+    Text t = {PyUnicode_KIND(arg), PyUnicode_DATA(arg), PyUnicode_GET_LENGTH(arg)};
+    Py_ssize_t nlines = 1;
+    for (Py_ssize_t k = 0; k < t.size; k++) {
+        Py_UCS4 c = CH(&t, k);
+        if (c == '\t' || c == '\r' || c == 0x0b || c == 0x0c)
+            Py_RETURN_FALSE; /* columns and line ends only the Python scanner follows */
+        if (c == '\n')
+            nlines++;
+    }
+    Line *lines = PyMem_Malloc(sizeof(Line) * (size_t)nlines);
+    if (lines == NULL)
+        return PyErr_NoMemory();
+    Py_ssize_t j = 0, s = 0;
+    for (Py_ssize_t k = 0; k < t.size; k++)
+        if (CH(&t, k) == '\n') {
+            lines[j].start = s, lines[j].end = k;
+            j++;
+            s = k + 1;
+        }
+    lines[j].start = s, lines[j].end = t.size;
+
+    Out o = {PyList_New(0), PyList_New(0), PyList_New(0), KIND_WIKI, KIND_EMBED, KIND_MD, KIND_MD_EMBED};
+    PyObject *result = NULL;
+    if (o.links && o.headings && o.code) {
+        int r = scan_lines(arg, &t, lines, nlines, &o);
+        if (r == 0)
+            result = PyTuple_Pack(3, o.links, o.headings, o.code);
+        else if (r == NOT_SURE)
+            result = Py_NewRef(Py_False);
+    }
+    PyMem_Free(lines);
+    Py_XDECREF(o.links);
+    Py_XDECREF(o.headings);
+    Py_XDECREF(o.code);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"scan", py_scan, METH_O,
+     "scan(body) -> (links, headings, code), as core.line_scan.scan finds them, or False when not sure."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_line_scan", "The line scanner in C (core/line_scan.py).", -1, methods};
+
+PyMODINIT_FUNC PyInit__line_scan(void)
+{
+    KIND_WIKI = PyUnicode_InternFromString("wiki");
+    KIND_EMBED = PyUnicode_InternFromString("embed");
+    KIND_MD = PyUnicode_InternFromString("md");
+    KIND_MD_EMBED = PyUnicode_InternFromString("md_embed");
+    if (!KIND_WIKI || !KIND_EMBED || !KIND_MD || !KIND_MD_EMBED)
+        return NULL;
+    return PyModule_Create(&module);
+}
