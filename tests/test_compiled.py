@@ -23,6 +23,7 @@ pytestmark = pytest.mark.timeout(1200)
 # and the help corpora), the resolver, the vault state, lint, fix, the cache and the warm scan.
 SUITE = [
     "tests/test_core_parse.py",
+    "tests/test_core_line_scan_c.py",
     "tests/test_core_resolve.py",
     "tests/test_core_incremental.py",
     "tests/test_core_lint.py",

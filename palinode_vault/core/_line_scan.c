@@ -542,13 +542,12 @@ static Py_ssize_t row_cells(const Text *t, Py_ssize_t s, Py_ssize_t e, Py_ssize_
     while (b > a && is_trim(CH(t, b - 1)))
         b--;
     /* split [a, b) at each '|' not right after a backslash */
-    Py_ssize_t n = 0, total = 0, first_empty = 0, last_start = a, last_empty = 0;
+    Py_ssize_t n = 0, total = 0, first_empty = 0, last_empty = 0;
     Py_ssize_t cs = a;
     for (Py_ssize_t k = a; k <= b; k++) {
         if (k == b || (CH(t, k) == '|' && !(k > a && CH(t, k - 1) == '\\'))) {
             if (total == 0)
                 first_empty = (k == cs);
-            last_start = cs;
             last_empty = (k == cs);
             if (n < max) {
                 cells[2 * n] = cs;
@@ -559,7 +558,6 @@ static Py_ssize_t row_cells(const Text *t, Py_ssize_t s, Py_ssize_t e, Py_ssize_
             cs = k + 1;
         }
     }
-    (void)last_start;
     Py_ssize_t drop_first = first_empty ? 1 : 0;
     Py_ssize_t count = total - drop_first;
     if (count > 0 && last_empty && !(total == 1 && drop_first))
