@@ -83,6 +83,15 @@ _UNICODE_LINES = st.sampled_from(
         "<b>",
         "a <u>b</u> [[c]]",
         "a < b [[c]]",
+        # inline HTML and autolinks, which the C code matches as markdown-it's expressions do
+        'a <a href="x">[[y]]</a>',
+        "b <br/> <br /> <br",
+        "c <!-- d --> [[x]] <!-- e - f --> [[y]]",
+        "d <!--> [[x]] <!---> [[y]]",
+        "e <https://e.com/[[x]]> <me@ex.com> <a@b-.c> <javascript:x> <FILE:y>",
+        "f <?php x ?> [[y]] <!DOCTYPE html> <![CDATA[ [[x]] ]]>",
+        "g <span class='a' data-x=1 hidden>[[z]]</span> <a b= > <a\xa0b> </p > </3>",
+        'h <x y="[[q]]"> <x y=\'1\' z="2"/> [[w]]',
         "~~~",
         "```js",
         "===",
@@ -114,7 +123,7 @@ def test_the_c_scanner_takes_plain_notes_and_leaves_the_rest():
     body = "# Title\n\nSee [[a]] and ![[b.png]], `[[code]]` and [c](d.md).\n\n- [[e]]\n  - f\n\n```\n[[g]]\n```\n"
     assert compiled(body) == line_scan.scan_in_python(body)
     assert compiled(body) is not False
-    for unsure in ("a\tb [[x]]", "<div>\n[[x]]\n</div>", "a <span>[[x]]</span>", "a\rb"):
+    for unsure in ("a\tb [[x]]", "<div>\n[[x]]\n</div>", "a <!-- x - y --> [[x]]", "a\rb"):
         assert compiled(unsure) is False, repr(unsure)
         assert line_scan.scan(unsure) == line_scan.scan_in_python(unsure)
 
@@ -136,4 +145,4 @@ def test_the_c_scanner_agrees_on_every_language_of_the_help():
         if found is not False:
             taken += 1
             assert found == line_scan.scan_in_python(body), path.relative_to(corpus).as_posix()
-    assert taken > 5000  # of 6,278: every note without tabs or inline HTML the Python scanner takes
+    assert taken > 5300  # of 6,278: every note without tabs or HTML blocks the Python scanner takes (5,424)

@@ -4,10 +4,10 @@
    is not sure, and then the Python scanner reads the note (which may in turn hand it to
    markdown-it). It follows line_scan.py statement by statement, each regular expression written
    out as the loop it amounts to (the comments name them), and gives up on everything else:
-   tabs, carriage returns, form feeds and vertical tabs anywhere in the note, an HTML block, inline
-   HTML or an autolink. tests/test_core_line_scan_c.py checks that whenever it answers, it answers
-   as line_scan.py does (drawn notes and the help vault in every language), and the parse tests
-   check both against markdown-it. Offsets are code points of the Python string, as in Python;
+   tabs, carriage returns, form feeds and vertical tabs anywhere in the note, an HTML block, and
+   an inline HTML comment with a '-' inside. tests/test_core_line_scan_c.py checks that whenever
+   it answers, it answers as line_scan.py does (drawn notes and the help vault in every
+   language), and the parse tests check both against markdown-it. Offsets are code points of the Python string, as in Python;
    character classes use the same Unicode tables as str.isdigit, str.isalpha, str.isspace and re.
 */
 #define PY_SSIZE_T_CLEAN
@@ -418,6 +418,147 @@ title:
     }
 }
 
+static int ascii_alpha(Py_UCS4 c) { return (c | 0x20) >= 'a' && (c | 0x20) <= 'z'; }
+
+static int ascii_alnum(Py_UCS4 c) { return ascii_alpha(c) || (c >= '0' && c <= '9'); }
+
+/* markdown-it's AUTOLINK_RE on [s, e) = `^([a-zA-Z][a-zA-Z0-9+.\-]{1,31}):([^<>\x00-\x20]*)$`,
+   and not `_AUTOLINK_SCHEME_UNSAFE` (javascript:, vbscript:, file:, data:). */
+static int autolink(const Text *t, Py_ssize_t s, Py_ssize_t e)
+{
+    if (s >= e || !ascii_alpha(CH(t, s)))
+        return 0;
+    Py_ssize_t k = s + 1;
+    while (k < e && (ascii_alnum(CH(t, k)) || in_set(CH(t, k), "+.-")))
+        k++;
+    if (k - s < 2 || k - s > 32 || k >= e || CH(t, k) != ':')
+        return 0;
+    static const char *unsafe[] = {"javascript", "vbscript", "file", "data"};
+    for (size_t u = 0; u < 4; u++) {
+        Py_ssize_t len = (Py_ssize_t)strlen(unsafe[u]), m = 0;
+        while (m < len && m < k - s && (CH(t, s + m) | 0x20) == (Py_UCS4)unsafe[u][m])
+            m++;
+        if (m == len && k - s == len)
+            return 0;
+    }
+    for (Py_ssize_t m = k + 1; m < e; m++) {
+        Py_UCS4 c = CH(t, m);
+        if (c <= 0x20 || c == '<' || c == '>')
+            return 0;
+    }
+    return 1;
+}
+
+/* markdown-it's EMAIL_RE on [s, e): a local part, '@', then labels of 1 to 63 letters, digits
+   and hyphens (not first or last) separated by single dots, to the end. */
+static int email(const Text *t, Py_ssize_t s, Py_ssize_t e)
+{
+    Py_ssize_t k = s;
+    while (k < e && (ascii_alnum(CH(t, k)) || in_set(CH(t, k), ".!#$%&'*+/=?^_`{|}~-")))
+        k++;
+    if (k == s || k >= e || CH(t, k) != '@')
+        return 0;
+    for (k++;;) {
+        Py_ssize_t a = k;
+        while (k < e && (ascii_alnum(CH(t, k)) || CH(t, k) == '-'))
+            k++;
+        if (k == a || k - a > 63 || CH(t, a) == '-' || CH(t, k - 1) == '-')
+            return 0;
+        if (k == e)
+            return 1;
+        if (CH(t, k) != '.')
+            return 0;
+        k++;
+    }
+}
+
+/* `HTML_TAG_RE.match(line, i)` (markdown-it's inline HTML) with the '<' at i: the end of the tag,
+   or -1 for no tag and for the comments it leaves to the Python scanner (a '-' inside one). */
+static Py_ssize_t html_tag(const Text *t, Py_ssize_t i, Py_ssize_t e)
+{
+    Py_ssize_t k = i + 1;
+    Py_UCS4 c = k < e ? CH(t, k) : 0;
+    if (ascii_alpha(c)) { /* an open tag: name, attributes (a value is optional), then `\s*\/?>` */
+        for (k++; k < e && (ascii_alnum(CH(t, k)) || CH(t, k) == '-');)
+            k++;
+        for (;;) {
+            Py_ssize_t w = k;
+            while (w < e && is_space(CH(t, w)))
+                w++;
+            if (w == k || w >= e || !(ascii_alpha(CH(t, w)) || CH(t, w) == '_' || CH(t, w) == ':'))
+                break; /* the spaces go to the closing `\s*` */
+            for (k = w + 1; k < e && (ascii_alnum(CH(t, k)) || in_set(CH(t, k), ":._-"));)
+                k++;
+            Py_ssize_t v = k;
+            while (v < e && is_space(CH(t, v)))
+                v++;
+            if (v >= e || CH(t, v) != '=')
+                continue; /* no value */
+            for (v++; v < e && is_space(CH(t, v));)
+                v++;
+            if (v >= e)
+                continue;
+            Py_UCS4 q = CH(t, v);
+            if (q == '"' || q == '\'') {
+                Py_ssize_t z = find(t, q, 0, v + 1, e);
+                if (z != -1)
+                    k = z + 1;
+            } else {
+                Py_ssize_t z = v;
+                while (z < e && CH(t, z) > 0x20 && !in_set(CH(t, z), "\"'=<>`"))
+                    z++;
+                if (z > v)
+                    k = z;
+            }
+        }
+        while (k < e && is_space(CH(t, k)))
+            k++;
+        if (k < e && CH(t, k) == '/')
+            k++;
+        return k < e && CH(t, k) == '>' ? k + 1 : -1;
+    }
+    if (c == '/') { /* a closing tag: `<\/[A-Za-z][A-Za-z0-9\-]*\s*>` */
+        if (++k >= e || !ascii_alpha(CH(t, k)))
+            return -1;
+        for (k++; k < e && (ascii_alnum(CH(t, k)) || CH(t, k) == '-');)
+            k++;
+        while (k < e && is_space(CH(t, k)))
+            k++;
+        return k < e && CH(t, k) == '>' ? k + 1 : -1;
+    }
+    if (c == '?') { /* a processing instruction, to the first "?>" */
+        Py_ssize_t z = find(t, '?', '>', i + 2, e);
+        return z == -1 ? -1 : z + 2;
+    }
+    if (c != '!' || k + 1 >= e)
+        return -1;
+    if (CH(t, k + 1) == '-') {
+        if (k + 2 >= e || CH(t, k + 2) != '-')
+            return -1;
+        /* `<!---?>`, then `<!--(?:[^-]|-[^-]|--[^>])*-->` where no '-' comes before its "-->" */
+        if (k + 3 < e && CH(t, k + 3) == '>')
+            return k + 4;
+        if (k + 4 < e && CH(t, k + 3) == '-' && CH(t, k + 4) == '>')
+            return k + 5;
+        Py_ssize_t dash = find(t, '-', 0, k + 3, e);
+        if (dash == -1 || dash + 2 >= e || CH(t, dash + 1) != '-' || CH(t, dash + 2) != '>')
+            return -1;
+        return dash + 3;
+    }
+    if (ascii_alpha(CH(t, k + 1))) { /* a declaration, to the first '>' */
+        Py_ssize_t z = find(t, '>', 0, k + 2, e);
+        return z == -1 ? -1 : z + 1;
+    }
+    static const char cdata[] = "[CDATA[";
+    for (Py_ssize_t m = 0; m < 7; m++)
+        if (k + 1 + m >= e || CH(t, k + 1 + m) != (Py_UCS4)cdata[m])
+            return -1;
+    for (Py_ssize_t m = k + 8; m + 2 < e; m++)
+        if (CH(t, m) == ']' && CH(t, m + 1) == ']' && CH(t, m + 2) == '>')
+            return m + 3;
+    return -1;
+}
+
 /* `_scan_line` over [s, e) of the text; offsets are absolute (the line's base is s). */
 static int scan_line(PyObject *body, const Text *t, Py_ssize_t s, Py_ssize_t e, Out *o)
 {
@@ -448,7 +589,16 @@ static int scan_line(PyObject *body, const Text *t, Py_ssize_t s, Py_ssize_t e, 
                 pos = i + 1;
                 continue;
             }
-            return NOT_SURE; /* inline HTML or an autolink: the Python scanner reads it */
+            Py_ssize_t shut = find(t, '>', 0, i + 1, e);
+            if (shut != -1 && find(t, '<', 0, i + 1, shut) == -1 && (autolink(t, i + 1, shut) || email(t, i + 1, shut))) {
+                pos = consumed = shut + 1; /* an autolink: a web link, never a vault link */
+                continue;
+            }
+            Py_ssize_t tag = html_tag(t, i, e);
+            if (tag < 0)
+                return NOT_SURE; /* inline HTML that goes on below, or a '<' markdown-it may read so */
+            pos = consumed = tag; /* inline HTML: no link inside */
+            continue;
         }
         if (c == '`') {
             Py_ssize_t run = i;
