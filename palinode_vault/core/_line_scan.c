@@ -4,8 +4,8 @@
    is not sure, and then the Python scanner reads the note (which may in turn hand it to
    markdown-it). It follows line_scan.py statement by statement, each regular expression written
    out as the loop it amounts to (the comments name them), and gives up on everything else:
-   tabs, carriage returns, form feeds and vertical tabs anywhere in the note, an HTML block, and
-   an inline HTML comment with a '-' inside. tests/test_core_line_scan_c.py checks that whenever
+   carriage returns, form feeds and vertical tabs anywhere in the note, an HTML block, an inline
+   HTML comment with a '-' inside, and a tab past a line's indentation. tests/test_core_line_scan_c.py checks that whenever
    it answers, it answers as line_scan.py does (drawn notes and the help vault in every
    language), and the parse tests check both against markdown-it. Offsets are code points of the Python string, as in Python;
    character classes use the same Unicode tables as str.isdigit, str.isalpha, str.isspace and re.
@@ -787,7 +787,19 @@ static Py_ssize_t table_columns(const Text *t, Py_ssize_t hs, Py_ssize_t he, Py_
 
 typedef struct {
     Py_ssize_t start, end;
+    int tab; /* the line holds a tab */
 } Line;
+
+/* A line's leading spaces and tabs as the columns markdown-it counts (tab stops of 4, what
+   `_expand_tabs` makes of them); the offset of its first other character in *rest. */
+static Py_ssize_t columns_before(const Text *t, Py_ssize_t s, Py_ssize_t e, Py_ssize_t *rest)
+{
+    Py_ssize_t column = 0, k = s;
+    for (; k < e && (CH(t, k) == ' ' || CH(t, k) == '\t'); k++)
+        column = CH(t, k) == '\t' ? column + 4 - column % 4 : column + 1;
+    *rest = k;
+    return column;
+}
 
 /* `_scan_table` from line index i; the index of the line after it in *next, the offset in *base. */
 static int scan_table(PyObject *body, const Text *t, const Line *lines, Py_ssize_t nlines, Py_ssize_t i,
@@ -819,6 +831,10 @@ static int scan_table(PyObject *body, const Text *t, const Line *lines, Py_ssize
             }
             if (c == '#' && atx_open(t, k, re))
                 break;
+            if (lines[j].tab) {
+                result = NOT_SURE; /* a tab in a row: markdown-it decides */
+                break;
+            }
         }
         if (j != i + 1) {
             Py_ssize_t n = row_cells(t, rs, re, cells, columns + 1);
@@ -891,7 +907,7 @@ static int scan_lines(PyObject *body, const Text *t, const Line *lines, Py_ssize
         if (quote_fence.ch) {
             int has_text = 0;
             for (Py_ssize_t k = ls; k < le; k++)
-                if (CH(t, k) != ' ') {
+                if (CH(t, k) != ' ' && CH(t, k) != '\t') {
                     has_text = 1;
                     break;
                 }
@@ -901,8 +917,12 @@ static int scan_lines(PyObject *body, const Text *t, const Line *lines, Py_ssize
                     return NOT_SURE; /* the quote may end here */
                 /* `_closes_quote_fence` */
                 Py_ssize_t content = ls + lead + 1;
-                Py_ssize_t st = content + lead_spaces(t, content, le);
+                Py_ssize_t st = content;
+                while (st < le && (CH(t, st) == ' ' || CH(t, st) == '\t'))
+                    st++;
                 if (starts_with_run(t, st, le, quote_fence.ch, quote_fence.length)) {
+                    if (find(t, '\t', 0, content, st) != -1)
+                        return NOT_SURE; /* tabs after '>': columns only markdown-it counts */
                     Py_ssize_t c2 = content < le && CH(t, content) == ' ' ? content + 1 : content;
                     if (lead_spaces(t, c2, le) < 4 && only_run(t, st, le, quote_fence.ch)) {
                         if (add_code(o, quote_fence.start, step_end) < 0)
@@ -919,12 +939,12 @@ static int scan_lines(PyObject *body, const Text *t, const Line *lines, Py_ssize
         }
         if (item_fence.ch) {
             /* `_closes_item_fence` */
-            Py_ssize_t lead = lead_spaces(t, ls, le);
-            if (ls + lead < le) {
+            Py_ssize_t rest = ls, lead = columns_before(t, ls, le, &rest);
+            if (rest < le) {
                 if (lead < item_fence.item)
                     return NOT_SURE;
-                if (lead - item_fence.item < 4 && starts_with_run(t, ls + lead, le, item_fence.ch, item_fence.length) &&
-                    only_run(t, ls + lead, le, item_fence.ch)) {
+                if (lead - item_fence.item < 4 && starts_with_run(t, rest, le, item_fence.ch, item_fence.length) &&
+                    only_run(t, rest, le, item_fence.ch)) {
                     if (add_code(o, item_fence.start, step_end) < 0)
                         return -1;
                     item_fence.ch = 0;
@@ -945,13 +965,18 @@ static int scan_lines(PyObject *body, const Text *t, const Line *lines, Py_ssize
             prev_s = ls, prev_e = le;
             continue;
         }
-        Py_ssize_t indent = lead_spaces(t, ls, le);
-        if (indent == n) { /* blank */
+        /* Leading tabs count as the columns they stand for; the line after them is the same (the
+           Python scanner expands them, `_expand_tabs`). A tab further in: `tab_inside`. */
+        Py_ssize_t st = ls; /* `stripped` starts here */
+        Py_ssize_t indent = lines[i].tab ? columns_before(t, ls, le, &st) : lead_spaces(t, ls, le);
+        if (!lines[i].tab)
+            st = ls + indent;
+        int tab_inside = lines[i].tab && find(t, '\t', 0, st, le) != -1;
+        if (st == le) { /* blank */
             in_paragraph = 0;
             prev_s = ls, prev_e = le;
             continue;
         }
-        Py_ssize_t st = ls + indent; /* `stripped` starts here */
         Py_UCS4 s0 = CH(t, st);
         if (indented_start >= 0) {
             if (indent >= 4) {
@@ -965,9 +990,10 @@ static int scan_lines(PyObject *body, const Text *t, const Line *lines, Py_ssize
         }
         if (indent >= 4 && in_container) {
             /* `_deep_item_fence` */
-            if (item_indent >= 0 && (s0 == '`' || s0 == '~') && indent - item_indent >= 0 && indent - item_indent < 4) {
-                Py_ssize_t len = 0, at = fence_open(t, ls + item_indent, le, &len);
-                if (at >= 0) {
+            if (!tab_inside && item_indent >= 0 && (s0 == '`' || s0 == '~') && indent - item_indent >= 0 &&
+                indent - item_indent < 4) {
+                Py_ssize_t len = fence_run(t, st, le), at = st; /* fewer than 4 columns past the item's content */
+                if (len) {
                     item_fence.ch = CH(t, at), item_fence.length = len, item_fence.start = base, item_fence.item = item_indent;
                     in_paragraph = 0;
                     prev_s = ls, prev_e = le;
@@ -1005,6 +1031,9 @@ static int scan_lines(PyObject *body, const Text *t, const Line *lines, Py_ssize
             prev_s = ls, prev_e = le;
             continue;
         }
+        if (tab_inside)
+            return NOT_SURE;
+        /* From here a line indented by less than 4 columns has no tab at all. */
         if (indent == 0 && blank(t, prev_s, prev_e)) {
             /* `not _opens_container(line)` */
             int opens = (in_set(s0, "->*+") || Py_UNICODE_ISDIGIT(s0)) && container_start(t, ls, le);
@@ -1014,7 +1043,17 @@ static int scan_lines(PyObject *body, const Text *t, const Line *lines, Py_ssize
         if (indent < 4 && i + 1 < nlines && find(t, '|', 0, ls, le) != -1) {
             Py_ssize_t ds = lines[i + 1].start, de = lines[i + 1].end;
             Py_ssize_t dl = ds + lead_spaces(t, ds, de);
-            if (dl < de && in_set(CH(t, dl), "|-:")) {
+            if (lines[i + 1].tab) {
+                /* a table with tabs in its first rows: markdown-it decides */
+                Py_ssize_t k = ds;
+                while (k < de && (CH(t, k) == ' ' || CH(t, k) == '\t'))
+                    k++;
+                int shape = de - k >= 2 && in_set(CH(t, k), "|-:");
+                for (Py_ssize_t m = k; shape && m < de; m++)
+                    shape = in_set(CH(t, m), "|-: \t");
+                if (shape)
+                    return NOT_SURE;
+            } else if (dl < de && in_set(CH(t, dl), "|-:")) {
                 Py_ssize_t columns = table_columns(t, ls, le, ds, de);
                 if (columns) {
                     if (in_container)
@@ -1170,7 +1209,7 @@ static int scan_lines(PyObject *body, const Text *t, const Line *lines, Py_ssize
     if (tail < size) {
         int spaces = 1;
         for (Py_ssize_t k = tail; k < size; k++)
-            if (CH(t, k) != ' ') {
+            if (CH(t, k) != ' ' && CH(t, k) != '\t') {
                 spaces = 0;
                 break;
             }
@@ -1201,8 +1240,8 @@ static PyObject *py_scan(PyObject *self, PyObject *arg)
     Py_ssize_t nlines = 1;
     for (Py_ssize_t k = 0; k < t.size; k++) {
         Py_UCS4 c = CH(&t, k);
-        if (c == '\t' || c == '\r' || c == 0x0b || c == 0x0c)
-            Py_RETURN_FALSE; /* columns and line ends only the Python scanner follows */
+        if (c == '\r' || c == 0x0b || c == 0x0c)
+            Py_RETURN_FALSE; /* line ends and spaces only the Python scanner follows */
         if (c == '\n')
             nlines++;
     }
@@ -1210,13 +1249,19 @@ static PyObject *py_scan(PyObject *self, PyObject *arg)
     if (lines == NULL)
         return PyErr_NoMemory();
     Py_ssize_t j = 0, s = 0;
-    for (Py_ssize_t k = 0; k < t.size; k++)
-        if (CH(&t, k) == '\n') {
-            lines[j].start = s, lines[j].end = k;
+    int tab = 0;
+    for (Py_ssize_t k = 0; k < t.size; k++) {
+        Py_UCS4 c = CH(&t, k);
+        if (c == '\t')
+            tab = 1;
+        else if (c == '\n') {
+            lines[j].start = s, lines[j].end = k, lines[j].tab = tab;
             j++;
             s = k + 1;
+            tab = 0;
         }
-    lines[j].start = s, lines[j].end = t.size;
+    }
+    lines[j].start = s, lines[j].end = t.size, lines[j].tab = tab;
 
     Out o = {PyList_New(0), PyList_New(0), PyList_New(0), KIND_WIKI, KIND_EMBED, KIND_MD, KIND_MD_EMBED};
     PyObject *result = NULL;
