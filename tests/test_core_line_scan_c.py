@@ -159,3 +159,26 @@ def test_the_c_scanner_agrees_on_every_language_of_the_help():
             taken += 1
             assert found == line_scan.scan_in_python(body), path.relative_to(corpus).as_posix()
     assert taken > 6000  # of 6,278: every note without HTML blocks or tabs inside lines the Python scanner takes (6,068)
+
+
+@needs_compiled
+@pytest.mark.parametrize(
+    "body",
+    [
+        "[" * 50_000,
+        "`" * 3_000 + ("`" * 2_999 + "a") * 300,  # a wide code span opener over many shorter runs
+        "[x" * 20_000,
+        "<a " * 20_000,
+        "[[a" * 20_000,
+        "- " * 20_000 + "[[x]]",
+        "> " * 3_000 + "x",
+        "|a" * 20_000 + "\n|-" * 2,
+    ],
+    ids=["brackets", "backtick-runs", "open-labels", "open-tags", "open-wikilinks", "deep-list", "deep-quote", "wide-table"],
+)
+def test_hostile_lines_get_the_python_scanners_answer(body):
+    # Each takes one pass in C (no search restarted per bracket or per backtick run); the suite's
+    # timeout is the only clock here (speed is measured in bench/, docs/BENCHMARKS.md).
+    assert compiled is not None
+    found = compiled(body)
+    assert found is False or found == line_scan.scan_in_python(body)

@@ -563,6 +563,7 @@ static Py_ssize_t html_tag(const Text *t, Py_ssize_t i, Py_ssize_t e)
 static int scan_line(PyObject *body, const Text *t, Py_ssize_t s, Py_ssize_t e, Out *o)
 {
     Py_ssize_t pos = s, consumed = s, close = -1;
+    Py_ssize_t shut_at = -1; /* the first ']' at or after the current '[' + 1 (e: none), reused while ahead */
     Py_ssize_t last_md_close = rfind2(t, ']', '(', s, e); /* -1 when none: below every pos */
     while (pos < e) {
         Py_ssize_t i = pos;
@@ -606,13 +607,22 @@ static int scan_line(PyObject *body, const Text *t, Py_ssize_t s, Py_ssize_t e, 
                 run++;
             Py_ssize_t width = run - i, j = run;
             for (;;) {
-                /* j = line.find("`" * width, j) */
+                /* j = line.find("`" * width, j): the first run of at least `width` backticks
+                   (shorter runs skipped whole, so a hostile line costs one pass, not one per run) */
                 Py_ssize_t f = -1;
-                for (Py_ssize_t k = j; k + width <= e; k++) {
-                    if (starts_with_run(t, k, e, '`', width)) {
+                for (Py_ssize_t k = j; k < e;) {
+                    if (CH(t, k) != '`') {
+                        k++;
+                        continue;
+                    }
+                    Py_ssize_t r = k;
+                    while (r < e && CH(t, r) == '`')
+                        r++;
+                    if (r - k >= width) {
                         f = k;
                         break;
                     }
+                    k = r;
                 }
                 if (f == -1)
                     return NOT_SURE; /* may close on a later line, or be literal */
@@ -658,7 +668,12 @@ static int scan_line(PyObject *body, const Text *t, Py_ssize_t s, Py_ssize_t e, 
                 pos = consumed = end;
                 continue;
             }
-            Py_ssize_t shut = find(t, ']', 0, i + 1, e);
+            if (shut_at < i + 1) {
+                shut_at = find(t, ']', 0, i + 1, e);
+                if (shut_at == -1)
+                    shut_at = e; /* none on the rest of the line (a line of 50,000 '[' is one pass) */
+            }
+            Py_ssize_t shut = shut_at < e ? shut_at : -1;
             if (shut != -1) {
                 Py_UCS4 after = shut + 1 < e ? CH(t, shut + 1) : 0;
                 int plain = 1;
