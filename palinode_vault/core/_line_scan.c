@@ -217,6 +217,20 @@ static int delimiter_row(const Text *t, Py_ssize_t s, Py_ssize_t e)
     return 1;
 }
 
+/* A list item's marker at k, `[-*+]|\d{1,9}[.)]`: the index after it, or -1. */
+static Py_ssize_t list_marker(const Text *t, Py_ssize_t k, Py_ssize_t e)
+{
+    Py_UCS4 c = CH(t, k);
+    if (c == '-' || c == '*' || c == '+')
+        return k + 1;
+    Py_ssize_t d = k;
+    while (k < e && Py_UNICODE_ISDECIMAL(CH(t, k)))
+        k++;
+    if (k == d || k - d > 9 || k >= e || (CH(t, k) != '.' && CH(t, k) != ')'))
+        return -1;
+    return k + 1;
+}
+
 /* `_CONTAINER_START.match` = ` {0,3}(?:>|(?:[-*+]|\d{1,9}[.)])(?: |$))` at k. */
 static int container_start(const Text *t, Py_ssize_t k, Py_ssize_t e)
 {
@@ -226,20 +240,10 @@ static int container_start(const Text *t, Py_ssize_t k, Py_ssize_t e)
     k += lead;
     if (k >= e)
         return 0;
-    Py_UCS4 c = CH(t, k);
-    if (c == '>')
+    if (CH(t, k) == '>')
         return 1;
-    if (c == '-' || c == '*' || c == '+') {
-        k++;
-    } else {
-        Py_ssize_t d = k;
-        while (k < e && Py_UNICODE_ISDECIMAL(CH(t, k)))
-            k++;
-        if (k == d || k - d > 9 || k >= e || (CH(t, k) != '.' && CH(t, k) != ')'))
-            return 0;
-        k++;
-    }
-    return k == e || CH(t, k) == ' ';
+    k = list_marker(t, k, e);
+    return k >= 0 && (k == e || CH(t, k) == ' ');
 }
 
 /* `_content_indent`: the column where a list item's content starts, or -1 (None). */
@@ -249,17 +253,9 @@ static Py_ssize_t content_indent(const Text *t, Py_ssize_t s, Py_ssize_t e)
     Py_ssize_t k = s + lead_spaces(t, s, e);
     if (k - s > 3 || k >= e)
         return -1;
-    Py_UCS4 c = CH(t, k);
-    if (c == '-' || c == '*' || c == '+') {
-        k++;
-    } else {
-        Py_ssize_t d = k;
-        while (k < e && Py_UNICODE_ISDECIMAL(CH(t, k)))
-            k++;
-        if (k == d || k - d > 9 || k >= e || (CH(t, k) != '.' && CH(t, k) != ')'))
-            return -1;
-        k++;
-    }
+    k = list_marker(t, k, e);
+    if (k < 0)
+        return -1;
     Py_ssize_t spaces = lead_spaces(t, k, e);
     Py_ssize_t end = k + spaces;
     if ((end < e && CH(t, end) == '>') || container_start(t, end, e))
