@@ -275,10 +275,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--function-scale", type=float, default=FUNCTION_SCALE, help="the grammar words' feature value (0: not used)")
     ap.add_argument(
         "--context",
-        choices=("keep", "leave-out"),
+        choices=("keep", "leave-out", "none"),
         default=CONTEXT,
         help="a sentence holding fewer of a memory's keywords than its likeliest sentence (its context): "
-        "trained on as that memory's type (keep) or not trained on (leave-out)",
+        "trained on as that memory's type (keep), as no memory (none) or not trained on (leave-out)",
     )
     ap.add_argument(
         "--no-placement", action="store_true", help="read the sentence alone, not where it was said (judge.PLACEMENT)"
@@ -310,9 +310,10 @@ def main(argv: list[str] | None = None) -> int:
     x, model_id = feature_matrix(rows, function_words, args.function_scale, not args.no_placement, args.line_scale)
     y = np.array([CLASSES.index(r["label"]) for r in rows])
     central = np.array([r["central"] for r in rows])
-    trained = central | (args.context == "keep")  # the rows a fit learns from
+    trained = central | (args.context != "leave-out")  # the rows a fit learns from
     weight = np.array([args.secret_weight if r["secret"] else 1.0 for r in rows])
     y_strict = np.where(central, y, 0)  # a memory's context counted as no memory
+    y_fit = y_strict if args.context == "none" else y  # "none": context is trained on as no memory
     real = np.array([not r.get("copy") for r in rows])  # copies are trained on, never judged
     sets = np.array([r["set"] for r in rows])
     cases = np.array([f"{r['set']}:{r['case']}" for r in rows])
@@ -329,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         fold = (sets != name) & trained
         if not test.any() or not fold.any():
             continue
-        p = probabilities(x[test], fit(x[fold], y[fold], args.l2, weight[fold]))
+        p = probabilities(x[test], fit(x[fold], y_fit[fold], args.l2, weight[fold]))
         held_out[name] = scores(p, y[test])
         pooled_p.append(p)
         pooled_y.append(y[test])
@@ -367,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": round(time.monotonic() - started, 1),
     }
     if not args.cv_only:
-        w = fit(x[trained], y[trained], args.l2, weight[trained])
+        w = fit(x[trained], y_fit[trained], args.l2, weight[trained])
         data = {
             "about": "statement judge weights; written by bench/train_judge.py, read by palinode_vault/memory/extraction/judge.py",
             "embedding_model": model_id,
