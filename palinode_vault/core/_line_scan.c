@@ -48,6 +48,9 @@ static int is_ascii_punct(Py_UCS4 c)
     return (c >= '!' && c <= '/') || (c >= ':' && c <= '@') || (c >= '[' && c <= '`') || (c >= '{' && c <= '~');
 }
 
+/* `_SPECIAL` = `[\[`<\\]`: where the inline scan stops. */
+static int is_special(Py_UCS4 c) { return c == '[' || c == '`' || c == '<' || c == '\\'; }
+
 static int in_set(Py_UCS4 c, const char *set)
 {
     if (c > 127 || c == 0)
@@ -89,31 +92,35 @@ static Py_ssize_t rfind2(const Text *t, Py_UCS4 a, Py_UCS4 b, Py_ssize_t from, P
     return -1;
 }
 
+/* A list item's marker at k < e, `[-*+]|\d{1,max_digits}[.)]` (`\d+` when max_digits is 0):
+   the index after it, or -1. */
+static Py_ssize_t list_marker(const Text *t, Py_ssize_t k, Py_ssize_t e, Py_ssize_t max_digits)
+{
+    Py_UCS4 c = CH(t, k);
+    if (c == '-' || c == '*' || c == '+')
+        return k + 1;
+    Py_ssize_t d = k;
+    while (k < e && Py_UNICODE_ISDECIMAL(CH(t, k)))
+        k++;
+    if (k == d || (max_digits && k - d > max_digits) || k >= e || (CH(t, k) != '.' && CH(t, k) != ')'))
+        return -1;
+    return k + 1;
+}
+
 /* A marker of a list item or quote at k: `[-*+]|\d+[.)]` followed by [ \t]+, or `>[ \t]*`;
    the index after it (and its spaces), or -1. */
 static Py_ssize_t container_marker(const Text *t, Py_ssize_t k, Py_ssize_t e)
 {
     if (k >= e)
         return -1;
-    Py_UCS4 c = CH(t, k);
-    if (c == '>') {
+    if (CH(t, k) == '>') {
         k++;
         while (k < e && (CH(t, k) == ' ' || CH(t, k) == '\t'))
             k++;
         return k;
     }
-    if (c == '-' || c == '*' || c == '+') {
-        k++;
-    } else if (Py_UNICODE_ISDECIMAL(c)) {
-        while (k < e && Py_UNICODE_ISDECIMAL(CH(t, k)))
-            k++;
-        if (k >= e || (CH(t, k) != '.' && CH(t, k) != ')'))
-            return -1;
-        k++;
-    } else {
-        return -1;
-    }
-    if (k >= e || (CH(t, k) != ' ' && CH(t, k) != '\t'))
+    k = list_marker(t, k, e, 0);
+    if (k < 0 || k >= e || (CH(t, k) != ' ' && CH(t, k) != '\t'))
         return -1;
     while (k < e && (CH(t, k) == ' ' || CH(t, k) == '\t'))
         k++;
@@ -217,20 +224,6 @@ static int delimiter_row(const Text *t, Py_ssize_t s, Py_ssize_t e)
     return 1;
 }
 
-/* A list item's marker at k, `[-*+]|\d{1,9}[.)]`: the index after it, or -1. */
-static Py_ssize_t list_marker(const Text *t, Py_ssize_t k, Py_ssize_t e)
-{
-    Py_UCS4 c = CH(t, k);
-    if (c == '-' || c == '*' || c == '+')
-        return k + 1;
-    Py_ssize_t d = k;
-    while (k < e && Py_UNICODE_ISDECIMAL(CH(t, k)))
-        k++;
-    if (k == d || k - d > 9 || k >= e || (CH(t, k) != '.' && CH(t, k) != ')'))
-        return -1;
-    return k + 1;
-}
-
 /* `_CONTAINER_START.match` = ` {0,3}(?:>|(?:[-*+]|\d{1,9}[.)])(?: |$))` at k. */
 static int container_start(const Text *t, Py_ssize_t k, Py_ssize_t e)
 {
@@ -242,7 +235,7 @@ static int container_start(const Text *t, Py_ssize_t k, Py_ssize_t e)
         return 0;
     if (CH(t, k) == '>')
         return 1;
-    k = list_marker(t, k, e);
+    k = list_marker(t, k, e, 9);
     return k >= 0 && (k == e || CH(t, k) == ' ');
 }
 
@@ -253,7 +246,7 @@ static Py_ssize_t content_indent(const Text *t, Py_ssize_t s, Py_ssize_t e)
     Py_ssize_t k = s + lead_spaces(t, s, e);
     if (k - s > 3 || k >= e)
         return -1;
-    k = list_marker(t, k, e);
+    k = list_marker(t, k, e, 9);
     if (k < 0)
         return -1;
     Py_ssize_t spaces = lead_spaces(t, k, e);
@@ -563,7 +556,7 @@ static int scan_line(PyObject *body, const Text *t, Py_ssize_t s, Py_ssize_t e, 
     Py_ssize_t last_md_close = rfind2(t, ']', '(', s, e); /* -1 when none: below every pos */
     while (pos < e) {
         Py_ssize_t i = pos;
-        while (i < e && !in_set(CH(t, i), "[`<\\"))
+        while (i < e && !is_special(CH(t, i)))
             i++;
         if (i >= e) {
             if (last_md_close >= pos)
@@ -674,7 +667,7 @@ static int scan_line(PyObject *body, const Text *t, Py_ssize_t s, Py_ssize_t e, 
                 Py_UCS4 after = shut + 1 < e ? CH(t, shut + 1) : 0;
                 int plain = 1;
                 for (Py_ssize_t k = i + 1; k < shut; k++)
-                    if (in_set(CH(t, k), "[`<\\")) {
+                    if (is_special(CH(t, k))) {
                         plain = 0;
                         break;
                     }
@@ -873,7 +866,7 @@ static int scan_table(PyObject *body, const Text *t, const Line *lines, Py_ssize
                 }
                 int special = 0;
                 for (Py_ssize_t m = a; m < b; m++)
-                    if (in_set(CH(t, m), "[`<\\") || (CH(t, m) == ']' && m + 1 < b && CH(t, m + 1) == '(')) {
+                    if (is_special(CH(t, m)) || (CH(t, m) == ']' && m + 1 < b && CH(t, m + 1) == '(')) {
                         special = 1;
                         break;
                     }
@@ -1203,7 +1196,7 @@ static int scan_lines(PyObject *body, const Text *t, const Line *lines, Py_ssize
         }
         for (Py_ssize_t k = ls; k < le; k++) {
             Py_UCS4 c = CH(t, k);
-            if (c == '[' || c == '`' || c == '<' || c == '\\' || (c == ']' && k + 1 < le && CH(t, k + 1) == '(')) {
+            if (is_special(c) || (c == ']' && k + 1 < le && CH(t, k + 1) == '(')) {
                 r = scan_line(body, t, ls, le, o);
                 if (r)
                     return r;
