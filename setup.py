@@ -61,21 +61,26 @@ def _note(message: str) -> None:
     print(f"palinode-vault: {message}; the package stays pure Python (same behaviour, slower cold scans)", file=sys.stderr)
 
 
+WHEEL_BUILDS = ("bdist_wheel", "build_ext", "build")  # commands that compile (not sdist, egg_info)
+EDITABLE_BUILDS = ("editable_wheel", "develop")  # an editable install: the C scanner only
+
+
+def _compiling(commands: tuple[str, ...]) -> bool:
+    """Whether this run of setup.py is one of `commands` and compiling is not switched off."""
+    return os.environ.get("PALINODE_PURE_PYTHON") != "1" and any(command in sys.argv for command in commands)
+
+
 def c_extensions() -> list:
     """The line scanner in C (core/_line_scan.c), for every build that compiles anything."""
-    if os.environ.get("PALINODE_PURE_PYTHON") == "1":
+    if not _compiling(WHEEL_BUILDS + EDITABLE_BUILDS):
         return []
-    if not any(command in sys.argv for command in ("bdist_wheel", "build_ext", "build", "editable_wheel", "develop")):
-        return []  # sdist, egg_info: nothing to compile
     return [Extension("palinode_vault.core._line_scan", ["palinode_vault/core/_line_scan.c"])]
 
 
 def compiled_extensions() -> list:
     """mypyc's extensions for `COMPILED`, or none (with a note saying why)."""
-    if os.environ.get("PALINODE_PURE_PYTHON") == "1":
-        return []
-    if not any(command in sys.argv for command in ("bdist_wheel", "build_ext", "build")):
-        return []  # sdist, egg_info, an editable install: nothing to compile
+    if not _compiling(WHEEL_BUILDS):
+        return []  # sdist, egg_info, an editable install: nothing for mypyc
     try:
         from mypyc.build import mypycify
     except ImportError:
