@@ -640,31 +640,36 @@ class Updater:
             old = self._find_by_title(item.replaces, kind)
             if old and self._replaces(item, old):
                 return self._supersede(item, self.successor(old), None)
-        near = self._near_decision(item, j, path, judged)
+        near = self._near_decision(item, j, path, measured, judged)
         if near is not None and item.confidence >= self.s.extraction.confidence_threshold:
             # Near an active decision's subject, below where it counts as on it: filed, a
             # replacement would leave the decision it replaces active beside it (two on test20's
             # first run, at coverage 0.45; t38-01 and t39-02, said in new words, at coverage 0.26
             # and 0.37 but similarity 0.45 and 0.54), and the judge does not say which it is.
-            how = measured if near == path else f"similarity {dict((p, s) for _, p, s in judged)[near]:.2f} to it"
+            decision, how = near
             return self._inbox(
                 item,
-                f"the judge's word alone does not say whether it is new beside {near} or replaces it ({how})",
-                asks=self._asks(item, near),
+                f"the judge's word alone does not say whether it is new beside {decision} or replaces it ({how})",
+                asks=self._asks(item, decision),
             )
         return self._add(item, f"new fact; closest {path} ({measured})")
 
-    def _near_decision(self, item: Item, j: Judgement, path: str, judged: list[tuple[Judgement, str, float]]) -> str | None:
-        """The active decision a decision filed on the judge's word would stand beside (None: none):
-        the note it covers best, at `statement_near` coverage, or else the decision most alike
-        at `decision_near` dedup similarity."""
+    def _near_decision(
+        self, item: Item, j: Judgement, path: str, measured: str, judged: list[tuple[Judgement, str, float]]
+    ) -> tuple[str, str] | None:
+        """The active decision a decision filed on the judge's word would stand beside, and how
+        close it is (None: none): the note it covers best, at `statement_near` coverage, or else
+        the decision most alike at `decision_near` dedup similarity."""
         u = self.s.update
         if not item.judged:
             return None
         if u.statement_near is not None and j.coverage >= u.statement_near and self._asks(item, path):
-            return path
+            return path, measured
         close = [(s, p) for _, p, s in judged if u.decision_near is not None and s >= u.decision_near and self._asks(item, p)]
-        return max(close)[1] if close else None
+        if not close:
+            return None
+        similarity, decision = max(close)
+        return decision, f"similarity {similarity:.2f} to it"
 
     def replaced_note(self, item: Item, kind: str) -> str | None:
         """The active note of `kind` that an item says it replaces ("This replaces our current SMS
