@@ -8,6 +8,7 @@ import base64
 import json
 import string
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -142,9 +143,17 @@ made_up = st.one_of(
     ).map(" ".join),
     st.lists(_text(4, "bcdfghjklmnpqrstvwxz"), min_size=4, max_size=4).map(" ".join),
 )
-credential_talk = st.sampled_from(
-    ["the door code", "my pin", "the wifi password", "the passcode", "a backup code", "the api key", "a senha", "das Passwort"]
-)
+CREDENTIAL_TALK = [
+    "the door code",
+    "my pin",
+    "the wifi password",
+    "the passcode",
+    "a backup code",
+    "the api key",
+    "a senha",
+    "das Passwort",
+]
+credential_talk = st.sampled_from(CREDENTIAL_TALK)
 said_as = st.sampled_from(["{talk} is {value}", "{talk}: {value}", "{talk}? it's {value}", "here's {talk} -> {value}"])
 
 
@@ -158,13 +167,23 @@ def test_the_net_withholds_made_up_codes_around_credential_talk(value, talk, for
     assert all(value not in text for text, _ in secrets.redact_conversation(turns)), turns
 
 
-plain_in_talk = st.one_of(date, version, st.sampled_from(["9:40", "14:30", "3rd", "12-hour", "2026", "50%", "#2BB3A8"]))
+PLAIN_VALUES = ["9:40", "14:30", "3rd", "12-hour", "2026", "50%", "#2BB3A8"]
+plain_in_talk = st.one_of(date, version, st.sampled_from(PLAIN_VALUES))
 
 
 @settings(max_examples=80, deadline=None)
 @given(value=plain_in_talk, talk=credential_talk, before=prose)
 def test_dates_times_and_versions_stay_in_credential_talk(value, talk, before):
     text = f"{before} we reset {talk} on {value} after the audit"
+    assert redact_conversation_text(text) == text
+
+
+@pytest.mark.parametrize("talk", CREDENTIAL_TALK)
+@pytest.mark.parametrize("value", PLAIN_VALUES)
+def test_every_fixed_plain_value_stays_in_every_credential_talk(value, talk):
+    # The draw above meets each pair only by chance; a refit of the net must keep all of them
+    # (session 24: a 55-set refit withheld "#2BB3A8" after "my pin" and was put back).
+    text = f" we reset {talk} on {value} after the audit"
     assert redact_conversation_text(text) == text
 
 
