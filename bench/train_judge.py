@@ -4,10 +4,12 @@ Each conversation of the given sets is cut into the person's sentences the way t
 cuts it (secrets redacted, questions and passing context left out); a sentence holding one of an
 expected memory's keywords is labelled with that memory's type, every other sentence "none".
 Repeat cases (the vault already holds the fact) are left out: their sentences are memories the
-vault has, not sentences that are no memory. A softmax regression (L2, plain gradient descent from
-zero: the same data gives the same weights) over the sentence's MiniLM embedding, its cue, its
-grammar words (cue_words/<lang>.toml [judge]) and where it was said (judge.PLACEMENT, and the
-line's embedding) is fitted, and before that each set is held out in turn and judged by weights
+vault has, not sentences that are no memory. One hidden layer of `HIDDEN` ReLU units (L2, Adam
+from weights drawn with a fixed seed; `--hidden 0`: a softmax regression by plain gradient descent
+from zero; either way the same data gives the same weights) over the sentence's MiniLM embedding,
+its cue, its grammar words (cue_words/<lang>.toml [judge]), where it was said (judge.PLACEMENT,
+and the line's embedding) and how like its neighbours, line and message it is (judge.NEIGHBOURS)
+is fitted, and before that each set is held out in turn and judged by weights
 trained on the others. A sentence that still holds its case's secret is trained as no memory,
 `SECRET_WEIGHT` times over. Besides sentence counts, the cross-validation reports what review would hold: per conversation, the statements the judge rates likeliest (as
 many as PROGRAM.md's `review_per_pass`) at or above each threshold, how many conversations with a
@@ -33,13 +35,13 @@ from pathlib import Path
 import numpy as np
 
 from palinode_vault.core.program import Extraction
-from palinode_vault.memory.extraction.judge import PLACEMENT
+from palinode_vault.memory.extraction.judge import NEIGHBOURS, PLACEMENT
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 EVAL = HERE / "extraction-eval"
 #: Every development set (bench/README.md); never a frozen test set not yet run.
-DEFAULT_SETS = "cases,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,heldout7,heldout8,secrets1,secrets2,secrets3,test1,test2,test3,test4,test5,test6,test7,test8,test9,test10,test11,test12,test13,test14,test15,test16,test17,test18,test19,test20,test21,test22,test23,test24,test25,test26,test27,test28,test29,test30,test31,test32,test34,test35,test36,test37,test38,test39,test40,test41,test42,test43,test44"
+DEFAULT_SETS = "cases,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,heldout7,heldout8,secrets1,secrets2,secrets3,test1,test2,test3,test4,test5,test6,test7,test8,test9,test10,test11,test12,test13,test14,test15,test16,test17,test18,test19,test20,test21,test22,test23,test24,test25,test26,test27,test28,test29,test30,test31,test32,test34,test35,test36,test37,test38,test39,test40,test41,test42,test43,test44,test45,test46,test47"
 CLASSES = ["none", "Decision", "ProjectSnapshot", "Insight", "PersonMemory", "ResearchRef", "ActionItem"]
 L2 = 0.3
 #: The grammar words' feature value (cue_words/<lang>.toml [judge]): 0.5 beside the 384 embedding
@@ -58,6 +60,12 @@ SECRET_WEIGHT = 10.0
 LINE_SCALE = 0.5
 STEPS = 2000
 RATE = 1.0
+#: Hidden ReLU units (0: a softmax regression), and their training: Adam's step size, steps and
+#: the L2 on their weights; set by cross-validation (docs/BENCHMARKS.md, session 25).
+HIDDEN = 32
+HIDDEN_RATE = 0.003
+HIDDEN_STEPS = 400
+HIDDEN_L2 = 1e-3
 #: What one pass leaves for review at most: PROGRAM.md's `review_per_pass` default.
 PER_PASS = Extraction.model_fields["review_per_pass"].default
 THRESHOLDS = (0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)
@@ -140,58 +148,121 @@ def _said(expected: dict, sentence: str) -> int:
 
 
 def feature_matrix(
-    rows: list[dict], function_words: list[str], scale: float, placed: bool = True, line_scale: float = LINE_SCALE
+    rows: list[dict],
+    function_words: list[str],
+    scale: float,
+    placed: bool = True,
+    line_scale: float = LINE_SCALE,
+    neighbours: bool = True,
 ) -> tuple[np.ndarray, str]:
-    from palinode_vault.memory.extraction.judge import features
+    """The judge's features of each row (judge.features), as Judge.rate computes them."""
+    from palinode_vault.memory.extraction.judge import features, neighbour_values
     from palinode_vault.models.embedder import Embedder
 
-    lines = sorted({r["placed"].line for r in rows}) if line_scale else []
+    wanted = [r["sentence"] for r in rows]
+    for r in rows:
+        at = r["placed"]
+        wanted += [t for t in (at.line, at.turn or at.line, at.previous, at.next) if t]
+    unique = list(dict.fromkeys(wanted))
     embedder = Embedder()
     try:
-        vectors = embedder.embed_many([r["sentence"] for r in rows] + lines)
+        vectors = embedder.embed_many(unique)
         model_id = embedder.model_id
     finally:
         embedder.close()
-    by_line = dict(zip(lines, vectors[len(rows) :]))
-    return np.array(
-        [
+    by_text = dict(zip(unique, vectors))
+    out = []
+    for r in rows:
+        at, v = r["placed"], by_text[r["sentence"]]
+        around = ()
+        if neighbours:
+            around = neighbour_values(
+                v,
+                by_text[at.previous] if at.previous else None,
+                by_text[at.next] if at.next else None,
+                by_text[at.line],
+                by_text[at.turn or at.line],
+            )
+        out.append(
             features(
                 v,
                 r["sentence"],
                 CLASSES[1:],
                 function_words,
                 scale,
-                r["placed"].values if placed else (),
-                by_line[r["placed"].line] if line_scale else (),
+                at.values if placed else (),
+                by_text[at.line] if line_scale else (),
                 line_scale,
+                around,
             )
-            for v, r in zip(vectors, rows)
-        ]
-    ), model_id
+        )
+    return np.array(out), model_id
 
 
-def fit(x: np.ndarray, y: np.ndarray, l2: float = L2, weight: np.ndarray | None = None) -> np.ndarray:
-    """Softmax regression with L2 on every weight but the bias row (the last feature); `weight`:
-    how much each row counts (1 each when None)."""
-    w = np.zeros((x.shape[1], len(CLASSES)))
-    target = np.eye(len(CLASSES))[y]
+#: A judge is a pair (hidden, output): `hidden` None for a softmax regression, else the first
+#: layer's weights (a row per feature, the bias feature's row last; ReLU units), and `output` a row
+#: per input of the softmax (the features, or the hidden units and a bias row).
+Weights = tuple[np.ndarray | None, np.ndarray]
+
+
+def fit(x: np.ndarray, y: np.ndarray, l2: float = L2, weight: np.ndarray | None = None, hidden: int = 0) -> Weights:
+    """A softmax regression (`hidden` 0) or one hidden layer of `hidden` ReLU units, with L2 on
+    every weight but the bias rows; `weight`: how much each row counts (1 each when None)."""
     counts = np.ones((len(x), 1)) if weight is None else weight.reshape(-1, 1)
+    target = np.eye(len(CLASSES))[y]
+    if hidden:
+        return _fit_hidden(x, target, counts / counts.sum(), hidden)
+    w = np.zeros((x.shape[1], len(CLASSES)))
     penalty = np.full((x.shape[1], 1), l2)
     penalty[-1] = 0.0
     for _ in range(STEPS):
-        z = x @ w
-        z -= z.max(axis=1, keepdims=True)
-        p = np.exp(z)
-        p /= p.sum(axis=1, keepdims=True)
-        w -= RATE * (x.T @ (counts * (p - target)) + penalty * w) / counts.sum()
-    return w
+        w -= RATE * (x.T @ (counts * (_softmax(x @ w) - target)) + penalty * w) / counts.sum()
+    return None, w
 
 
-def probabilities(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    z = x @ w
-    z -= z.max(axis=1, keepdims=True)
+def _fit_hidden(x: np.ndarray, target: np.ndarray, share: np.ndarray, units: int) -> Weights:
+    """One hidden layer by Adam on the whole set, from weights drawn with a fixed seed (the same
+    data gives the same judge), in float32 (it trains in minutes, not the better part of an hour)."""
+    rng = np.random.default_rng(0)
+    x = x.astype(np.float32)
+    share = share.astype(np.float32)
+    target = target.astype(np.float32)
+    first = (rng.standard_normal((x.shape[1], units)) / np.sqrt(x.shape[1])).astype(np.float32)
+    first[-1] = 0.0  # the bias feature's row
+    second = np.zeros((units + 1, len(CLASSES)), np.float32)
+    second[:-1] = rng.standard_normal((units, len(CLASSES))) / np.sqrt(units)
+    params = [first, second]
+    decay = [np.ones_like(first), np.ones_like(second)]  # L2 on every row but the biases
+    decay[0][-1] = decay[1][-1] = 0.0
+    moment = [np.zeros_like(w) for w in params]
+    square = [np.zeros_like(w) for w in params]
+    xt = np.ascontiguousarray(x.T)
+    for step in range(1, HIDDEN_STEPS + 1):
+        before = x @ first
+        inner = np.hstack([np.maximum(before, 0.0), np.ones((len(x), 1), np.float32)])
+        error = share * (_softmax(inner @ second) - target)
+        back = (error @ second[:-1].T) * (before > 0)
+        grads = [xt @ back + HIDDEN_L2 * decay[0] * first, inner.T @ error + HIDDEN_L2 * decay[1] * second]
+        for w, g, m, v in zip(params, grads, moment, square):
+            m *= 0.9
+            m += 0.1 * g
+            v *= 0.999
+            v += 0.001 * g * g
+            w -= HIDDEN_RATE * (m / (1 - 0.9**step)) / (np.sqrt(v / (1 - 0.999**step)) + 1e-8)
+    return first.astype(np.float64), second.astype(np.float64)
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(axis=1, keepdims=True)
     p = np.exp(z)
     return p / p.sum(axis=1, keepdims=True)
+
+
+def probabilities(x: np.ndarray, weights: Weights) -> np.ndarray:
+    hidden, output = weights
+    if hidden is not None:
+        x = np.hstack([np.maximum(x @ hidden, 0.0), np.ones((len(x), 1))])
+    return _softmax(x @ output)
 
 
 def scores(p: np.ndarray, y: np.ndarray) -> dict[str, dict]:
@@ -267,6 +338,10 @@ def file_threshold(filing: dict) -> float | None:
     return chosen
 
 
+def _rows(matrix: np.ndarray) -> str:
+    return ",\n".join("  " + json.dumps([round(float(v), 6) for v in row]) for row in matrix)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", default=DEFAULT_SETS, help="comma-separated set names in bench/extraction-eval/")
@@ -284,6 +359,13 @@ def main(argv: list[str] | None = None) -> int:
         "--no-placement", action="store_true", help="read the sentence alone, not where it was said (judge.PLACEMENT)"
     )
     ap.add_argument("--line-scale", type=float, default=LINE_SCALE, help="the line's embedding feature scale (0: not read)")
+    ap.add_argument(
+        "--neighbours",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="read how like its neighbours, line and message the sentence is (judge.NEIGHBOURS)",
+    )
+    ap.add_argument("--hidden", type=int, default=HIDDEN, help="hidden ReLU units (0: a softmax regression)")
     ap.add_argument(
         "--secret-weight",
         type=float,
@@ -307,7 +389,9 @@ def main(argv: list[str] | None = None) -> int:
     from palinode_vault.memory.extraction.cues import load
 
     function_words = list(load().function_words) if args.function_scale else []
-    x, model_id = feature_matrix(rows, function_words, args.function_scale, not args.no_placement, args.line_scale)
+    x, model_id = feature_matrix(
+        rows, function_words, args.function_scale, not args.no_placement, args.line_scale, args.neighbours
+    )
     y = np.array([CLASSES.index(r["label"]) for r in rows])
     central = np.array([r["central"] for r in rows])
     trained = central | (args.context != "leave-out")  # the rows a fit learns from
@@ -330,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
         fold = (sets != name) & trained
         if not test.any() or not fold.any():
             continue
-        p = probabilities(x[test], fit(x[fold], y_fit[fold], args.l2, weight[fold]))
+        p = probabilities(x[test], fit(x[fold], y_fit[fold], args.l2, weight[fold], args.hidden))
         held_out[name] = scores(p, y[test])
         pooled_p.append(p)
         pooled_y.append(y[test])
@@ -368,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": round(time.monotonic() - started, 1),
     }
     if not args.cv_only:
-        w = fit(x[trained], y_fit[trained], args.l2, weight[trained])
+        hidden, w = fit(x[trained], y_fit[trained], args.l2, weight[trained], args.hidden)
         data = {
             "about": "statement judge weights; written by bench/train_judge.py, read by palinode_vault/memory/extraction/judge.py",
             "embedding_model": model_id,
@@ -381,14 +465,18 @@ def main(argv: list[str] | None = None) -> int:
             "function_scale": args.function_scale,
             "placement": [] if args.no_placement else list(PLACEMENT),
             "line_scale": args.line_scale,
+            "neighbours": list(NEIGHBOURS) if args.neighbours else [],
             "secret_weight": args.secret_weight,
             "alone_copies": args.alone_copies,
-            "steps": STEPS,
-            "rate": RATE,
+            "steps": HIDDEN_STEPS if args.hidden else STEPS,
+            "rate": HIDDEN_RATE if args.hidden else RATE,
+            "hidden_l2": HIDDEN_L2 if args.hidden else None,
             **{k: v for k, v in report.items() if k != "seconds"},
         }
-        rows_text = ",\n".join("  " + json.dumps([round(float(v), 6) for v in row]) for row in w)
-        text = json.dumps(data, indent=1)[:-2] + ',\n "weights": [\n' + rows_text + "\n ]\n}\n"  # a row a line
+        text = json.dumps(data, indent=1)[:-2]
+        if hidden is not None:
+            text += ',\n "hidden": [\n' + _rows(hidden) + "\n ]"
+        text += ',\n "weights": [\n' + _rows(w) + "\n ]\n}\n"  # a row a line
         args.out.write_text(text, encoding="utf-8")
         report["written"] = str(args.out)
     if args.json:

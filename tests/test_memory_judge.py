@@ -14,7 +14,17 @@ import pytest
 
 from palinode_vault.memory.extraction.cues import type_by_wording
 from palinode_vault.memory.extraction.extract import extract_text
-from palinode_vault.memory.extraction.judge import PLACEMENT, WEIGHTS, Judge, Placed, judge_embedder, load_judge, placement
+from palinode_vault.memory.extraction.judge import (
+    NEIGHBOURS,
+    PLACEMENT,
+    WEIGHTS,
+    Judge,
+    Placed,
+    judge_embedder,
+    load_judge,
+    neighbour_values,
+    placement,
+)
 from palinode_vault.memory.extraction.numbered import number_statements
 from palinode_vault.memory.extraction.transcript import parse_transcript
 from palinode_vault.memory.weekly.oplog import read_log, unfiled_statement
@@ -122,8 +132,12 @@ def test_the_judge_follows_program_md(vault):
         (vault.root / "PROGRAM.md").write_text(off)  # off, or a PROGRAM.md from before the key
         r = run(vault, f"User: {UNCUED}\nAssistant: Noted.")
         assert r.outcomes == [] and r.judge.startswith("off (PROGRAM.md review_judged")
-    (vault.root / "PROGRAM.md").write_text(program.replace(line, "  review_judged: 0.99", 1))
-    assert run(vault, f"User: {UNCUED}\nAssistant: Noted.").outcomes == []  # rated below 0.99
+    judge, _ = load_judge()
+    rating = rated(judge, f"User: {UNCUED}\nAssistant: Noted.")[0].memory
+    above = f"{(1.0 + rating) / 2:.7f}"  # between its rating and 1
+    assert rating < float(above) <= 1.0
+    (vault.root / "PROGRAM.md").write_text(program.replace(line, f"  review_judged: {above}", 1))
+    assert run(vault, f"User: {UNCUED}\nAssistant: Noted.").outcomes == []  # rated below the threshold
 
 
 def test_weights_for_another_model_or_malformed_weights_turn_the_judge_off(tmp_path):
@@ -170,18 +184,45 @@ def test_placement_says_where_each_statement_was_said():
     assert values[3]["length"] == pytest.approx(8 / 40)
     assert placed[0].line == placed[1].line == "Thanks! The beta slipped to January. Tariq owns the fix now."
     assert placed[3].line == statements[3].text
+    # its neighbours: the person's statements before and after it in the same message
+    assert [(p.previous, p.next) for p in placed] == [
+        ("", "Tariq owns the fix now."),
+        ("The beta slipped to January.", "Lesson learned: test on the oldest tablets first."),
+        ("Tariq owns the fix now.", ""),
+        ("", ""),  # alone in its message: the assistant's question is not the person's
+    ]
+    assert placed[0].turn == turns[0].content and placed[3].turn == turns[2].content
     # a sentence rated on its own is read as one line of one message
     alone = Placed.alone("Sync ships on 12 May.")
     assert alone.values == (1.0, 1.0, 0.2, 1.0, 1.0, 1.0, 0.0, 1.0, 5 / 40) and alone.line == "Sync ships on 12 May."
+    assert alone.turn == alone.line and alone.previous == alone.next == ""
+
+
+def test_neighbour_values_say_how_alike_a_sentence_and_what_was_said_around_it_are():
+    same, other = [1.0, 0.0, 1.0], [0.0, 1.0, 0.0]
+    values = dict(zip(NEIGHBOURS, neighbour_values(same, same, other, [1.0, 1.0, 1.0], [0.0, 0.0, 0.0])))
+    assert values["like_previous"] == pytest.approx(1.0) and values["like_next"] == 0.0
+    assert values["has_previous"] == values["has_next"] == 1.0
+    assert values["like_line"] == pytest.approx(2 / (2**0.5 * 3**0.5))
+    assert values["like_turn"] == 0.0  # a zero vector is like nothing
+    none = dict(zip(NEIGHBOURS, neighbour_values(same, None, None, same, same)))
+    assert none["has_previous"] == none["has_next"] == none["like_previous"] == none["like_next"] == 0.0
 
 
 def test_weights_reading_another_placement_or_a_torn_line_embedding_are_refused():
     data = json.loads(WEIGHTS.read_text())
     assert data["placement"] == list(PLACEMENT) and data["line_scale"] > 0  # the shipped weights read both
+    assert data["neighbours"] == list(NEIGHBOURS) and data["hidden"]  # and their neighbours, through a hidden layer
     with pytest.raises(ValueError, match="a placement this code does not compute"):
         Judge({**data, "placement": ["first_on_line", "mood"]})
+    with pytest.raises(ValueError, match="neighbours this code does not compute"):
+        Judge({**data, "neighbours": ["like_previous", "mood"]})
     with pytest.raises(ValueError, match="malformed"):
-        Judge({**data, "weights": data["weights"][1:]})  # one embedding row short: the halves differ
+        Judge({**data, "hidden": data["hidden"][1:]})  # one embedding row short: the halves differ
+    with pytest.raises(ValueError, match="malformed"):
+        Judge({**data, "weights": data["weights"][1:]})  # one hidden unit without its output row
+    with pytest.raises(ValueError, match="malformed"):
+        Judge({**data, "hidden": [row[1:] for row in data["hidden"][:-1]] + [data["hidden"][-1]]})  # a torn row
 
 
 def test_the_training_script_writes_weights_the_judge_reads(tmp_path):
@@ -201,7 +242,21 @@ def test_the_training_script_writes_weights_the_judge_reads(tmp_path):
     assert all(0 <= v["right"] <= v["filed"] for v in filing.values())
     judge, why = load_judge(out)
     assert judge is not None and why == "judge judge.json"
-    assert list(json.loads(out.read_text())["trained_on"]) == ["cases", "heldout"]
+    data = json.loads(out.read_text())
+    assert list(data["trained_on"]) == ["cases", "heldout"]
+    # the judge reads a statement exactly as the script trained it: same features, same layers
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import train_judge
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    rows = train_judge.labelled_sentences(["heldout"])[:40]
+    x, _ = train_judge.feature_matrix(rows, data["function_words"], data["function_scale"])
+    trained = train_judge.probabilities(x, (np.array(data["hidden"]), np.array(data["weights"])))
+    embed_many = judge_embedder(judge.model_id)[0]
+    ratings = judge.rate([r["sentence"] for r in rows], embed_many, TYPES, [r["placed"] for r in rows])
+    assert [r.memory for r in ratings] == pytest.approx(list(1.0 - trained[:, 0]), abs=1e-3)
+    assert {r.memory > 0.5 for r in ratings} == {True, False}  # not one answer for every statement
 
 
 def test_a_choice_of_the_models_that_neither_wording_nor_the_judge_supports_is_dropped(vault):
@@ -341,8 +396,10 @@ def test_a_sentence_still_holding_its_secret_is_trained_as_no_memory_and_counts_
     # rows counted more pull the fit their way
     x = np.array([[1.0, 1.0]] * 4)
     y = np.array([0, 1, 1, 1])
-    even, weighted = train.fit(x, y), train.fit(x, y, weight=np.array([10.0, 1.0, 1.0, 1.0]))
-    assert train.probabilities(x[:1], weighted)[0, 0] > 0.5 > train.probabilities(x[:1], even)[0, 0]
+    for hidden in (0, train.HIDDEN):  # a softmax regression and the hidden layer alike
+        even = train.fit(x, y, hidden=hidden)
+        weighted = train.fit(x, y, weight=np.array([10.0, 1.0, 1.0, 1.0]), hidden=hidden)
+        assert train.probabilities(x[:1], weighted)[0, 0] > 0.5 > train.probabilities(x[:1], even)[0, 0]
     assert train.SECRET_WEIGHT > 1 and json.loads(WEIGHTS.read_text())["secret_weight"] == train.SECRET_WEIGHT
 
 

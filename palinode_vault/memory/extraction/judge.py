@@ -3,9 +3,11 @@
 The default extraction model (SmolLM2-135M) misses most of what a person says in passing, and the
 type wording of cues.py catches only the statements that announce themselves ("we decided…"). On
 conversations written apart from the rules, cues fired on 4 of 104 sentences of heldout5 while 31
-held a memory. The judge reads the meaning instead: a softmax regression over the sentence's
-embedding (the default MiniLM, through llama.cpp like every model here), its cue and where it was
-said (`PLACEMENT`, and the line's embedding), trained on the labelled conversations of
+held a memory. The judge reads the meaning instead: a small network (one hidden layer of ReLU
+units; older weights a softmax regression) over the sentence's embedding (the default MiniLM,
+through llama.cpp like every model here), its cue, where it was said (`PLACEMENT`, and the line's
+embedding) and how it stands to what was said around it (`NEIGHBOURS`), trained on the labelled
+conversations of
 bench/extraction-eval/ by `bench/train_judge.py`, which writes `judge.json` beside this module
 together with what it was trained on and its cross-validation.
 
@@ -66,12 +68,25 @@ PLACEMENT = (
 )
 
 
+#: What a sentence shares with the statements around it, read beside it (weights trained with them
+#: name them under "neighbours"): how close its meaning is to the person's statement before it and
+#: after it in the same message (0 where there is none), whether there is one, and how close it is to
+#: its line and to its whole message. A memory's reason or detail reads like the statement it
+#: follows; news stands apart from the chat around it. Cross-validated on 58 sets, they give review
+#: more memories at the same wrong items (docs/BENCHMARKS.md, session 25).
+NEIGHBOURS = ("like_previous", "like_next", "has_previous", "has_next", "like_line", "like_turn")
+
+
 @dataclass(frozen=True)
 class Placed:
-    """A sentence's `PLACEMENT` values and the line it was said on."""
+    """A sentence's `PLACEMENT` values, the line and the message it was said in, and the person's
+    statements right before and after it in that message ('' where there is none)."""
 
     values: tuple[float, ...]
     line: str
+    turn: str = ""
+    previous: str = ""
+    next: str = ""
 
     @classmethod
     def alone(cls, sentence: str) -> Placed:
@@ -87,6 +102,7 @@ def placement(statements: Sequence[Statement], turns: Sequence[Turn]) -> list[Pl
         on_line.setdefault((s.turn, s.line), []).append(s.number)
         in_turn.setdefault(s.turn, []).append(s.number)
     first_turn = min(in_turn, default=0)
+    by_number = {s.number: s for s in statements}
     out = []
     for s in statements:
         line, turn = on_line[(s.turn, s.line)], in_turn[s.turn]
@@ -104,8 +120,39 @@ def placement(statements: Sequence[Statement], turns: Sequence[Turn]) -> list[Pl
             float(any(c.isdigit() for c in s.text)),
             min(len(s.text.split()), 40) / 40,
         )
-        out.append(Placed(values, text[start : end if end >= 0 else len(text)]))
+        at = turn.index(s.number)
+        previous = by_number[turn[at - 1]].text if at > 0 else ""
+        following = by_number[turn[at + 1]].text if at + 1 < len(turn) else ""
+        out.append(Placed(values, text[start : end if end >= 0 else len(text)], text, previous, following))
     return out
+
+
+def _like(a: Sequence[float], b: Sequence[float] | None) -> float:
+    """Cosine similarity of two embeddings (0 when either is missing or zero)."""
+    if b is None:
+        return 0.0
+    dot = sum(x * y for x, y in zip(a, b))
+    norms = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norms if norms > 0 else 0.0
+
+
+def neighbour_values(
+    vector: Sequence[float],
+    previous: Sequence[float] | None,
+    following: Sequence[float] | None,
+    line: Sequence[float],
+    turn: Sequence[float],
+) -> tuple[float, ...]:
+    """`NEIGHBOURS` of a sentence from the embeddings of it, its neighbours (None: there is none),
+    its line and its message."""
+    return (
+        _like(vector, previous),
+        _like(vector, following),
+        float(previous is not None),
+        float(following is not None),
+        _like(vector, line),
+        _like(vector, turn),
+    )
 
 
 def features(
@@ -117,11 +164,12 @@ def features(
     placed: Sequence[float] = (),
     line_vector: Sequence[float] = (),
     line_scale: float = 0.0,
+    neighbours: Sequence[float] = (),
 ) -> list[float]:
     """The embedding, the cue's type one-hot (cues.py, over `cue_types`), which of the grammar
     words (`function_words`, cue_words/<lang>.toml) the sentence has (scaled down: hundreds of
-    them beside one embedding), its `placement` values and its line's embedding (times
-    `line_scale`) when the weights read them, and a bias."""
+    them beside one embedding), its `placement` values, its line's embedding (times `line_scale`)
+    and its `neighbour_values` when the weights read them, and a bias."""
     cue = type_by_wording(sentence, list(cue_types))
     said = set(tokens(sentence))
     return (
@@ -130,8 +178,20 @@ def features(
         + [function_scale if w in said else 0.0 for w in function_words]
         + [float(v) for v in placed]
         + [line_scale * float(v) for v in line_vector]
+        + [float(v) for v in neighbours]
         + [1.0]
     )
+
+
+def layer(x: Sequence[float], rows: Sequence[Sequence[float]]) -> list[float]:
+    """`x` times a weight matrix stored a row per input (rows skipped where the input is 0: most
+    grammar-word features are)."""
+    out = [0.0] * len(rows[0])
+    for xi, row in zip(x, rows):
+        if xi:
+            for j, w in enumerate(row):
+                out[j] += xi * w
+    return out
 
 
 def softmax(scores: Sequence[float]) -> list[float]:
@@ -144,9 +204,12 @@ def softmax(scores: Sequence[float]) -> list[float]:
 class Judge:
     """Weights for one embedding model: `classes` (NONE first), `cue_types`, the grammar words it
     was trained with (`function_words`, `function_scale`; none in older weights), whether it reads
-    `placement` (`PLACEMENT`'s names) and the line's embedding (`line_scale`; neither in older
-    weights), and one weight row per feature (embedding dimensions, cue types, grammar words,
-    placement, the line's embedding dimensions, then the bias)."""
+    `placement` (`PLACEMENT`'s names), the line's embedding (`line_scale`) and the `neighbours`
+    (`NEIGHBOURS`' names; none of the three in older weights). Features are the embedding
+    dimensions, cue types, grammar words, placement, the line's embedding dimensions, the
+    neighbours, then the bias. Without `hidden`, `weights` has a row per feature (a softmax
+    regression); with it, `hidden` has a row per feature and a column per hidden unit (ReLU), and
+    `weights` a row per hidden unit and one for the bias."""
 
     def __init__(self, data: dict[str, Any]) -> None:
         self.model_id: str = data["embedding_model"]
@@ -155,20 +218,35 @@ class Judge:
         self.function_words: list[str] = [str(w) for w in data.get("function_words", [])]
         self.function_scale = float(data.get("function_scale", 0.0))
         self.weights: list[list[float]] = data["weights"]
+        self.hidden: list[list[float]] = data.get("hidden") or []
         self.placement: list[str] = [str(n) for n in data.get("placement", [])]
         if self.placement and tuple(self.placement) != PLACEMENT:
             raise ValueError(f"judge weights read a placement this code does not compute: {self.placement}")
+        self.neighbours: list[str] = [str(n) for n in data.get("neighbours", [])]
+        if self.neighbours and tuple(self.neighbours) != NEIGHBOURS:
+            raise ValueError(f"judge weights read neighbours this code does not compute: {self.neighbours}")
         self.line_scale = float(data.get("line_scale", 0.0))  # the line's embedding, scaled; 0: not read
-        rest = len(self.weights) - len(self.cue_types) - len(self.function_words) - len(self.placement) - 1
+        inputs = self.hidden or self.weights
+        fixed = len(self.cue_types) + len(self.function_words) + len(self.placement) + len(self.neighbours) + 1
+        rest = len(inputs) - fixed
         self.dimensions = rest // 2 if self.line_scale else rest
+        units = len(self.hidden[0]) if self.hidden and self.hidden[0] else 0
         if (
             self.classes[0] != NONE
             or any(len(row) != len(self.classes) for row in self.weights)
             or self.dimensions < 1
             or self.line_scale
             and rest % 2
+            or self.hidden
+            and (units < 1 or any(len(row) != units for row in self.hidden) or len(self.weights) != units + 1)
         ):
             raise ValueError("judge weights are malformed (classes or row widths)")
+
+    def scores(self, x: Sequence[float]) -> list[float]:
+        """The class probabilities of one feature vector."""
+        if self.hidden:
+            x = [max(0.0, h) for h in layer(x, self.hidden)] + [1.0]
+        return softmax(layer(x, self.weights))
 
     def rate(
         self,
@@ -183,19 +261,42 @@ class Judge:
         if not sentences:
             return []
         where = list(placed) if placed is not None else [Placed.alone(s) for s in sentences]
-        lines = sorted({p.line for p in where}) if self.line_scale else []
-        vectors = embed_many(list(sentences) + lines)
-        by_line = dict(zip(lines, vectors[len(sentences) :]))
+        wanted = list(sentences)
+        if self.line_scale:
+            wanted += [p.line for p in where]
+        if self.neighbours:
+            wanted += [t for p in where for t in (p.line, p.turn or p.line, p.previous, p.next) if t]
+        unique = list(dict.fromkeys(wanted))
+        vectors = embed_many(unique)
+        by_text = dict(zip(unique, vectors))
         out = []
-        for sentence, vector, at in zip(sentences, vectors, where):
+        for sentence, at in zip(sentences, where):
+            vector = by_text[sentence]
             if len(vector) != self.dimensions:
                 raise ValueError(f"the judge needs {self.dimensions}-dimension embeddings, got {len(vector)}")
             values = at.values if self.placement else ()
-            line_vector = by_line[at.line] if self.line_scale else ()
+            line_vector = by_text[at.line] if self.line_scale else ()
+            around: tuple[float, ...] = ()
+            if self.neighbours:
+                around = neighbour_values(
+                    vector,
+                    by_text[at.previous] if at.previous else None,
+                    by_text[at.next] if at.next else None,
+                    by_text[at.line],
+                    by_text[at.turn or at.line],
+                )
             x = features(
-                vector, sentence, self.cue_types, self.function_words, self.function_scale, values, line_vector, self.line_scale
+                vector,
+                sentence,
+                self.cue_types,
+                self.function_words,
+                self.function_scale,
+                values,
+                line_vector,
+                self.line_scale,
+                around,
             )
-            probs = softmax([sum(xi * row[k] for xi, row in zip(x, self.weights)) for k in range(len(self.classes))])
+            probs = self.scores(x)
             allowed = [(p, c) for p, c in zip(probs[1:], self.classes[1:]) if c in types]
             typed, best = max(allowed) if allowed else (0.0, "")
             out.append(Rating(sentence, 1.0 - probs[0], best, typed))
