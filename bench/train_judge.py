@@ -159,10 +159,7 @@ def feature_matrix(
     from palinode_vault.memory.extraction.judge import features, neighbour_values
     from palinode_vault.models.embedder import Embedder
 
-    wanted = [r["sentence"] for r in rows]
-    for r in rows:
-        at = r["placed"]
-        wanted += [t for t in (at.line, at.turn or at.line, at.previous, at.next) if t]
+    wanted = [r["sentence"] for r in rows] + [t for r in rows for t in r["placed"].texts()]
     unique = list(dict.fromkeys(wanted))
     embedder = Embedder()
     try:
@@ -174,15 +171,7 @@ def feature_matrix(
     out = []
     for r in rows:
         at, v = r["placed"], by_text[r["sentence"]]
-        around = ()
-        if neighbours:
-            around = neighbour_values(
-                v,
-                by_text[at.previous] if at.previous else None,
-                by_text[at.next] if at.next else None,
-                by_text[at.line],
-                by_text[at.turn or at.line],
-            )
+        around = neighbour_values(v, at, by_text) if neighbours else ()
         out.append(
             features(
                 v,

@@ -199,14 +199,19 @@ def test_placement_says_where_each_statement_was_said():
 
 
 def test_neighbour_values_say_how_alike_a_sentence_and_what_was_said_around_it_are():
-    same, other = [1.0, 0.0, 1.0], [0.0, 1.0, 0.0]
-    values = dict(zip(NEIGHBOURS, neighbour_values(same, same, other, [1.0, 1.0, 1.0], [0.0, 0.0, 0.0])))
+    vectors = {"before": [1.0, 0.0, 1.0], "after": [0.0, 1.0, 0.0], "line": [1.0, 1.0, 1.0], "message": [0.0, 0.0, 0.0]}
+    at = Placed((), "line", "message", "before", "after")
+    assert at.texts() == ["line", "message", "before", "after"]  # what is embedded beside the sentence
+    values = dict(zip(NEIGHBOURS, neighbour_values([1.0, 0.0, 1.0], at, vectors)))
     assert values["like_previous"] == pytest.approx(1.0) and values["like_next"] == 0.0
     assert values["has_previous"] == values["has_next"] == 1.0
     assert values["like_line"] == pytest.approx(2 / (2**0.5 * 3**0.5))
     assert values["like_turn"] == 0.0  # a zero vector is like nothing
-    none = dict(zip(NEIGHBOURS, neighbour_values(same, None, None, same, same)))
+    alone = Placed((), "line")  # no neighbour, and the line is the whole message
+    assert alone.texts() == ["line", "line"]
+    none = dict(zip(NEIGHBOURS, neighbour_values([1.0, 0.0, 1.0], alone, vectors)))
     assert none["has_previous"] == none["has_next"] == none["like_previous"] == none["like_next"] == 0.0
+    assert none["like_turn"] == none["like_line"]
 
 
 def test_weights_reading_another_placement_or_a_torn_line_embedding_are_refused():

@@ -25,7 +25,7 @@ import atexit
 import json
 import math
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,6 +88,11 @@ class Placed:
     previous: str = ""
     next: str = ""
 
+    def texts(self) -> list[str]:
+        """What besides the sentence is embedded for its features: its line, its message and its
+        neighbours."""
+        return [t for t in (self.line, self.turn or self.line, self.previous, self.next) if t]
+
     @classmethod
     def alone(cls, sentence: str) -> Placed:
         """A sentence said on its own: one line of one message."""
@@ -136,22 +141,18 @@ def _like(a: Sequence[float], b: Sequence[float] | None) -> float:
     return dot / norms if norms > 0 else 0.0
 
 
-def neighbour_values(
-    vector: Sequence[float],
-    previous: Sequence[float] | None,
-    following: Sequence[float] | None,
-    line: Sequence[float],
-    turn: Sequence[float],
-) -> tuple[float, ...]:
-    """`NEIGHBOURS` of a sentence from the embeddings of it, its neighbours (None: there is none),
-    its line and its message."""
+def neighbour_values(vector: Sequence[float], at: Placed, by_text: Mapping[str, Sequence[float]]) -> tuple[float, ...]:
+    """`NEIGHBOURS` of a sentence (its embedding `vector`, said where `at` says) from the
+    embeddings of `at.texts()` in `by_text`."""
+    previous = by_text[at.previous] if at.previous else None
+    following = by_text[at.next] if at.next else None
     return (
         _like(vector, previous),
         _like(vector, following),
         float(previous is not None),
         float(following is not None),
-        _like(vector, line),
-        _like(vector, turn),
+        _like(vector, by_text[at.line]),
+        _like(vector, by_text[at.turn or at.line]),
     )
 
 
@@ -265,7 +266,7 @@ class Judge:
         if self.line_scale:
             wanted += [p.line for p in where]
         if self.neighbours:
-            wanted += [t for p in where for t in (p.line, p.turn or p.line, p.previous, p.next) if t]
+            wanted += [t for p in where for t in p.texts()]
         unique = list(dict.fromkeys(wanted))
         vectors = embed_many(unique)
         by_text = dict(zip(unique, vectors))
@@ -276,15 +277,7 @@ class Judge:
                 raise ValueError(f"the judge needs {self.dimensions}-dimension embeddings, got {len(vector)}")
             values = at.values if self.placement else ()
             line_vector = by_text[at.line] if self.line_scale else ()
-            around: tuple[float, ...] = ()
-            if self.neighbours:
-                around = neighbour_values(
-                    vector,
-                    by_text[at.previous] if at.previous else None,
-                    by_text[at.next] if at.next else None,
-                    by_text[at.line],
-                    by_text[at.turn or at.line],
-                )
+            around = neighbour_values(vector, at, by_text) if self.neighbours else ()
             x = features(
                 vector,
                 sentence,
