@@ -16,7 +16,7 @@ many as PROGRAM.md's `review_per_pass`) at or above each threshold, how many con
 memory get one of theirs with the right type, and how many proposed statements are wrong per
 conversation.
 
-    python bench/train_judge.py [--sets cases,heldout,...] [--l2 0.3] [--out FILE] [--cv-only] [--json]
+    python bench/train_judge.py [--sets cases,heldout,...] [--l2 X] [--hidden N] [--out FILE] [--cv-only] [--json]
 
 The weights go to palinode_vault/memory/extraction/judge.json with the sets (and their sha256) they came
 from, the numbers below, and the cross-validation, so any evaluation can tell which conversations
@@ -61,7 +61,8 @@ LINE_SCALE = 0.5
 STEPS = 2000
 RATE = 1.0
 #: Hidden ReLU units (0: a softmax regression), and their training: Adam's step size, steps and
-#: the L2 on their weights; set by cross-validation (docs/BENCHMARKS.md, session 25).
+#: the L2 on their weights (`--l2`'s default with a hidden layer); set by cross-validation
+#: (docs/BENCHMARKS.md, session 25).
 HIDDEN = 32
 HIDDEN_RATE = 0.003
 HIDDEN_STEPS = 400
@@ -194,13 +195,20 @@ def feature_matrix(
 Weights = tuple[np.ndarray | None, np.ndarray]
 
 
-def fit(x: np.ndarray, y: np.ndarray, l2: float = L2, weight: np.ndarray | None = None, hidden: int = 0) -> Weights:
-    """A softmax regression (`hidden` 0) or one hidden layer of `hidden` ReLU units, with L2 on
-    every weight but the bias rows; `weight`: how much each row counts (1 each when None)."""
+def default_l2(hidden: int) -> float:
+    """The L2 penalty chosen by cross-validation for a regression (`hidden` 0) or a hidden layer."""
+    return HIDDEN_L2 if hidden else L2
+
+
+def fit(x: np.ndarray, y: np.ndarray, l2: float | None = None, weight: np.ndarray | None = None, hidden: int = 0) -> Weights:
+    """A softmax regression (`hidden` 0) or one hidden layer of `hidden` ReLU units, with L2
+    (`default_l2` when None) on every weight but the bias rows; `weight`: how much each row
+    counts (1 each when None)."""
+    l2 = default_l2(hidden) if l2 is None else l2
     counts = np.ones((len(x), 1)) if weight is None else weight.reshape(-1, 1)
     target = np.eye(len(CLASSES))[y]
     if hidden:
-        return _fit_hidden(x, target, counts / counts.sum(), hidden)
+        return _fit_hidden(x, target, counts / counts.sum(), hidden, l2)
     w = np.zeros((x.shape[1], len(CLASSES)))
     penalty = np.full((x.shape[1], 1), l2)
     penalty[-1] = 0.0
@@ -209,7 +217,7 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float = L2, weight: np.ndarray | None 
     return None, w
 
 
-def _fit_hidden(x: np.ndarray, target: np.ndarray, share: np.ndarray, units: int) -> Weights:
+def _fit_hidden(x: np.ndarray, target: np.ndarray, share: np.ndarray, units: int, l2: float) -> Weights:
     """One hidden layer by Adam on the whole set, from weights drawn with a fixed seed (the same
     data gives the same judge), in float32 (it trains in minutes, not the better part of an hour)."""
     rng = np.random.default_rng(0)
@@ -231,7 +239,7 @@ def _fit_hidden(x: np.ndarray, target: np.ndarray, share: np.ndarray, units: int
         inner = np.hstack([np.maximum(before, 0.0), np.ones((len(x), 1), np.float32)])
         error = share * (_softmax(inner @ second) - target)
         back = (error @ second[:-1].T) * (before > 0)
-        grads = [xt @ back + HIDDEN_L2 * decay[0] * first, inner.T @ error + HIDDEN_L2 * decay[1] * second]
+        grads = [xt @ back + l2 * decay[0] * first, inner.T @ error + l2 * decay[1] * second]
         for w, g, m, v in zip(params, grads, moment, square):
             m *= 0.9
             m += 0.1 * g
@@ -335,7 +343,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", default=DEFAULT_SETS, help="comma-separated set names in bench/extraction-eval/")
     ap.add_argument("--out", type=Path, default=ROOT / "palinode_vault" / "memory" / "extraction" / "judge.json")
-    ap.add_argument("--l2", type=float, default=L2, help="the L2 penalty (chosen by cross-validation)")
+    ap.add_argument(
+        "--l2",
+        type=float,
+        default=None,
+        help=f"the L2 penalty (default {L2}, or {HIDDEN_L2} with a hidden layer; by cross-validation)",
+    )
     ap.add_argument("--function-scale", type=float, default=FUNCTION_SCALE, help="the grammar words' feature value (0: not used)")
     ap.add_argument(
         "--context",
@@ -370,6 +383,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cv-only", action="store_true", help="report the cross-validation, write nothing")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
+    if args.l2 is None:
+        args.l2 = default_l2(args.hidden)
     started = time.monotonic()
     names = [s.strip().removesuffix(".json") for s in args.sets.split(",") if s.strip()]
     rows = labelled_sentences(names)
@@ -459,7 +474,6 @@ def main(argv: list[str] | None = None) -> int:
             "alone_copies": args.alone_copies,
             "steps": HIDDEN_STEPS if args.hidden else STEPS,
             "rate": HIDDEN_RATE if args.hidden else RATE,
-            "hidden_l2": HIDDEN_L2 if args.hidden else None,
             **{k: v for k, v in report.items() if k != "seconds"},
         }
         text = json.dumps(data, indent=1)[:-2]
