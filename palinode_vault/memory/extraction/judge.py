@@ -72,7 +72,7 @@ PLACEMENT = (
 #: name them under "neighbours"): how close its meaning is to the person's statement before it and
 #: after it in the same message (0 where there is none), whether there is one, and how close it is to
 #: its line and to its whole message. A memory's reason or detail reads like the statement it
-#: follows; news stands apart from the chat around it. Cross-validated on 58 sets, they give review
+#: follows; news stands apart from the chat around it. Cross-validated on 58 sets, they gave review
 #: more memories at the same wrong items (docs/BENCHMARKS.md, session 25).
 NEIGHBOURS = ("like_previous", "like_next", "has_previous", "has_next", "like_line", "like_turn")
 
