@@ -38,7 +38,10 @@ class LintReport:
         }
 
 
-PARALLEL_LINT_MIN = 2000  # below this many notes, forking costs more than it saves
+# Below this many memory notes, forking costs more than it saves: their checks (cross_refs
+# mentions, lifecycle, schema) are most of lint, about 0.2 ms a note against a few hundredths for
+# any other note (docs/BENCHMARKS.md, session 26).
+PARALLEL_LINT_MIN = 2000
 _FORKED_LINT: tuple | None = None  # what a forked lint process inherits: (state, ctx, analysis)
 
 
@@ -52,17 +55,19 @@ def lint(
     """Findings for the vault (or some notes), optionally only some checks.
 
     `total_files` counts memory-tier files, the set the frontmatter contract covers. With
-    `workers` > 1 (one-shot commands only: it forks), a large vault is linted on two processes.
+    `workers` > 1 (one-shot commands only: it forks), a vault with many memory notes is linted on
+    two processes.
     """
     ctx = lint_context(vault)
-    if paths is None and workers > 1 and len(vault.state.notes) >= PARALLEL_LINT_MIN and fork_context():
+    memory_files = memory_file_count(vault.state)
+    if paths is None and workers > 1 and memory_files >= PARALLEL_LINT_MIN and fork_context():
         findings = _lint_on_two_processes(vault.state, ctx, analysis_for(vault.state, analysis))
     else:
         findings = lint_vault(vault.state, ctx, analysis, paths)
     if checks:
         wanted = set(checks)
         findings = [f for f in findings if f.check in wanted]
-    return LintReport(memory_file_count(vault.state), findings)
+    return LintReport(memory_files, findings)
 
 
 def _lint_forked(paths: list[str]) -> list[Finding]:

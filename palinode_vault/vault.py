@@ -274,8 +274,8 @@ class Vault:
         return self.state
 
     def _parse_many(self, todo: list[FileStat], cache: ParseCache, progress: Progress | None):
-        """Yield (Note or Unreadable, encoded cache row or None, FileStat) as notes are parsed, so
-        the caller takes one batch from the workers while they parse the next."""
+        """Yield (Note or Unreadable, encoded cache row or None, FileStat) as notes are parsed:
+        this process's share first, then the forked workers' batches as they come."""
         max_bytes = self.settings.max_note_bytes
         # Files whose stat changed but whose content did not keep their cached parse.
         need: list[FileStat] = []
@@ -292,24 +292,40 @@ class Vault:
         total = len(need)
         self.parsed_last_load = total  # a changed stat with the same content is read, not parsed
         workers = min(self.settings.workers, os.cpu_count() or 1)
-        if total >= PARALLEL_MIN and workers > 1 and fork_context() is not None:
-            chunk = max(50, total // (workers * 8))
-            batches = [need[i : i + chunk] for i in range(0, total, chunk)]
-            done = 0
-            seal_key()  # read (or made) before the fork: workers seal rows with the parent's key
-            with ProcessPoolExecutor(workers, mp_context=fork_context()) as pool:
-                for batch in pool.map(_parse_batch, [str(self.root)] * len(batches), batches, [max_bytes] * len(batches)):
-                    for item, data, stat in batch:
-                        yield _from_worker(item, data, stat, self.root, max_bytes), data, stat
-                    done += len(batch)
-                    if progress:
-                        progress("scan", done, total)
-        else:
-            for i, stat in enumerate(need):
-                item, _ = _parse_one(self.root, stat, max_bytes)
-                yield item, None if isinstance(item, Unreadable) else encode_note(item), stat
-                if progress and (i % 200 == 0 or i == total - 1):
-                    progress("scan", i + 1, total)
+        if total < PARALLEL_MIN or workers == 1 or fork_context() is None:
+            yield from self._parse_here(need, 0, total, progress)
+            return
+        # This process is one of the workers: it parses every `workers`-th note itself (no row to
+        # send back and decode for those) while the forked children parse the rest.
+        ours = need[::workers]
+        theirs = [stat for i, stat in enumerate(need) if i % workers]
+        children = workers - 1
+        chunk = max(50, len(theirs) // (children * 8))
+        batches = [theirs[i : i + chunk] for i in range(0, len(theirs), chunk)]
+        seal_key()  # read (or made) before the fork: workers seal rows with the parent's key
+        from palinode_vault.core.markdown import parser as markdown_parser
+
+        markdown_parser()  # loaded once before the fork (60 ms), not once per child
+        with ProcessPoolExecutor(children, mp_context=fork_context()) as pool:
+            pending = [pool.submit(_parse_batch, str(self.root), batch, max_bytes) for batch in batches]
+            yield from self._parse_here(ours, 0, total, progress)
+            done = len(ours)
+            for future in pending:
+                batch = future.result()
+                for item, data, stat in batch:
+                    yield _from_worker(item, data, stat, self.root, max_bytes), data, stat
+                done += len(batch)
+                if progress:
+                    progress("scan", done, total)
+
+    def _parse_here(self, stats: list[FileStat], done: int, total: int, progress: Progress | None):
+        """`_parse_many`'s items for `stats`, parsed in this process."""
+        max_bytes = self.settings.max_note_bytes
+        for i, stat in enumerate(stats, done + 1):
+            item, _ = _parse_one(self.root, stat, max_bytes)
+            yield item, None if isinstance(item, Unreadable) else encode_note(item), stat
+            if progress and (i % 200 == 0 or i == total):
+                progress("scan", i, total)
 
     # --- reading and refreshing -------------------------------------------------------------
 
