@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import random
 import sys
 import time
 from pathlib import Path
@@ -41,7 +42,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 EVAL = HERE / "extraction-eval"
 #: Every development set (bench/README.md); never a frozen test set not yet run.
-DEFAULT_SETS = "cases,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,heldout7,heldout8,secrets1,secrets2,secrets3,test1,test2,test3,test4,test5,test6,test7,test8,test9,test10,test11,test12,test13,test14,test15,test16,test17,test18,test19,test20,test21,test22,test23,test24,test25,test26,test27,test28,test29,test30,test31,test32,test34,test35,test36,test37,test38,test39,test40,test41,test42,test43,test44,test45,test46,test47,test48,test49"
+DEFAULT_SETS = "cases,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,heldout7,heldout8,secrets1,secrets2,secrets3,test1,test2,test3,test4,test5,test6,test7,test8,test9,test10,test11,test12,test13,test14,test15,test16,test17,test18,test19,test20,test21,test22,test23,test24,test25,test26,test27,test28,test29,test30,test31,test32,test34,test35,test36,test37,test38,test39,test40,test41,test42,test43,test44,test45,test46,test47,test48,test49,test50"
 CLASSES = ["none", "Decision", "ProjectSnapshot", "Insight", "PersonMemory", "ResearchRef", "ActionItem"]
 L2 = 0.3
 #: The grammar words' feature value (cue_words/<lang>.toml [judge]): 0.5 beside the 384 embedding
@@ -49,6 +50,8 @@ L2 = 0.3
 FUNCTION_SCALE = 0.5
 #: Whether each memory sentence is trained on again as said alone (`alone_copies`; session 21).
 ALONE_COPIES = True
+#: Whether each conversation is trained on again as typed in a hurry (`register_copies`).
+REGISTER_COPIES = True
 #: Whether a memory's context sentences (fewer of its keywords than its likeliest sentence) are
 #: trained on as its type; set by cross-validation (docs/BENCHMARKS.md, session 16).
 CONTEXT = "leave-out"
@@ -132,6 +135,66 @@ def alone_copies(rows: list[dict]) -> list[dict]:
         for r in rows
         if r["label"] != "none" and r["central"] and not r["secret"]
     ]
+
+
+#: Of the words of five letters or more in a register copy, the share with two letters swapped.
+TYPO_RATE = 0.07
+
+
+def register_copies(rows: list[dict], set_names: list[str]) -> list[dict]:
+    """Each conversation again as people type to an assistant in a hurry: the person's prose in
+    lower case, without apostrophes, a few letters swapped (`casual`; code, quotes and the
+    assistant's turns as they were). The sets are mostly written in full sentences; their
+    sentences' labels carry over where the copy cuts into as many statements (nearly always).
+    Trained on with their sentence's set, never judged in the cross-validation (unless
+    `--judge-register` asks how the judge reads them)."""
+    from palinode_vault.memory.extraction.extract import cleaned_turns
+    from palinode_vault.memory.extraction.judge import placement
+    from palinode_vault.memory.extraction.numbered import number_statements
+    from palinode_vault.memory.extraction.transcript import USER, Turn, parse_transcript
+
+    by_case: dict[tuple[str, str], list[dict]] = {}
+    for r in rows:
+        if not r.get("copy"):
+            by_case.setdefault((r["set"], r["case"]), []).append(r)
+    out = []
+    for name in set_names:
+        for case in json.loads((EVAL / f"{name}.json").read_text()):
+            originals = by_case.get((name, case["id"]))
+            if not originals:
+                continue
+            rng = random.Random(f"{name}:{case['id']}")
+            turns = [
+                Turn(t.role, casual(t.content, rng) if t.role == USER else t.content)
+                for t in parse_transcript(case["transcript"])
+            ]
+            turns, _ = cleaned_turns(turns)
+            statements = number_statements(turns)
+            if len(statements) != len(originals):
+                continue
+            for r, s, where in zip(originals, statements, placement(statements, turns)):
+                out.append({**r, "sentence": s.text, "placed": where, "copy": "register"})
+    return out
+
+
+def casual(text: str, rng: random.Random) -> str:
+    """`text`'s prose lines in lower case, without apostrophes, with a few letters swapped."""
+    lines = []
+    fenced = False
+    for line in text.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        if fenced or line.lstrip().startswith((">", "```", "~~~")) or line.startswith("    "):
+            lines.append(line)
+            continue
+        words = []
+        for word in line.lower().replace("'", "").replace("\u2019", "").split(" "):
+            if len(word) >= 5 and word.isalpha() and rng.random() < TYPO_RATE:
+                i = rng.randrange(1, len(word) - 2)
+                word = word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+            words.append(word)
+        lines.append(" ".join(words))
+    return "\n".join(lines)
 
 
 def _holds(secret: str | None, sentence: str) -> bool:
@@ -380,6 +443,17 @@ def main(argv: list[str] | None = None) -> int:
         default=ALONE_COPIES,
         help="train on each memory sentence again as if said on its own (see alone_copies)",
     )
+    ap.add_argument(
+        "--register-copies",
+        action=argparse.BooleanOptionalAction,
+        default=REGISTER_COPIES,
+        help="train on each conversation again as typed in a hurry (see register_copies)",
+    )
+    ap.add_argument(
+        "--judge-register",
+        action="store_true",
+        help="the cross-validation judges each held-out set's register copies instead of its own sentences",
+    )
     ap.add_argument("--cv-only", action="store_true", help="report the cross-validation, write nothing")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
@@ -388,8 +462,12 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     names = [s.strip().removesuffix(".json") for s in args.sets.split(",") if s.strip()]
     rows = labelled_sentences(names)
+    copies = []
     if args.alone_copies:
-        rows += alone_copies(rows)
+        copies += alone_copies(rows)
+    if args.register_copies or args.judge_register:
+        copies += register_copies(rows, names)
+    rows += copies
     from palinode_vault.memory.extraction.cues import load
 
     function_words = list(load().function_words) if args.function_scale else []
@@ -403,6 +481,10 @@ def main(argv: list[str] | None = None) -> int:
     y_strict = np.where(central, y, 0)  # a memory's context counted as no memory
     y_fit = y_strict if args.context == "none" else y  # "none": context is trained on as no memory
     real = np.array([not r.get("copy") for r in rows])  # copies are trained on, never judged
+    register = np.array([r.get("copy") == "register" for r in rows])
+    judged_rows = register if args.judge_register else real
+    if not args.register_copies:
+        trained &= ~register  # made only to be judged
     sets = np.array([r["set"] for r in rows])
     cases = np.array([f"{r['set']}:{r['case']}" for r in rows])
     conversations = {name: len(set(cases[sets == name])) for name in names}
@@ -414,7 +496,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     held_out, pooled_p, pooled_y, pooled_strict, pooled_cases = {}, [], [], [], []
     for name in names:
-        test = (sets == name) & real
+        test = (sets == name) & judged_rows
         fold = (sets != name) & trained
         if not test.any() or not fold.any():
             continue
@@ -450,7 +532,8 @@ def main(argv: list[str] | None = None) -> int:
         }
     report = {
         "sentences": int(real.sum()),
-        "sentences_alone": int((~real).sum()),  # the copies (`alone_copies`)
+        "sentences_alone": int((~real & ~register).sum()),  # the copies (`alone_copies`)
+        "sentences_register": int(register.sum()),  # the copies (`register_copies`)
         "labels": {c: int((y[real] == i).sum()) for i, c in enumerate(CLASSES)},
         "cross_validation": cv,
         "seconds": round(time.monotonic() - started, 1),
@@ -472,6 +555,7 @@ def main(argv: list[str] | None = None) -> int:
             "neighbours": list(NEIGHBOURS) if args.neighbours else [],
             "secret_weight": args.secret_weight,
             "alone_copies": args.alone_copies,
+            "register_copies": args.register_copies,
             "steps": HIDDEN_STEPS if args.hidden else STEPS,
             "rate": HIDDEN_RATE if args.hidden else RATE,
             **{k: v for k, v in report.items() if k != "seconds"},

@@ -430,6 +430,43 @@ def test_each_memory_sentence_is_trained_again_as_said_alone(tmp_path, monkeypat
     assert train.ALONE_COPIES and json.loads(WEIGHTS.read_text())["alone_copies"] is True
 
 
+def test_each_conversation_is_trained_again_as_typed_in_a_hurry(tmp_path, monkeypatch):
+    """`register_copies`: the person's prose in lower case, without apostrophes, a few letters
+    swapped; code, quotes and the assistant's turns as they were; each sentence keeps its label
+    (docs/BENCHMARKS.md, session 26)."""
+    import random
+
+    from script_helpers import load_script
+
+    train = load_script("bench/train_judge.py")
+    text = "We're moving Billing to Moloni.\n```\nKEEP = 'As Is'\n```\n> Quoted Line stays."
+    monkeypatch.setattr(train, "TYPO_RATE", 0.0)
+    assert (
+        train.casual(text, random.Random(1)) == "were moving billing to moloni.\n```\nKEEP = 'As Is'\n```\n> Quoted Line stays."
+    )
+    monkeypatch.setattr(train, "TYPO_RATE", 1.0)  # every word of five letters or more: two inner letters swapped
+    words = train.casual("Brand moves from Porto", random.Random(1)).split()
+    assert [sorted(w) for w in words] == [sorted(w) for w in "brand moves from porto".split()]
+    originals = ["brand", "moves", "porto"]
+    assert words[2] == "from" and all(w != o and (w[0], w[-1]) == (o[0], o[-1]) for w, o in zip(words[:2] + words[3:], originals))
+    assert train.casual(text, random.Random(1)) == train.casual(text, random.Random(1))  # seeded: the same copy each run
+    monkeypatch.setattr(train, "TYPO_RATE", 0.07)
+    case = {
+        "id": "x-04",
+        "transcript": "User: The weather in Porto's been awful all week. Billing moves to Moloni invoices from March. "
+        "We'll see how the clinics take it.\nAssistant: Noted, Billing Is Set.",
+        "expected": [{"type": "Decision", "keywords": ["moloni", "march"]}],
+    }
+    (tmp_path / "one.json").write_text(json.dumps([case]))
+    monkeypatch.setattr(train, "EVAL", tmp_path)
+    rows = train.labelled_sentences(["one"])
+    copies = train.register_copies(rows, ["one"])
+    assert [c["label"] for c in copies] == [r["label"] for r in rows] == ["Decision", "none"]
+    assert all(c["copy"] == "register" and c["sentence"] == c["sentence"].lower() for c in copies)
+    assert copies[0]["sentence"].replace(".", "").split()[-2:] == ["from", "march"] and "'" not in copies[1]["sentence"]
+    assert train.REGISTER_COPIES and json.loads(WEIGHTS.read_text())["register_copies"] is True
+
+
 def test_file_judged_is_the_lowest_threshold_from_which_precision_stays_at_the_bar():
     from script_helpers import load_script
 
