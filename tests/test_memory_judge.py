@@ -336,6 +336,30 @@ def test_a_statement_the_judge_types_at_file_judged_is_filed_on_its_word(vault):
     assert "conflict log format" in (vault.root / "people/tariq-benali.md").read_text()
 
 
+def test_a_choice_the_judge_verifies_files_only_on_a_calibrated_word(vault):
+    """The model chooses a statement at 0.9 and the judge agrees on its type: verified. With the
+    default model (`unmarked_confidence` 0.5) its 0.9 was never calibrated, so unless the judge's
+    own word files it (here `file_judged: 0`) it waits for review, saying why; a model whose
+    confidence means something (`unmarked_confidence: 1`) files it at its own number."""
+    from memory_helpers import pick
+
+    talk = f"User: Quick update. {UNCUED}\nAssistant: Noted."
+    judge, _ = load_judge()
+    (rating,) = rated(judge, talk)
+    assert rating.type == "Decision" and rating.memory >= 0.6  # verified by the judge
+    program = (ROOT / "PROGRAM.md").read_text().replace(FILE_JUDGED, "  file_judged: 0 ", 1)
+    gen = ScriptedGenerator([{"items": [pick(1, "Decision", confidence=0.9)]}] * 2, default={"items": []})
+    register_generator("calibrated", lambda **options: gen)
+    (vault.root / "PROGRAM.md").write_text(program)
+    r = extract_text(vault, talk, generator="calibrated", source="test", now=NOW, dry_run=True)
+    assert [(o.op, o.confidence) for o in r.outcomes] == [("INBOX", 0.5)]
+    assert "waits for review: verified, but the model's confidence is not calibrated" in r.outcomes[0].reason
+    assert "  unmarked_confidence: 0.5 " in program
+    (vault.root / "PROGRAM.md").write_text(program.replace("  unmarked_confidence: 0.5 ", "  unmarked_confidence: 1   ", 1))
+    r = extract_text(vault, talk, generator="calibrated", source="test", now=NOW, dry_run=True)
+    assert [(o.op, o.confidence) for o in r.outcomes] == [("ADD", 0.9)] and r.outcomes[0].path.startswith("decisions/")
+
+
 def test_only_the_likeliest_statement_of_a_pass_is_filed_on_the_judges_word(vault):
     """`file_judged` was read off the likeliest statement of each held-out conversation: a second
     statement over it was never measured, so it waits for review; the likeliest is filed."""

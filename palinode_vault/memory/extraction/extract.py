@@ -340,6 +340,11 @@ def _item(choice: Selection, ctx: PassContext, chosen: set[int], offered: bool) 
         reasons.append(f"the judge rates it a memory at {rating.memory:.2f} only" if rating else "the judge did not rate it")
     if offered and choice.confidence < ex.confidence_threshold and not sure:
         reasons.append(f"the model's confidence {choice.confidence:.2f} is below {ex.confidence_threshold}")
+    elif offered and ratings is not None and not sure and not reasons and cap < ex.confidence_threshold:
+        # verified, but at a confidence nobody calibrated: with the judge on, a model whose own
+        # number means little (`unmarked_confidence` below the threshold) files only on the
+        # judge's word, whose precision at `file_judged` is measured
+        reasons.append("verified, but the model's confidence is not calibrated and the judge's word does not file it")
     entities = [(names[choice.about], choice.about)] if choice.about in names else []
     entities += [(r, shown) for r, shown in mentioned(composed.text, known) if r not in [e[0] for e in entities]]
     title = composed.title
