@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from palinode_vault.core import frontmatter as fm
 from palinode_vault.core.fix import apply_to_text
@@ -173,3 +175,37 @@ def test_key_lines_are_recorded():
     assert note.key_line("entities") == 5
     assert note.key_line("last_updated") == 12
     assert note.key_line("absent") == 1
+
+
+_YAML_LINES = st.lists(
+    st.sampled_from(
+        [
+            "id: x",
+            '"quoted key": 1',
+            "'single': [a, b]",
+            "list:",
+            "  - item",
+            "- stray",
+            "# comment: no",
+            "  indented: value",
+            "",
+            "url: http://x.y/z",
+            "a:b",
+            "dup: 1",
+            "dup: 2",
+            "empty:",
+            "weird key : v",
+        ]
+    ),
+    max_size=12,
+)
+
+
+@given(_YAML_LINES)
+def test_key_lines_agree_with_key_spans(lines: list[str]):
+    """The line of each top-level key is where `key_spans` starts it, whatever the lines."""
+    text = "---\n" + "".join(line + "\n" for line in lines) + "---\nbody\n"
+    block = fm.find_block(text)
+    assert block is not None
+    from_spans = {k: text.count("\n", 0, s.start) + 1 for k, s in fm.key_spans(text, block).items()}
+    assert fm.key_lines(text, block) == from_spans

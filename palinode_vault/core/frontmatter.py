@@ -188,6 +188,17 @@ class KeySpan:
     indent: str  # indentation of block list items
 
 
+def key_lines(text: str, block: Block) -> dict[str, int]:
+    """The 1-based file line of each top-level key (the lines `key_spans` starts them on)."""
+    first = text.count("\n", 0, block.content_start) + 1
+    lines: dict[str, int] = {}
+    for i, line in enumerate(text[block.content_start : block.content_end].split("\n")):
+        m = _TOP_KEY.match(line)
+        if m:
+            lines[m.group(1).strip("\"'")] = first + i
+    return lines
+
+
 def key_spans(text: str, block: Block) -> dict[str, KeySpan]:
     """Top-level keys of a frontmatter block and the lines each one covers."""
     spans: dict[str, KeySpan] = {}

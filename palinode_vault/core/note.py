@@ -339,8 +339,10 @@ def parse_note(path: str, text: str, text_hash: str = "") -> Note:
             href = unquote(href)
             target, _, sub = href.partition("#")
             shown = None
-        else:
+        elif "|" in inner or "#" in inner:
             target, sub, shown = split_inner(inner)
+        else:  # most links: the path alone (what split_inner gives, without its three splits)
+            target, sub, shown = inner.strip(), "", None
         line, col = line_of(s)
         in_footer = footer is not None and footer.start <= s < footer.end
         links.append(Link(kind, target, sub, shown, s, e, line, col, in_footer))
@@ -366,5 +368,5 @@ def parse_note(path: str, text: str, text_hash: str = "") -> Note:
     if is_memory_path(path):  # only memory notes carry cross_refs
         note.mention_text = " ".join(tokens(body_for_mentions(text, note)))
     if block is not None and data:
-        note.key_lines = {k: line_of(span.start)[0] for k, span in fm.key_spans(text, block).items()}
+        note.key_lines = fm.key_lines(text, block)
     return note
