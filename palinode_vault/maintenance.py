@@ -39,7 +39,7 @@ class LintReport:
 
 
 # Below this many memory notes, forking costs more than it saves: their checks (cross_refs
-# mentions, lifecycle, schema) are most of lint, about 0.2 ms a note against a few hundredths for
+# mentions, lifecycle, schema) are most of lint, about 0.2 ms a note against 0.03 ms for
 # any other note (docs/BENCHMARKS.md, session 26).
 PARALLEL_LINT_MIN = 2000
 _FORKED_LINT: tuple | None = None  # what a forked lint process inherits: (state, ctx, analysis)
