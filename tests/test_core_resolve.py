@@ -115,6 +115,24 @@ def test_link_path_is_the_shortest_that_lands_on_the_file(files, target, source,
     assert r.resolve(written, source) == target
 
 
+def test_a_resolver_that_remembers_answers_as_a_fresh_one():
+    """The memos (per link path where no folder changes the answer, per path and folder where
+    one does) give every (link, note) pair the answer a fresh resolver gives, asked in any order
+    and after files come and go."""
+    files = ["x/Same.md", "y/Same.md", "y/sub/Only.md", "Top.md", "img/p.png", "a/b/Deep.md", "zz/Deep.md"]
+    links = ["Same", "Only", "Top", "p.png", "Deep", "./Same", "../Top", "/Top", "/Same", "missing", "b/Deep"]
+    sources = ["x/n.md", "y/n.md", "y/sub/n.md", "zz/n.md", "n.md", "a/b/c/n.md"]
+    warm = Resolver(files)
+    for order in (links, links[::-1]):
+        for source in sources + sources[::-1]:
+            for link in order:
+                assert warm.resolve(link, source) == Resolver(files).resolve(link, source), (link, source)
+    warm.add("zz/Only.md")  # a second candidate: the answer now depends on the folder
+    assert warm.resolve("Only", "zz/n.md") == "zz/Only.md" and warm.resolve("Only", "y/n.md") == "y/sub/Only.md"
+    warm.remove("zz/Only.md")
+    assert warm.resolve("Only", "zz/n.md") == "y/sub/Only.md"
+
+
 def test_resolution_follows_files_coming_and_going():
     r = Resolver(FILES)
     assert r.resolve("Same", "z.md") in ("x/Same.md", "y/Same.md")

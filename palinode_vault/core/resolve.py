@@ -74,6 +74,10 @@ class Resolver:
         # (link path, linking note's folder) -> result: a vault links the same targets from the
         # same folders over and over. Forgotten whenever a file comes or goes.
         self._memo: dict[tuple[str, str], str | None] = {}
+        # link path -> result, for the paths whose result no folder changes (an exact path, a
+        # rooted path, one candidate or none): most links, asked from many folders. Forgotten
+        # with `_memo`.
+        self._anywhere: dict[str, str | None] = {}
         # link path key -> its candidates, shortest path first (rule 4's order within a group);
         # shared by every folder that links it. Forgotten with `_memo`.
         self._ranked: dict[str, list[tuple[str, str]]] = {}
@@ -84,8 +88,7 @@ class Resolver:
         lower = path_key(path)
         if lower in self._by_lower:
             return
-        self._memo.clear()
-        self._ranked.clear()
+        self._forget()
         self._by_lower[lower] = path
         self._by_name[lower.rsplit("/", 1)[-1]].append((lower, path))
 
@@ -93,13 +96,17 @@ class Resolver:
         lower = path_key(path)
         if self._by_lower.pop(lower, None) is None:
             return
-        self._memo.clear()
-        self._ranked.clear()
+        self._forget()
         name = lower.rsplit("/", 1)[-1]
         bucket = self._by_name.get(name, [])
         self._by_name[name] = [(k, p) for k, p in bucket if k != lower]
         if not self._by_name[name]:
             del self._by_name[name]
+
+    def _forget(self) -> None:
+        self._memo.clear()
+        self._anywhere.clear()
+        self._ranked.clear()
 
     def copy(self) -> Resolver:
         other = Resolver()
@@ -122,26 +129,34 @@ class Resolver:
         linkpath = linkpath.strip()
         if not linkpath:
             return source  # [[#Heading]] points into the same note
+        try:
+            return self._anywhere[linkpath]
+        except KeyError:
+            pass
         folder = _folder(source)
         try:
             return self._memo[(linkpath, folder)]
         except KeyError:
             pass
-        found = self._resolve(linkpath, folder)
-        self._memo[(linkpath, folder)] = found
+        found, anywhere = self._resolve(linkpath, folder)
+        if anywhere:
+            self._anywhere[linkpath] = found
+        else:
+            self._memo[(linkpath, folder)] = found
         return found
 
-    def _resolve(self, linkpath: str, folder: str) -> str | None:
-        """`resolve` for a non-empty link path from a note in `folder` (it depends on nothing else)."""
+    def _resolve(self, linkpath: str, folder: str) -> tuple[str | None, bool]:
+        """`resolve` for a non-empty link path from a note in `folder` (it depends on nothing
+        else), and whether the answer is the same from every folder."""
         if linkpath.startswith(("./", "../")):
             rel = posixpath.normpath(posixpath.join(folder, linkpath))
-            return None if rel == ".." or rel.startswith("../") else self._exact_or_md(rel)
+            return (None if rel == ".." or rel.startswith("../") else self._exact_or_md(rel)), False
         if linkpath.startswith("/"):
             rooted = linkpath.lstrip("/")
-            return self._exact_or_md(rooted) if rooted else None
+            return (self._exact_or_md(rooted) if rooted else None), True
         found = self._exact_or_md(linkpath)
         if found:
-            return found
+            return found, True
         lower = path_key(linkpath)
         ranked = self._ranked.get(lower)
         if ranked is None:
@@ -150,11 +165,11 @@ class Resolver:
             matches += [(k, p) for k, p in self._by_name.get(name + ".md", ()) if k.endswith(lower + ".md")]
             ranked = self._ranked[lower] = sorted(matches, key=lambda kp: (len(kp[1]), kp[0], kp[1]))
         if len(ranked) <= 1:
-            return ranked[0][1] if ranked else None
+            return (ranked[0][1] if ranked else None), True
         for _, path in ranked:  # the linking note's folder first, shortest first within it
             if path.startswith(folder):
-                return path
-        return ranked[0][1]
+                return path, False
+        return ranked[0][1], False
 
     def link_path(self, target: str, source: str) -> str:
         """The shortest link path that resolves to `target` from note `source`.
