@@ -293,7 +293,7 @@ class Vault:
         self.parsed_last_load = total  # a changed stat with the same content is read, not parsed
         workers = min(self.settings.workers, os.cpu_count() or 1)
         if total < PARALLEL_MIN or workers == 1 or fork_context() is None:
-            yield from self._parse_here(need, 0, total, progress)
+            yield from self._parse_here(need, total, progress)
             return
         # This process is one of the workers: it parses every `workers`-th note itself (no row to
         # send back and decode for those) while the forked children parse the rest.
@@ -308,7 +308,7 @@ class Vault:
         markdown_parser()  # loaded once before the fork (60 ms), not once per child
         with ProcessPoolExecutor(children, mp_context=fork_context()) as pool:
             pending = [pool.submit(_parse_batch, str(self.root), batch, max_bytes) for batch in batches]
-            yield from self._parse_here(ours, 0, total, progress)
+            yield from self._parse_here(ours, total, progress)
             done = len(ours)
             for future in pending:
                 batch = future.result()
@@ -318,10 +318,10 @@ class Vault:
                 if progress:
                     progress("scan", done, total)
 
-    def _parse_here(self, stats: list[FileStat], done: int, total: int, progress: Progress | None):
+    def _parse_here(self, stats: list[FileStat], total: int, progress: Progress | None):
         """`_parse_many`'s items for `stats`, parsed in this process."""
         max_bytes = self.settings.max_note_bytes
-        for i, stat in enumerate(stats, done + 1):
+        for i, stat in enumerate(stats, 1):
             item, _ = _parse_one(self.root, stat, max_bytes)
             yield item, None if isinstance(item, Unreadable) else encode_note(item), stat
             if progress and (i % 200 == 0 or i == total):
