@@ -81,10 +81,19 @@ FILE_THRESHOLDS = (0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 FILE_PRECISION = 0.8
 
 
-def labelled_sentences(set_names: list[str]) -> list[dict]:
+def statements_of(turns: list) -> tuple[list, list]:
+    """The person's statements of a conversation's turns as the extraction pass numbers them
+    (secrets and pasted text out), and where each was said (`judge.placement`)."""
     from palinode_vault.memory.extraction.extract import cleaned_turns
     from palinode_vault.memory.extraction.judge import placement
     from palinode_vault.memory.extraction.numbered import number_statements
+
+    turns, _ = cleaned_turns(turns)
+    statements = number_statements(turns)
+    return statements, placement(statements, turns)
+
+
+def labelled_sentences(set_names: list[str]) -> list[dict]:
     from palinode_vault.memory.extraction.transcript import parse_transcript
 
     rows = []
@@ -92,11 +101,8 @@ def labelled_sentences(set_names: list[str]) -> list[dict]:
         for case in json.loads((EVAL / f"{name}.json").read_text()):
             if case.get("repeat"):
                 continue
-            turns = parse_transcript(case["transcript"])
-            turns, _ = cleaned_turns(turns)
-            statements = number_statements(turns)
+            statements, placed = statements_of(parse_transcript(case["transcript"]))
             sentences = [s.text for s in statements]
-            placed = placement(statements, turns)
             # per expected memory, the most of its keywords any one sentence says: the sentences
             # saying that many are the memory itself, the others holding a keyword its context
             best = [max((_said(e, x) for x in sentences), default=0) for e in case["expected"]]
@@ -148,9 +154,6 @@ def register_copies(rows: list[dict], set_names: list[str]) -> list[dict]:
     sentences' labels carry over where the copy cuts into as many statements (nearly always).
     Trained on with their sentence's set, never judged in the cross-validation (unless
     `--judge-register` asks how the judge reads them)."""
-    from palinode_vault.memory.extraction.extract import cleaned_turns
-    from palinode_vault.memory.extraction.judge import placement
-    from palinode_vault.memory.extraction.numbered import number_statements
     from palinode_vault.memory.extraction.transcript import USER, Turn, parse_transcript
 
     by_case: dict[tuple[str, str], list[dict]] = {}
@@ -168,11 +171,10 @@ def register_copies(rows: list[dict], set_names: list[str]) -> list[dict]:
                 Turn(t.role, casual(t.content, rng) if t.role == USER else t.content)
                 for t in parse_transcript(case["transcript"])
             ]
-            turns, _ = cleaned_turns(turns)
-            statements = number_statements(turns)
+            statements, placed = statements_of(turns)
             if len(statements) != len(originals):
                 continue
-            for r, s, where in zip(originals, statements, placement(statements, turns)):
+            for r, s, where in zip(originals, statements, placed):
                 out.append({**r, "sentence": s.text, "placed": where, "copy": "register"})
     return out
 
