@@ -4,8 +4,9 @@
    is not sure, and then the Python scanner reads the note (which may in turn hand it to
    markdown-it). It follows line_scan.py statement by statement, each regular expression written
    out as the loop it amounts to (the comments name them), and gives up on everything else:
-   carriage returns, form feeds and vertical tabs anywhere in the note, an HTML block, an inline
-   HTML comment with a '-' inside, and a tab past a line's indentation. tests/test_core_line_scan_c.py checks that whenever
+   carriage returns, form feeds and vertical tabs anywhere in the note, an HTML block inside a list
+   or quote, an inline HTML comment with a '-' inside, and a tab past a line's indentation (HTML
+   blocks at the top level it skips as the Python scanner does). tests/test_core_line_scan_c.py checks that whenever
    it answers, it answers as line_scan.py does (drawn notes and the help vault in every
    language), and the parse tests check both against markdown-it. Offsets are code points of the Python string, as in Python;
    character classes use the same Unicode tables as str.isdigit, str.isalpha, str.isspace and re.
@@ -887,6 +888,132 @@ done:
     return result;
 }
 
+/* markdown-it's HTML block start conditions (`HTML_SEQUENCES`), tried in order on a line's content
+   [s, e) from its '<': the index of the first that matches, or -1. The tag names compare
+   lower-cased in ASCII only (`(?a:...)` under re.IGNORECASE). */
+static const char *const RAW_TAGS[] = {"script", "pre", "style", "textarea", NULL};
+static const char *const BLOCK_TAGS[] = {
+    "address", "article", "aside", "base", "basefont", "blockquote", "body", "caption", "center", "col", "colgroup", "dd",
+    "details", "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "frame",
+    "frameset", "h1", "h2", "h3", "h4", "h5", "h6", "head", "header", "hr", "html", "iframe", "legend", "li", "link",
+    "main", "menu", "menuitem", "nav", "noframes", "ol", "optgroup", "option", "p", "param", "search", "section",
+    "summary", "table", "tbody", "td", "tfoot", "th", "thead", "title", "tr", "track", "ul", NULL};
+#define HTML_TAG_ALONE 6 /* the one kind that does not interrupt a paragraph */
+
+/* The length of `word` (lower-case ASCII) at k, compared in ASCII case only; 0 when it is not there. */
+static Py_ssize_t word_at(const Text *t, Py_ssize_t k, Py_ssize_t e, const char *word)
+{
+    Py_ssize_t n = (Py_ssize_t)strlen(word);
+    if (e - k < n)
+        return 0;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        Py_UCS4 c = CH(t, k + j);
+        if ((c >= 'A' && c <= 'Z' ? c + 32 : c) != (Py_UCS4)word[j])
+            return 0;
+    }
+    return n;
+}
+
+/* Whether `text` is at k exactly. */
+static int literal_at(const Text *t, Py_ssize_t k, Py_ssize_t e, const char *text)
+{
+    Py_ssize_t n = (Py_ssize_t)strlen(text);
+    if (e - k < n)
+        return 0;
+    for (Py_ssize_t j = 0; j < n; j++)
+        if (CH(t, k + j) != (Py_UCS4)text[j])
+            return 0;
+    return 1;
+}
+
+/* The end of the first name of `names` at k that `after` accepts at its end (a regex alternation
+   with a lookahead after it tries every name), or -1. */
+static Py_ssize_t tag_name(const Text *t, Py_ssize_t k, Py_ssize_t e, const char *const *names, int slash_ok)
+{
+    for (; *names; names++) {
+        Py_ssize_t n = word_at(t, k, e, *names);
+        if (!n)
+            continue;
+        Py_ssize_t a = k + n;
+        if (a == e || is_space(CH(t, a)) || CH(t, a) == '>' || (slash_ok && CH(t, a) == '/' && a + 1 < e && CH(t, a + 1) == '>'))
+            return a;
+    }
+    return -1;
+}
+
+static int html_block_kind(const Text *t, Py_ssize_t s, Py_ssize_t e)
+{
+    Py_ssize_t k = s + 1;
+    if (tag_name(t, k, e, RAW_TAGS, 0) != -1)
+        return 0; /* `<(script|pre|style|textarea)(?=(\s|>|$))` */
+    if (literal_at(t, k, e, "!--"))
+        return 1;
+    if (k < e && CH(t, k) == '?')
+        return 2;
+    if (k + 1 < e && CH(t, k) == '!' && ascii_alpha(CH(t, k + 1)))
+        return 3;
+    if (literal_at(t, k, e, "![CDATA["))
+        return 4;
+    if (tag_name(t, k < e && CH(t, k) == '/' ? k + 1 : k, e, BLOCK_TAGS, 1) != -1)
+        return 5; /* `</?(block tags)(?=(\s|/?>|$))` */
+    if (k < e && (ascii_alpha(CH(t, k)) || CH(t, k) == '/')) {
+        Py_ssize_t end = html_tag(t, s, e); /* an open or closing tag, then `\s*$` */
+        if (end != -1) {
+            while (end < e && is_space(CH(t, end)))
+                end++;
+            if (end == e)
+                return HTML_TAG_ALONE;
+        }
+    }
+    return -1;
+}
+
+/* Whether the HTML block of `kind` ends on the line whose content (without leading spaces and
+   tabs) is [s, e): its end condition searched anywhere in it; a blank line for kinds 5 and 6. */
+static int html_block_ends(const Text *t, int kind, Py_ssize_t s, Py_ssize_t e)
+{
+    switch (kind) {
+    case 0: /* `<\/(script|pre|style|textarea)>` */
+        for (Py_ssize_t k = find(t, '<', '/', s, e); k != -1; k = find(t, '<', '/', k + 1, e))
+            for (const char *const *name = RAW_TAGS; *name; name++) {
+                Py_ssize_t n = word_at(t, k + 2, e, *name);
+                if (n && k + 2 + n < e && CH(t, k + 2 + n) == '>')
+                    return 1;
+            }
+        return 0;
+    case 1:
+        for (Py_ssize_t k = find(t, '-', '-', s, e); k != -1; k = find(t, '-', '-', k + 1, e))
+            if (k + 2 < e && CH(t, k + 2) == '>')
+                return 1;
+        return 0;
+    case 2:
+        return find(t, '?', '>', s, e) != -1;
+    case 3:
+        return find(t, '>', 0, s, e) != -1;
+    case 4:
+        for (Py_ssize_t k = find(t, ']', ']', s, e); k != -1; k = find(t, ']', ']', k + 1, e))
+            if (k + 2 < e && CH(t, k + 2) == '>')
+                return 1;
+        return 0;
+    default:
+        return s == e;
+    }
+}
+
+/* `_ONE_LINE_COMMENT.match` at s: "<!--", then a "-->" before any "[[" on the line. */
+static int one_line_comment(const Text *t, Py_ssize_t s, Py_ssize_t e)
+{
+    if (!(e - s >= 4 && CH(t, s) == '<' && CH(t, s + 1) == '!' && CH(t, s + 2) == '-' && CH(t, s + 3) == '-'))
+        return 0;
+    for (Py_ssize_t k = s + 4; k + 1 < e; k++) {
+        if (CH(t, k) == '[' && CH(t, k + 1) == '[')
+            return 0;
+        if (k + 2 < e && CH(t, k) == '-' && CH(t, k + 1) == '-' && CH(t, k + 2) == '>')
+            return 1;
+    }
+    return 0;
+}
+
 typedef struct {
     Py_UCS4 ch;
     Py_ssize_t length, start, item; /* item: the content column of a list item's fence */
@@ -901,6 +1028,8 @@ static int scan_lines(PyObject *body, const Text *t, const Line *lines, Py_ssize
     int in_paragraph = 0, in_container = 0;
     Py_ssize_t item_indent = -1; /* None */
     Py_ssize_t after_table = 0;
+    int html = -1;                /* the kind of an open HTML block (-1: none) */
+    Py_ssize_t html_start = 0;
     int r;
 
     for (Py_ssize_t i = 0; i < nlines; i++) {
@@ -940,6 +1069,26 @@ static int scan_lines(PyObject *body, const Text *t, const Line *lines, Py_ssize
             if (add_code(o, quote_fence.start, base) < 0)
                 return -1;
             quote_fence.ch = 0;
+        }
+        if (html >= 0) {
+            /* markdown-it tests the end condition on the line without its leading whitespace */
+            Py_ssize_t content = ls;
+            while (content < le && (CH(t, content) == ' ' || CH(t, content) == '\t'))
+                content++;
+            if (!html_block_ends(t, html, content, le)) {
+                prev_s = ls, prev_e = le;
+                continue;
+            }
+            if (content < le) { /* the closing line belongs to the block */
+                if (add_code(o, html_start, step_end) < 0)
+                    return -1;
+                html = -1;
+                prev_s = ls, prev_e = le;
+                continue;
+            }
+            if (add_code(o, html_start, base) < 0) /* a blank line ends it and is read as usual */
+                return -1;
+            html = -1;
         }
         if (item_fence.ch) {
             /* `_closes_item_fence` */
@@ -1089,8 +1238,23 @@ static int scan_lines(PyObject *body, const Text *t, const Line *lines, Py_ssize
             in_container = 1;
             item_indent = 2;
         } else if (indent < 4 && (in_set(first, " `~<#|[=-*+>_:") || Py_UNICODE_ISDIGIT(first))) {
-            if (s0 == '<')
-                return NOT_SURE; /* an HTML block, or a paragraph starting with inline HTML */
+            if (s0 == '<') {
+                int kind = html_block_kind(t, st, le);
+                if (kind >= 0 && !in_container && !(indent == 0 && one_line_comment(t, ls, le)) &&
+                    (kind != HTML_TAG_ALONE || !was_paragraph)) {
+                    /* an HTML block at the top level: skipped like code up to its end condition */
+                    if (html_block_ends(t, kind, st, le)) {
+                        if (add_code(o, base, step_end) < 0) /* it ends on its own line */
+                            return -1;
+                    } else
+                        html = kind, html_start = base;
+                    in_paragraph = 0;
+                    prev_s = ls, prev_e = le;
+                    continue;
+                }
+                if (kind >= 0 && !one_line_comment(t, st, le))
+                    return NOT_SURE; /* an HTML block inside a list or quote, or a tag alone in a paragraph */
+            }
             /* `_line_needs_markdown_it(line, indent, previous)` */
             if (s0 == '|')
                 return NOT_SURE;
@@ -1103,8 +1267,8 @@ static int scan_lines(PyObject *body, const Text *t, const Line *lines, Py_ssize
                 Py_ssize_t run = container_run(t, ls, le, &count);
                 if (run >= 0) {
                     Py_UCS4 after = run < le ? CH(t, run) : 0;
-                    if (after == '<')
-                        return NOT_SURE;
+                    if (after == '<' && html_block_kind(t, run, le) >= 0)
+                        return NOT_SURE; /* an HTML block inside the container */
                     if (after == '#' && atx_open(t, run, le))
                         return NOT_SURE; /* a heading inside the container */
                     if (count >= 5)
@@ -1137,7 +1301,8 @@ static int scan_lines(PyObject *body, const Text *t, const Line *lines, Py_ssize
                     k++;
                 heading_here = indent <= 3 && k - st <= 6 && (k == le || CH(t, k) == ' ' || CH(t, k) == '\t');
             }
-            if (in_container && (fat >= 0 || (in_set(s0, "*-_") && thematic_break(t, ls, le)) || heading_here)) {
+            int comment = s0 == '<' && literal_at(t, st, le, "<!--"); /* a one-line HTML comment here */
+            if (in_container && (fat >= 0 || (in_set(s0, "*-_") && thematic_break(t, ls, le)) || comment || heading_here)) {
                 if (indent && fat >= 0 && item_indent >= 0 && item_indent <= indent) {
                     item_fence.ch = CH(t, fat), item_fence.length = flen, item_fence.start = base, item_fence.item = item_indent;
                     in_paragraph = 0;
@@ -1150,6 +1315,13 @@ static int scan_lines(PyObject *body, const Text *t, const Line *lines, Py_ssize
             }
             if (fat >= 0) {
                 fence.ch = CH(t, fat), fence.length = flen, fence.start = base;
+                in_paragraph = 0;
+                prev_s = ls, prev_e = le;
+                continue;
+            }
+            if (comment) {
+                if (add_code(o, base, step_end) < 0) /* a one-line HTML comment block */
+                    return -1;
                 in_paragraph = 0;
                 prev_s = ls, prev_e = le;
                 continue;
@@ -1220,6 +1392,8 @@ static int scan_lines(PyObject *body, const Text *t, const Line *lines, Py_ssize
         if (spaces)
             end = tail;
     }
+    if (html >= 0 && add_code(o, html_start, end) < 0)
+        return -1;
     if (quote_fence.ch && add_code(o, quote_fence.start, end) < 0)
         return -1;
     if (fence.ch && add_code(o, fence.start, end) < 0)
