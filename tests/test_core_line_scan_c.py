@@ -197,8 +197,21 @@ def test_the_c_scanner_agrees_on_every_language_of_the_help():
         "- " * 20_000 + "[[x]]",
         "> " * 3_000 + "x",
         "|a" * 20_000 + "\n|-" * 2,
+        "[`a` " * 20_000 + "](x)",  # link texts with code spans, each cut short by the next '['
+        "[```" + "[``" * 20_000,
     ],
-    ids=["brackets", "backtick-runs", "open-labels", "open-tags", "open-wikilinks", "deep-list", "deep-quote", "wide-table"],
+    ids=[
+        "brackets",
+        "backtick-runs",
+        "open-labels",
+        "open-tags",
+        "open-wikilinks",
+        "deep-list",
+        "deep-quote",
+        "wide-table",
+        "labels-with-code",
+        "label-with-open-code",
+    ],
 )
 def test_hostile_lines_get_the_python_scanners_answer(body):
     # Each takes one pass in C (no search restarted per bracket or per backtick run); the suite's

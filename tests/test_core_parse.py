@@ -321,6 +321,15 @@ _WORDS = [
     "[t](<a b>)",
     '[t](<x.md> "t")',
     "[t](<a<b>)",
+    # links whose text holds code spans (code binds tighter than the brackets)
+    "[`x`](y.md)",
+    "[a `]` b](c)",
+    "[``a`](b)``](c)",
+    "[`a` [[b]]](c)",
+    "![`a`](b.png)",
+    "[`a`] (b)",
+    "[`a`",
+    "[x `y](z)",
 ]
 _TARGETS = [
     "T",
@@ -673,6 +682,13 @@ def test_a_table_after_a_list_takes_the_line_scanner():
 def test_a_tab_indented_fence_in_a_list_item_takes_the_line_scanner():
     note = parse_note("n.md", "1. a\n2. b:\n\t```js\n\tx [[no]]\n\t```\n3. c [[yes]]\n")
     assert not note.full_parse and [link.target for link in note.links] == ["yes"]
+
+
+def test_a_link_with_code_in_its_text_takes_the_line_scanner():
+    text = "Run [`git log`](Git.md) or [the `]` key](Keys.md); `[[no]]`\n"
+    note = parse_note("n.md", text)
+    assert not note.full_parse and [link.target for link in note.links] == ["Git.md", "Keys.md"]
+    assert sorted(note.code) == sorted(scan_body(text, _EVERY_INLINE).code) == [(5, 14), (32, 35), (51, 59)]
 
 
 def test_a_heading_under_a_table_takes_the_line_scanner():

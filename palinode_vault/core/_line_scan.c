@@ -340,17 +340,14 @@ static PyObject *substring(PyObject *body, Py_ssize_t a, Py_ssize_t b)
     return PyUnicode_Substring(body, a, b);
 }
 
-/* `_SIMPLE_MD_LINK.match` at i:
-   `\[([^\[\]`<\\\n]*)\]\( *(?:<([^<>\n\\]*)>|((?:[^()\s<>\\]|\([^()\s<>\\]*\))*))(?: +\"[^\"\\\n]*\")? *\)`
+/* `_LINK_TAIL.match` at k, the '(' after a link's text:
+   `\( *(?:<([^<>\n\\]*)>|((?:[^()\s<>\\]|\([^()\s<>\\]*\))*))(?: +\"[^\"\\\n]*\")? *\)`
    Its end (or -1) and the destination's range. */
-static Py_ssize_t simple_md_link(const Text *t, Py_ssize_t i, Py_ssize_t e, Py_ssize_t *ds, Py_ssize_t *de)
+static Py_ssize_t link_tail(const Text *t, Py_ssize_t k, Py_ssize_t e, Py_ssize_t *ds, Py_ssize_t *de)
 {
-    Py_ssize_t k = i + 1;
-    while (k < e && !in_set(CH(t, k), "[]`<\\\n"))
-        k++;
-    if (k + 1 >= e || CH(t, k) != ']' || CH(t, k + 1) != '(')
+    if (k >= e || CH(t, k) != '(')
         return -1;
-    k += 2;
+    k++;
     while (k < e && CH(t, k) == ' ')
         k++;
     if (k < e && CH(t, k) == '<') {
@@ -406,6 +403,79 @@ title:
             k++;
         return k < e && CH(t, k) == ')' ? k + 1 : -1;
     }
+}
+
+/* `_SIMPLE_MD_LINK.match` at i: `\[([^\[\]`<\\\n]*)\]` then the tail. */
+static Py_ssize_t simple_md_link(const Text *t, Py_ssize_t i, Py_ssize_t e, Py_ssize_t *ds, Py_ssize_t *de)
+{
+    Py_ssize_t k = i + 1;
+    while (k < e && !in_set(CH(t, k), "[]`<\\\n"))
+        k++;
+    if (k >= e || CH(t, k) != ']')
+        return -1;
+    return link_tail(t, k + 1, e, ds, de);
+}
+
+/* `_code_span_end`: the end of the code span whose opening backticks start at i, or -1 when no run
+   of as many closes it before e. */
+static Py_ssize_t code_span_end(const Text *t, Py_ssize_t i, Py_ssize_t e)
+{
+    Py_ssize_t run = i;
+    while (run < e && CH(t, run) == '`')
+        run++;
+    Py_ssize_t width = run - i, j = run;
+    for (;;) {
+        /* j = line.find("`" * width, j): the first run of at least `width` backticks
+           (shorter runs skipped whole, so a hostile line costs one pass, not one per run) */
+        Py_ssize_t f = -1;
+        for (Py_ssize_t k = j; k < e;) {
+            if (CH(t, k) != '`') {
+                k++;
+                continue;
+            }
+            Py_ssize_t r = k;
+            while (r < e && CH(t, r) == '`')
+                r++;
+            if (r - k >= width) {
+                f = k;
+                break;
+            }
+            k = r;
+        }
+        if (f == -1)
+            return -1;
+        j = f;
+        Py_ssize_t k = j + width;
+        if ((k >= e || CH(t, k) != '`') && CH(t, j - 1) != '`')
+            return k;
+        while (j < e && CH(t, j) == '`')
+            j++;
+    }
+}
+
+/* `_link_with_code` at i: the end of a link whose text holds code spans between plain text (the
+   spans' ranges in spans[], their number in *nspans, at most `max`), or -1. */
+static Py_ssize_t link_with_code(const Text *t, Py_ssize_t i, Py_ssize_t e, Py_ssize_t *ds, Py_ssize_t *de,
+                                 Py_ssize_t *spans, Py_ssize_t max, Py_ssize_t *nspans)
+{
+    Py_ssize_t k = i + 1, n = 0;
+    while (k < e && CH(t, k) != ']') {
+        Py_UCS4 c = CH(t, k);
+        if (c == '`') {
+            Py_ssize_t end = code_span_end(t, k, e);
+            if (end < 0 || n == max)
+                return -1; /* more spans than room: the Python scanner reads it */
+            spans[2 * n] = k, spans[2 * n + 1] = end, n++;
+            k = end;
+        } else if (c == '[' || c == '<' || c == '\\')
+            return -1;
+        else
+            k++;
+    }
+    if (!n || k >= e)
+        return -1;
+    *nspans = n;
+    return link_tail(t, k + 1, e, ds, de);
 }
 
 static int ascii_alpha(Py_UCS4 c) { return (c | 0x20) >= 'a' && (c | 0x20) <= 'z'; }
@@ -592,40 +662,12 @@ static int scan_line(PyObject *body, const Text *t, Py_ssize_t s, Py_ssize_t e, 
             continue;
         }
         if (c == '`') {
-            Py_ssize_t run = i;
-            while (run < e && CH(t, run) == '`')
-                run++;
-            Py_ssize_t width = run - i, j = run;
-            for (;;) {
-                /* j = line.find("`" * width, j): the first run of at least `width` backticks
-                   (shorter runs skipped whole, so a hostile line costs one pass, not one per run) */
-                Py_ssize_t f = -1;
-                for (Py_ssize_t k = j; k < e;) {
-                    if (CH(t, k) != '`') {
-                        k++;
-                        continue;
-                    }
-                    Py_ssize_t r = k;
-                    while (r < e && CH(t, r) == '`')
-                        r++;
-                    if (r - k >= width) {
-                        f = k;
-                        break;
-                    }
-                    k = r;
-                }
-                if (f == -1)
-                    return NOT_SURE; /* may close on a later line, or be literal */
-                j = f;
-                Py_ssize_t k = j + width;
-                if ((k >= e || CH(t, k) != '`') && CH(t, j - 1) != '`')
-                    break;
-                while (j < e && CH(t, j) == '`')
-                    j++;
-            }
-            if (add_code(o, i, j + width) < 0)
+            Py_ssize_t end = code_span_end(t, i, e);
+            if (end < 0)
+                return NOT_SURE; /* may close on a later line, or be literal */
+            if (add_code(o, i, end) < 0)
                 return -1;
-            pos = consumed = j + width;
+            pos = consumed = end;
             continue;
         }
         int embed = i > consumed && CH(t, i - 1) == '!';
@@ -655,6 +697,20 @@ static int scan_line(PyObject *body, const Text *t, Py_ssize_t s, Py_ssize_t e, 
                     return -1;
                 if (append(o->links, Py_BuildValue("(ONnn)", embed ? o->md_embed : o->md, dest, start, end)) < 0)
                     return -1;
+                pos = consumed = end;
+                continue;
+            }
+            Py_ssize_t spans[16], nspans = 0;
+            end = embed ? -1 : link_with_code(t, i, e, &ds, &de, spans, 8, &nspans);
+            if (end >= 0) {
+                PyObject *dest = substring(body, ds, de);
+                if (dest == NULL)
+                    return -1;
+                if (append(o->links, Py_BuildValue("(ONnn)", o->md, dest, i, end)) < 0)
+                    return -1;
+                for (Py_ssize_t m = 0; m < nspans; m++)
+                    if (add_code(o, spans[2 * m], spans[2 * m + 1]) < 0)
+                        return -1;
                 pos = consumed = end;
                 continue;
             }

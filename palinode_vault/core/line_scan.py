@@ -141,11 +141,12 @@ def _opens_container(line: str) -> bool:
     return (first in "->*+" or first.isdigit()) and _CONTAINER_START.match(line) is not None
 
 
-# `[text](dest)`, `[text](dest "title")`; dest may hold one level of balanced parentheses.
-# No escapes, HTML or code in it: those go to markdown-it.
-_SIMPLE_MD_LINK = re.compile(
-    r"\[([^\[\]`<\\\n]*)\]\( *(?:<([^<>\n\\]*)>|((?:[^()\s<>\\]|\([^()\s<>\\]*\))*))(?: +\"[^\"\\\n]*\")? *\)"
-)
+# `[text](dest)`, `[text](dest "title")`; dest may hold one level of balanced parentheses. No
+# escapes or HTML in it (those go to markdown-it); code spans in the text: `_link_with_code`.
+# The destination and title, from the '(' after the text: `(<dest>)` or `(dest)` (groups 1, 2).
+_MD_LINK_TAIL = r"\( *(?:<([^<>\n\\]*)>|((?:[^()\s<>\\]|\([^()\s<>\\]*\))*))(?: +\"[^\"\\\n]*\")? *\)"
+_SIMPLE_MD_LINK = re.compile(r"\[([^\[\]`<\\\n]*)\]" + _MD_LINK_TAIL)  # text without code, brackets, HTML, escapes
+_LINK_TAIL = re.compile(_MD_LINK_TAIL)
 _AUTOLINK_SCHEME_UNSAFE = re.compile(r"(?:javascript|vbscript|file|data):", re.IGNORECASE)
 
 
@@ -212,22 +213,11 @@ def _scan_line(line: str, base: int, links: list, code: list) -> None:
                 continue
             raise _NotSure  # inline HTML that goes on below, or a '<' markdown-it may read so
         if c == "`":
-            run = i
-            while run < n and line[run] == "`":
-                run += 1
-            width = run - i
-            j = run
-            while True:
-                j = line.find("`" * width, j)
-                if j == -1:
-                    raise _NotSure  # may close on a later line, or be literal: ask markdown-it
-                k = j + width
-                if (k >= n or line[k] != "`") and line[j - 1] != "`":
-                    break
-                while j < n and line[j] == "`":
-                    j += 1
-            code.append((base + i, base + j + width))
-            pos = consumed = j + width
+            end = _code_span_end(line, i)
+            if end is None:
+                raise _NotSure  # may close on a later line, or be literal: ask markdown-it
+            code.append((base + i, base + end))
+            pos = consumed = end
             continue
         embed = i > consumed and line[i - 1] == "!"
         if line.startswith("[[", i):
@@ -250,6 +240,13 @@ def _scan_line(line: str, base: int, links: list, code: list) -> None:
                 links.append(("md_embed" if embed else "md", dest, base + start, base + md.end()))
                 pos = consumed = md.end()
                 continue
+            with_code = None if embed else _link_with_code(line, i)
+            if with_code is not None:
+                dest, end, spans = with_code
+                links.append(("md", dest, base + i, base + end))
+                code.extend((base + a, base + b) for a, b in spans)
+                pos = consumed = end
+                continue
             # Brackets around plain text not followed by '(' or '[' are literal, like a task
             # box "[ ]": markdown-it reads the text inside as text, so carry on after them.
             # (An escape, code or HTML inside could move the closing bracket: not plain text.)
@@ -260,6 +257,49 @@ def _scan_line(line: str, base: int, links: list, code: list) -> None:
         if last_md_close >= i:
             raise _NotSure
         pos = i + 1
+
+
+def _code_span_end(line: str, i: int) -> int | None:
+    """The end of the code span whose opening backticks start at i, or None when no run of as many
+    closes it on this line (it may close on a later one, or the backticks are literal)."""
+    n = len(line)
+    run = i
+    while run < n and line[run] == "`":
+        run += 1
+    width = run - i
+    j = run
+    while True:
+        j = line.find("`" * width, j)
+        if j == -1:
+            return None
+        k = j + width
+        if (k >= n or line[k] != "`") and line[j - 1] != "`":
+            return k
+        while j < n and line[j] == "`":
+            j += 1
+
+
+def _link_with_code(line: str, i: int) -> tuple[str, int, list[tuple[int, int]]] | None:
+    """A link at i whose text holds code spans (``[`git log`](https://...)``): its destination, end
+    and the spans. Code binds tighter than brackets, so a ']' inside a span is the span's. Only
+    plain text between the spans (no brackets, HTML or escapes); None for anything else."""
+    spans: list[tuple[int, int]] = []
+    k, n = i + 1, len(line)
+    while k < n and line[k] != "]":
+        if line[k] == "`":
+            end = _code_span_end(line, k)
+            if end is None:
+                return None
+            spans.append((k, end))
+            k = end
+        elif line[k] in "[<\\":
+            return None
+        else:
+            k += 1
+    tail = _LINK_TAIL.match(line, k + 1) if spans and k < n else None
+    if tail is None:
+        return None
+    return (tail.group(2) if tail.group(1) is None else tail.group(1)), tail.end(), spans
 
 
 def escaped_split(row: str) -> list[str]:
