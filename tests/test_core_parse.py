@@ -457,7 +457,15 @@ _table = st.builds(
     st.lists(_cells, max_size=3),
     st.sampled_from(["|", "", "| "]),
 )
-_line = st.one_of(_inline, _heading, _item, _indented, _block, _table, st.just(""), st.just("  "))
+# the same tables in a quote (a callout holds tables), opening it or after a blank line in it, or
+# not (after a line of text, a list item); rows with and without the space after '>'
+_quoted_table = st.builds(
+    lambda opener, table, marks: "\n".join(opener + [marks[k % len(marks)] + row for k, row in enumerate(table.split("\n"))]),
+    st.sampled_from([[], ["> [!note] [[t]]", ">"], ["> text", ">"], ["> - item", ">"], ["> text"], ["> - item"]]),
+    _table,
+    st.lists(st.sampled_from([">", "> ", ">  ", ">\t", "> > "]), min_size=1, max_size=3),
+)
+_line = st.one_of(_inline, _heading, _item, _indented, _block, _table, _quoted_table, st.just(""), st.just("  "))
 _notes = st.builds(
     lambda lines, end: "\n".join(lines) + end,
     st.lists(_line, min_size=1, max_size=12),

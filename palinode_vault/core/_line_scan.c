@@ -863,8 +863,15 @@ static Py_ssize_t columns_before(const Text *t, Py_ssize_t s, Py_ssize_t e, Py_s
 }
 
 /* `_scan_table` from line index i; the index of the line after it in *next, the offset in *base. */
+/* `_quote_content`: where a quote line's content starts, after its '>' and one space. */
+static Py_ssize_t quote_content(const Text *t, Py_ssize_t s, Py_ssize_t e)
+{
+    return s + (s + 1 < e && CH(t, s + 1) == ' ' ? 2 : 1);
+}
+
+/* `_scan_table`; `quoted`: the table is in a quote at the top level, its rows what follows each '>'. */
 static int scan_table(PyObject *body, const Text *t, const Line *lines, Py_ssize_t nlines, Py_ssize_t i,
-                      Py_ssize_t columns, Out *o, Py_ssize_t *next)
+                      Py_ssize_t columns, Out *o, Py_ssize_t *next, int quoted)
 {
     Py_ssize_t autocompleted = 0, j = i;
     Py_ssize_t *cells = PyMem_Malloc(sizeof(Py_ssize_t) * 2 * (size_t)(columns + 1));
@@ -875,6 +882,17 @@ static int scan_table(PyObject *body, const Text *t, const Line *lines, Py_ssize
     int result = 0;
     while (j < nlines) {
         Py_ssize_t rs = lines[j].start, re = lines[j].end;
+        if (quoted) {
+            if (rs >= re || CH(t, rs) != '>') {
+                Py_ssize_t k = rs;
+                while (k < re && (CH(t, k) == ' ' || CH(t, k) == '\t'))
+                    k++;
+                if (k < re)
+                    result = NOT_SURE; /* a lazy line: the quote goes on without its '>' */
+                break;                 /* else a blank line ends the table and the quote */
+            }
+            rs = quote_content(t, rs, re);
+        }
         if (j >= i + 2) {
             Py_ssize_t lead = lead_spaces(t, rs, re), k = rs + lead;
             int empty = 1;
@@ -886,16 +904,12 @@ static int scan_table(PyObject *body, const Text *t, const Line *lines, Py_ssize
             if (empty || lead >= 4)
                 break;
             Py_UCS4 c = CH(t, k);
-            if (in_set(c, "`~>*-+_<") || Py_UNICODE_ISDIGIT(c)) {
-                result = NOT_SURE;
+            if (lines[j].tab || in_set(c, "`~>*-+_<") || Py_UNICODE_ISDIGIT(c)) {
+                result = NOT_SURE; /* a tab in a row, or a fence, quote, rule, list or HTML may end it */
                 break;
             }
             if (c == '#' && atx_open(t, k, re))
                 break;
-            if (lines[j].tab) {
-                result = NOT_SURE; /* a tab in a row: markdown-it decides */
-                break;
-            }
         }
         if (j != i + 1) {
             Py_ssize_t n = row_cells(t, rs, re, cells, columns + 1);
@@ -1085,6 +1099,7 @@ static int scan_lines(PyObject *body, const Text *t, const Line *lines, Py_ssize
     Py_ssize_t item_indent = -1; /* None */
     Py_ssize_t after_table = 0;
     int html = -1;                /* the kind of an open HTML block (-1: none) */
+    int top_quote = 0;            /* the line is in a quote at the top level, read from its first line */
     Py_ssize_t html_start = 0;
     int r;
 
@@ -1249,10 +1264,34 @@ static int scan_lines(PyObject *body, const Text *t, const Line *lines, Py_ssize
             if (!opens)
                 in_container = 0;
         }
+        /* a quote at the top level, followed from its first line (after a blank line, or the note's) */
+        int quote_opens = CH(t, ls) == '>' && blank(t, prev_s, prev_e);
+        top_quote = quote_opens || (CH(t, ls) == '>' && top_quote && prev_e > prev_s && CH(t, prev_s) == '>');
         if (indent < 4 && i + 1 < nlines && find(t, '|', 0, ls, le) != -1) {
             Py_ssize_t ds = lines[i + 1].start, de = lines[i + 1].end;
             Py_ssize_t dl = ds + lead_spaces(t, ds, de);
-            if (lines[i + 1].tab) {
+            int after_blank = 1; /* `not previous[1:].strip(" \t")` */
+            for (Py_ssize_t k = prev_s + 1; k < prev_e; k++)
+                if (CH(t, k) != ' ' && CH(t, k) != '\t') {
+                    after_blank = 0;
+                    break;
+                }
+            if (top_quote && (quote_opens || after_blank) && ds < de && CH(t, ds) == '>') {
+                /* `_quoted_table_columns`: a table opening a quote or after a blank line in it */
+                Py_ssize_t hc = quote_content(t, ls, le), columns = 0;
+                if (!lines[i].tab && !lines[i + 1].tab && !(hc < le && (CH(t, hc) == ' ' || CH(t, hc) == '>')))
+                    columns = table_columns(t, hc, le, quote_content(t, ds, de), de);
+                if (columns) {
+                    Py_ssize_t next = 0;
+                    r = scan_table(body, t, lines, nlines, i, columns, o, &next, 1);
+                    if (r)
+                        return r;
+                    after_table = next;
+                    in_paragraph = 0;
+                    prev_s = lines[next - 1].start, prev_e = lines[next - 1].end;
+                    continue;
+                }
+            } else if (lines[i + 1].tab) {
                 /* a table with tabs in its first rows: markdown-it decides */
                 Py_ssize_t k = ds;
                 while (k < de && (CH(t, k) == ' ' || CH(t, k) == '\t'))
@@ -1268,7 +1307,7 @@ static int scan_lines(PyObject *body, const Text *t, const Line *lines, Py_ssize
                     if (in_container)
                         return NOT_SURE; /* a table inside a list item or quote */
                     Py_ssize_t next = 0;
-                    r = scan_table(body, t, lines, nlines, i, columns, o, &next);
+                    r = scan_table(body, t, lines, nlines, i, columns, o, &next, 0);
                     if (r)
                         return r;
                     after_table = next;

@@ -375,12 +375,40 @@ def _row_cells(line: str) -> list[tuple[int, int, str]]:
     return cells
 
 
-def _scan_table(lines: list[str], i: int, base: int, columns: int, links: list, code: list) -> tuple[int, int]:
-    """Scan the table whose header is lines[i]; return the index and offset of the line after it."""
+def _quote_content(line: str) -> int:
+    """Where a quote line's content starts: after its '>' and one space."""
+    return 2 if line.startswith("> ") else 1
+
+
+def _quoted_table_columns(header: str, delimiter: str) -> int:
+    """`_table_columns` for two lines of a quote at the top level (0: not a table, or a nested
+    quote or tabs, which only markdown-it follows, or an indented header, which after a blank
+    line may belong to a list item in the quote)."""
+    if "\t" in header or "\t" in delimiter:
+        return 0
+    content = header[_quote_content(header) :]
+    if content[:1] in (" ", ">"):
+        return 0
+    return _table_columns(content, delimiter[_quote_content(delimiter) :])
+
+
+def _scan_table(
+    lines: list[str], i: int, base: int, columns: int, links: list, code: list, quoted: bool = False
+) -> tuple[int, int]:
+    """Scan the table whose header is lines[i]; return the index and offset of the line after it.
+    `quoted`: the table is in a quote at the top level, and its rows are what follows each '>'."""
     autocompleted = 0
     j = i
     while j < len(lines):
         row = lines[j]
+        lead = 0
+        if quoted:
+            if row[:1] != ">":
+                if not row.strip(" \t"):
+                    break  # a blank line ends the table and the quote
+                raise _NotSure  # a lazy line: the quote goes on without its '>'
+            lead = _quote_content(row)
+            row = row[lead:]
         if j >= i + 2:
             stripped = row.lstrip(" ")
             if not stripped.strip(MD_TRIM_CHARS) or len(row) - len(stripped) >= 4:
@@ -400,9 +428,9 @@ def _scan_table(lines: list[str], i: int, base: int, columns: int, links: list, 
                 if cell.strip(MD_TRIM_CHARS) != cell.strip(" "):
                     raise _NotSure  # whitespace other than spaces around a cell: markdown-it decides
                 if "[" in cell or "`" in cell or "<" in cell or "\\" in cell or "](" in cell:
-                    lead = len(cell) - len(cell.lstrip(" "))
-                    _scan_line(cell.strip(" "), base + start + lead, links, code)
-        base += len(row) + 1
+                    spaces = len(cell) - len(cell.lstrip(" "))
+                    _scan_line(cell.strip(" "), base + lead + start + spaces, links, code)
+        base += lead + len(row) + 1
         j += 1
     return j, base
 
@@ -526,6 +554,7 @@ def scan_in_python(body: str):
         body = body.replace("\r", " ")  # a lone CR is a space to markdown-it too (core/markdown.py)
     lines = body.split("\n")
     after_table = 0  # lines before this index belong to a table already scanned
+    top_quote = False  # the line is in a quote at the top level, read from its first line
     try:
         for i, line in enumerate(lines):
             step = len(line) + 1
@@ -618,9 +647,20 @@ def scan_in_python(body: str):
                 # After a blank line, an unindented line closes lists and quotes (a table
                 # below a list, too, is at the top level).
                 in_container = False
+            # a quote at the top level, followed from its first line (after a blank line, or the note's)
+            quote_opens = line[0] == ">" and (i == 0 or _blank(previous))
+            top_quote = quote_opens or line[0] == ">" and top_quote and previous[:1] == ">"
             if "|" in line and indent < 4 and i + 1 < len(lines):
                 delimiter = lines[i + 1]
-                if "\t" in text_line or "\t" in delimiter:
+                if top_quote and (quote_opens or not previous[1:].strip(" \t")) and delimiter[:1] == ">":
+                    # a table opening a quote or after a blank line in it (callouts hold tables)
+                    columns = _quoted_table_columns(line, delimiter)
+                    if columns:
+                        after_table, base = _scan_table(lines, i, base, columns, links, code, quoted=True)
+                        in_paragraph = False
+                        previous = lines[after_table - 1]
+                        continue
+                elif "\t" in text_line or "\t" in delimiter:
                     shape = delimiter.lstrip(" \t")
                     if len(shape) >= 2 and shape[0] in "|-:" and not shape.strip("|-: \t"):
                         raise _NotSure  # a table with tabs in its first rows: markdown-it decides
