@@ -42,7 +42,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 EVAL = HERE / "extraction-eval"
 #: Every development set (bench/README.md); never a frozen test set not yet run.
-DEFAULT_SETS = "cases,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,heldout7,heldout8,secrets1,secrets2,secrets3,test1,test2,test3,test4,test5,test6,test7,test8,test9,test10,test11,test12,test13,test14,test15,test16,test17,test18,test19,test20,test21,test22,test23,test24,test25,test26,test27,test28,test29,test30,test31,test32,test34,test35,test36,test37,test38,test39,test40,test41,test42,test43,test44,test45,test46,test47,test48,test49,test50,test51"
+DEFAULT_SETS = "cases,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,heldout7,heldout8,secrets1,secrets2,secrets3,test1,test2,test3,test4,test5,test6,test7,test8,test9,test10,test11,test12,test13,test14,test15,test16,test17,test18,test19,test20,test21,test22,test23,test24,test25,test26,test27,test28,test29,test30,test31,test32,test34,test35,test36,test37,test38,test39,test40,test41,test42,test43,test44,test45,test46,test47,test48,test49,test50,test51,test52"
 CLASSES = ["none", "Decision", "ProjectSnapshot", "Insight", "PersonMemory", "ResearchRef", "ActionItem"]
 L2 = 0.3
 #: The grammar words' feature value (cue_words/<lang>.toml [judge]): 0.5 beside the 384 embedding
@@ -76,9 +76,13 @@ THRESHOLDS = (0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)
 #: Thresholds on the probability of the judge's type at which a statement would be filed on the
 #: judge's word (PROGRAM.md `file_judged`).
 FILE_THRESHOLDS = (0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
-#: `file_judged` is the lowest of FILE_THRESHOLDS from which the cross-validated filing precision
-#: stays at or above this at every higher threshold (issue 16's bar for what is filed).
-FILE_PRECISION = 0.8
+#: `file_judged` is the lowest of FILE_THRESHOLDS from which the cross-validated filing precision,
+#: a memory's context counted wrong (`filing_central`: a note made of the reason said next to a
+#: decision is a wrong note), stays at or above this at every higher threshold. Issue 16's bar
+#: for what is filed is 0.8 on first runs of frozen sets, and cross-validation on sets the judge
+#: was built with reads higher than those: on the first runs of 16 frozen sets (test37-test52) the
+#: judge's word at 0.8 filed 20, 16 right (0.80), where this measure read 0.865; hence the margin.
+FILE_PRECISION = 0.9
 
 
 def statements_of(turns: list) -> tuple[list, list]:
@@ -519,9 +523,9 @@ def main(argv: list[str] | None = None) -> int:
             {c for c in with_memory if c.split(":", 1)[0] in judged_sets},
         )
         cv["filing"] = filing_scores(np.vstack(pooled_p), np.concatenate(pooled_y), np.concatenate(pooled_cases))
-        cv["file_judged"] = file_threshold(cv["filing"])
         # the same filings, a memory's context counted wrong: how often the statement filed is the memory itself
         cv["filing_central"] = filing_scores(np.vstack(pooled_p), np.concatenate(pooled_strict), np.concatenate(pooled_cases))
+        cv["file_judged"] = file_threshold(cv["filing_central"])
         # what review would cost and give at each threshold: statements flagged that are no memory,
         # per conversation, and the share of memory statements flagged
         judged = sum(conversations[n] for n in held_out)
@@ -590,11 +594,9 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
     if "filing" in cv:
-        print(
-            f"filing on the judge's word, the likeliest statement a conversation at or above: filed / right / precision (file_judged: {cv['file_judged']})"
-        )
+        print("filing on the judge's word, the likeliest statement a conversation at or above: filed / right / precision")
         print("  " + "  ".join(f"{t}: {v['filed']}/{v['right']}/{v['precision']}" for t, v in cv["filing"].items()))
-        print("  the same, a memory's context counted wrong:")
+        print(f"  the same, a memory's context counted wrong (file_judged: {cv['file_judged']}):")
         print("  " + "  ".join(f"{t}: {v['filed']}/{v['right']}/{v['precision']}" for t, v in cv["filing_central"].items()))
     if "written" in report:
         print(f"weights written to {report['written']}")
