@@ -1276,21 +1276,13 @@ static int scan_lines(PyObject *body, const Text *t, const Line *lines, Py_ssize
                     after_blank = 0;
                     break;
                 }
-            if (top_quote && (quote_opens || after_blank) && ds < de && CH(t, ds) == '>') {
+            Py_ssize_t columns = 0;
+            int quoted = top_quote && (quote_opens || after_blank) && ds < de && CH(t, ds) == '>';
+            if (quoted) {
                 /* `_quoted_table_columns`: a table opening a quote or after a blank line in it */
-                Py_ssize_t hc = quote_content(t, ls, le), columns = 0;
+                Py_ssize_t hc = quote_content(t, ls, le);
                 if (!lines[i].tab && !lines[i + 1].tab && !(hc < le && (CH(t, hc) == ' ' || CH(t, hc) == '>')))
                     columns = table_columns(t, hc, le, quote_content(t, ds, de), de);
-                if (columns) {
-                    Py_ssize_t next = 0;
-                    r = scan_table(body, t, lines, nlines, i, columns, o, &next, 1);
-                    if (r)
-                        return r;
-                    after_table = next;
-                    in_paragraph = 0;
-                    prev_s = lines[next - 1].start, prev_e = lines[next - 1].end;
-                    continue;
-                }
             } else if (lines[i + 1].tab) {
                 /* a table with tabs in its first rows: markdown-it decides */
                 Py_ssize_t k = ds;
@@ -1302,19 +1294,19 @@ static int scan_lines(PyObject *body, const Text *t, const Line *lines, Py_ssize
                 if (shape)
                     return NOT_SURE;
             } else if (dl < de && in_set(CH(t, dl), "|-:")) {
-                Py_ssize_t columns = table_columns(t, ls, le, ds, de);
-                if (columns) {
-                    if (in_container)
-                        return NOT_SURE; /* a table inside a list item or quote */
-                    Py_ssize_t next = 0;
-                    r = scan_table(body, t, lines, nlines, i, columns, o, &next, 0);
-                    if (r)
-                        return r;
-                    after_table = next;
-                    in_paragraph = 0;
-                    prev_s = lines[next - 1].start, prev_e = lines[next - 1].end;
-                    continue;
-                }
+                columns = table_columns(t, ls, le, ds, de);
+                if (columns && in_container)
+                    return NOT_SURE; /* a table inside a list item or quote */
+            }
+            if (columns) {
+                Py_ssize_t next = 0;
+                r = scan_table(body, t, lines, nlines, i, columns, o, &next, quoted);
+                if (r)
+                    return r;
+                after_table = next;
+                in_paragraph = 0;
+                prev_s = lines[next - 1].start, prev_e = lines[next - 1].end;
+                continue;
             }
         }
         int was_paragraph = in_paragraph;

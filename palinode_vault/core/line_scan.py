@@ -652,27 +652,24 @@ def scan_in_python(body: str):
             top_quote = quote_opens or line[0] == ">" and top_quote and previous[:1] == ">"
             if "|" in line and indent < 4 and i + 1 < len(lines):
                 delimiter = lines[i + 1]
-                if top_quote and (quote_opens or not previous[1:].strip(" \t")) and delimiter[:1] == ">":
-                    # a table opening a quote or after a blank line in it (callouts hold tables)
+                columns = 0
+                # a table opening a quote or after a blank line in it (callouts hold tables)
+                in_quote = top_quote and (quote_opens or not previous[1:].strip(" \t")) and delimiter[:1] == ">"
+                if in_quote:
                     columns = _quoted_table_columns(line, delimiter)
-                    if columns:
-                        after_table, base = _scan_table(lines, i, base, columns, links, code, quoted=True)
-                        in_paragraph = False
-                        previous = lines[after_table - 1]
-                        continue
                 elif "\t" in text_line or "\t" in delimiter:
                     shape = delimiter.lstrip(" \t")
                     if len(shape) >= 2 and shape[0] in "|-:" and not shape.strip("|-: \t"):
                         raise _NotSure  # a table with tabs in its first rows: markdown-it decides
                 elif delimiter.lstrip(" ")[:1] in ("|", "-", ":"):
                     columns = _table_columns(line, delimiter)
-                    if columns:
-                        if in_container:
-                            raise _NotSure  # a table inside a list item or quote
-                        after_table, base = _scan_table(lines, i, base, columns, links, code)
-                        in_paragraph = False
-                        previous = lines[after_table - 1]
-                        continue
+                    if columns and in_container:
+                        raise _NotSure  # a table inside a list item or quote
+                if columns:
+                    after_table, base = _scan_table(lines, i, base, columns, links, code, in_quote)
+                    in_paragraph = False
+                    previous = lines[after_table - 1]
+                    continue
             was_paragraph, in_paragraph = in_paragraph, True
             first = line[0]
             # Most lines start with a letter; only the others can open a block construct.
