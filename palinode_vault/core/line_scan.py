@@ -8,9 +8,9 @@ constructs met line by line, unclosed code spans or unusual links (`scan` return
 Property tests and the real corpora check that the two agree (tests/test_core_parse.py).
 
 Where a C compiler was there at install, `_line_scan.c` reads first: the same scanner for the
-notes it is sure of (on the help vault, every note the Python scanner takes), about five times faster; when it is
-not sure, the Python scanner below reads the note (tests/test_core_line_scan_c.py keeps the two
-in step).
+notes it is sure of (on the help vault, every note the Python scanner takes), about five times
+faster; when it is not sure, the Python scanner below reads the note
+(tests/test_core_line_scan_c.py keeps the two in step).
 """
 
 from __future__ import annotations
