@@ -182,7 +182,7 @@ def test_the_c_scanner_agrees_on_every_language_of_the_help():
         if found is not False:
             taken += 1
             assert found == line_scan.scan_in_python(body), path.relative_to(corpus).as_posix()
-    assert taken >= 6200  # of 6,278: every note the Python scanner takes (6,221)
+    assert taken >= 6260  # of 6,278: every note the Python scanner takes (6,265)
 
 
 @needs_compiled
