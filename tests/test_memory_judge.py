@@ -496,8 +496,8 @@ def test_file_judged_is_the_lowest_threshold_from_which_precision_stays_at_the_b
 
     train = load_script("bench/train_judge.py")
 
-    def curve(*precisions):
-        return {str(t): {"filed": 10, "right": 8, "precision": p} for t, p in zip(train.FILE_THRESHOLDS, precisions)}
+    def curve(*precisions, filed=100_000):  # many statements: a standard error of 0.001
+        return {str(t): {"filed": filed, "right": 0, "precision": p} for t, p in zip(train.FILE_THRESHOLDS, precisions)}
 
     bar = train.FILE_PRECISION
     assert bar == 0.9  # the margin over issue 16's 0.8 that first runs called for (bench/train_judge.py)
@@ -511,3 +511,7 @@ def test_file_judged_is_the_lowest_threshold_from_which_precision_stays_at_the_b
     assert train.file_threshold(at(-0.3, -0.2, -0.1, -0.1, -0.1, -0.05, -0.01)) is None
     assert train.file_threshold(at(0.05, 0.05, 0.05, 0.05, 0.05, 0.05, None)) == 0.6  # nothing reaches 0.95: no evidence
     assert train.file_threshold(at(None, None, None, None, None, None, None)) is None
+    # within its standard error of the bar is at the bar: 0.899 of 336 (0.016), not 0.86 of 450
+    measured = {"0.85": (450, 0.86), "0.9": (336, 0.899), "0.95": (201, 0.915)}
+    assert train.file_threshold({t: {"filed": n, "right": 0, "precision": p} for t, (n, p) in measured.items()}) == 0.9
+    assert train.file_threshold(curve(None, None, None, None, 0.86, 0.899, 0.915)) == 0.95  # 0.899 of 100,000
