@@ -158,6 +158,8 @@ def test_the_c_scanner_takes_plain_notes_and_leaves_the_rest():
     body = "# Title\n\nSee [[a]] and ![[b.png]], `[[code]]` and [c](d.md).\n\n- [[e]]\n  - f\n\n```\n[[g]]\n```\n"
     assert compiled(body) == line_scan.scan_in_python(body)
     assert compiled(body) is not False
+    callout = "> [!note]\n>\n> a | b\n> -- | --\n> [[x]] | [`y`](z.md)\n"  # a table in a callout
+    assert compiled(callout) == line_scan.scan_in_python(callout) and compiled(callout) is not False
     html = "<div>\n[[x]]\n</div>\n\n<!-- a\n[[y]]\n-->\n[[z]]\n"  # HTML blocks at the top level are code
     assert compiled(html) == line_scan.scan_in_python(html) == ([("wiki", "z", 37, 42)], [], [(0, 19), (20, 37)])
     for unsure in ("a\tb [[x]]", "- <div>\n[[x]]", "a\n<span>\n[[x]]", "a <!-- x - y --> [[x]]", "a\rb", "| a |\n|\t-|"):

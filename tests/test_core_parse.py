@@ -699,6 +699,16 @@ def test_a_link_with_code_in_its_text_takes_the_line_scanner():
     assert sorted(note.code) == sorted(scan_body(text, _EVERY_INLINE).code) == [(5, 14), (32, 35), (51, 59)]
 
 
+def test_a_table_in_a_callout_takes_the_line_scanner():
+    text = (
+        "> [!note] Columns\n> Text [[a]]\n>\n> Name | Link\n> -- | --\n> One | [[b]]\n> Two | ![[c.png\\|200]]\n\nAfter [[d]]\n"
+    )
+    note = parse_note("n.md", text)
+    assert not note.full_parse and [link.target for link in note.links] == ["a", "b", "c.png", "d"]
+    scan = scan_body(text, _EVERY_INLINE)
+    assert [(link.start, link.end) for link in note.links] == [(r.start, r.end) for r in scan.links]
+
+
 def test_a_heading_under_a_table_takes_the_line_scanner():
     note = parse_note("n.md", "| a | b |\n|---|---|\n| [[c]] | d |\n#### H [[e]]\n")
     assert not note.full_parse and [link.target for link in note.links] == ["c", "e"]
