@@ -1127,8 +1127,7 @@ static int scan_lines(PyObject *body, const Text *t, const Line *lines, Py_ssize
                 if (starts_with_run(t, st, le, quote_fence.ch, quote_fence.length)) {
                     if (find(t, '\t', 0, content, st) != -1)
                         return NOT_SURE; /* tabs after '>': columns only markdown-it counts */
-                    Py_ssize_t c2 = content < le && CH(t, content) == ' ' ? content + 1 : content;
-                    if (lead_spaces(t, c2, le) < 4 && only_run(t, st, le, quote_fence.ch)) {
+                    if (lead_spaces(t, quote_content(t, ls + lead, le), le) < 4 && only_run(t, st, le, quote_fence.ch)) {
                         if (add_code(o, quote_fence.start, step_end) < 0)
                             return -1;
                         quote_fence.ch = 0;

@@ -497,14 +497,14 @@ def _goes_on_with_the_quote(line: str) -> None:
 def _closes_quote_fence(line: str, fence: tuple[str, int, int]) -> bool:
     """Whether a quote line (`>` within three spaces) is the closing line of the quote's fence."""
     char, length, _ = fence
-    content = line.lstrip(" ")[1:]
+    quoted = line.lstrip(" ")
+    content = quoted[1:]
     stripped = content.lstrip(" \t")
     if not stripped.startswith(char * length):
         return False
     if "\t" in content[: len(content) - len(stripped)]:
         raise _NotSure  # tabs after '>': columns only markdown-it counts
-    if content[:1] == " ":
-        content = content[1:]
+    content = quoted[_quote_content(quoted) :]
     return len(content) - len(content.lstrip(" ")) < 4 and not stripped.rstrip(" \t").strip(char)
 
 
