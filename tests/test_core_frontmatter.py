@@ -209,3 +209,19 @@ def test_key_lines_agree_with_key_spans(lines: list[str]):
     assert block is not None
     from_spans = {k: text.count("\n", 0, s.start) + 1 for k, s in fm.key_spans(text, block).items()}
     assert fm.key_lines(text, block) == from_spans
+
+
+@given(_YAML_LINES)
+def test_the_key_lines_a_parse_gives_are_key_lines(lines: list[str]):
+    """Parsing reads the keys' lines along the way (the flat reader's own, else one pass over
+    the lines): where the YAML loads they are `key_lines`, and a repeated key is an error."""
+    text = "---\n" + "".join(line + "\n" for line in lines) + "---\nbody\n"
+    block = fm.find_block(text)
+    assert block is not None
+    data, error, key_lines = fm.parse_with_key_lines(text, block)
+    if data:
+        assert key_lines == fm.key_lines(text, block)
+    elif data is None:
+        assert error is not None and key_lines == {}
+    if lines.count("dup: 1") + lines.count("dup: 2") > 1 and data is not None:
+        raise AssertionError(f"a repeated key loaded: {data}")

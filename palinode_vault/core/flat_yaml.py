@@ -98,14 +98,22 @@ def load_flat(content: str) -> dict[Any, Any] | None:
     `  - Name` lines, all at one indentation), as Obsidian writes `aliases`, `tags` and
     `cssclasses`.
     """
+    loaded = load_flat_with_key_lines(content)
+    return loaded[0] if loaded is not None else None
+
+
+def load_flat_with_key_lines(content: str) -> tuple[dict[Any, Any], dict[str, int]] | None:
+    """`load_flat`, with the 0-based line of each key as written; None also when a key is
+    written twice (PyYAML and the duplicate check decide)."""
     if _UNUSUAL.search(content):
         return None  # tabs, carriage returns, control characters: PyYAML decides
     data: dict[Any, Any] = {}
+    lines: dict[str, int] = {}
     empty_key: Any = _NotFlat  # the last key with no value, which a block list may follow
     items: list[Any] | None = None
     item_indent = -1
     try:
-        for line in content.split("\n"):
+        for i, line in enumerate(content.split("\n")):
             if not line.strip(" ") or line.startswith("#"):
                 continue
             if line[0] in " -" and empty_key is not _NotFlat:
@@ -119,12 +127,13 @@ def load_flat(content: str) -> dict[Any, Any] | None:
                 items.append(_item(stripped[2:].strip(" ")))
                 continue
             m = _KEY_LINE.fullmatch(line)
-            if m is None:
+            if m is None or m.group(1) in lines:
                 return None
+            lines[m.group(1)] = i
             key = _plain(m.group(1))
             data[key] = _value(m.group(2) or "")
             empty_key = key if not m.group(2) else _NotFlat
             items = None
     except _NotFlat:
         return None
-    return data if data else None
+    return (data, lines) if data else None

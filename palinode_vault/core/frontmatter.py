@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 from frontmatter.default_handlers import YAMLHandler
 
-from palinode_vault.core.flat_yaml import load_flat
+from palinode_vault.core.flat_yaml import load_flat_with_key_lines
 from palinode_vault.core.text import Span
 
 _HANDLER = YAMLHandler()
@@ -69,25 +69,47 @@ def find_block(text: str) -> Block | None:
 
 def parse(text: str, block: Block) -> tuple[dict[str, Any] | None, FrontmatterError | None]:
     """Load the YAML of a block: (mapping, None) or (None, error with file line and column)."""
+    data, error, _ = parse_with_key_lines(text, block)
+    return data, error
+
+
+def parse_with_key_lines(text: str, block: Block) -> tuple[dict[str, Any] | None, FrontmatterError | None, dict[str, int]]:
+    """`parse`, and `key_lines` when the YAML loads (one pass over the lines finds both the
+    keys' lines and a duplicate key)."""
     content = text[block.content_start : block.content_end]
     first_line = text.count("\n", 0, block.content_start) + 1
     if not content.strip():
-        return {}, None
+        return {}, None, {}
+    data, error, keys = _load(content, first_line)
+    if data is None:
+        return None, error, {}
+    return data, None, {key: first_line + i for key, i in keys.items()}
+
+
+def _load(content: str, first_line: int) -> tuple[dict[str, Any] | None, FrontmatterError | None, dict[str, int]]:
+    """`parse_with_key_lines` of non-blank YAML; key lines counted from the block's first line."""
     if "\t" in content:
         # PyYAML reports tabs obscurely; name the line ourselves.
         for i, line in enumerate(content.split("\n")):
             stripped = line.lstrip(" ")
             if stripped.startswith("\t"):
-                return None, FrontmatterError(
+                error = FrontmatterError(
                     "tab used for indentation in YAML frontmatter; use spaces",
                     first_line + i,
                     len(line) - len(stripped) + 1,
                 )
+                return None, error, {}
+    keys: dict[str, int] | None = None
     try:
-        data = load_flat(content)
+        flat = load_flat_with_key_lines(content)
+        data, keys = flat if flat is not None else (None, None)
         if data is None:
             if "*" in content and _alias_bomb(content):
-                return None, FrontmatterError("YAML anchors/aliases expand to too many values (an alias bomb?)", first_line, 1)
+                return (
+                    None,
+                    FrontmatterError("YAML anchors/aliases expand to too many values (an alias bomb?)", first_line, 1),
+                    {},
+                )
             data = _HANDLER.load(content)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -100,36 +122,39 @@ def parse(text: str, block: Block) -> tuple[dict[str, Any] | None, FrontmatterEr
             mark = context_mark
         at_line = first_line + (mark.line if mark else 0)
         column = (mark.column + 1) if mark else 1
-        return None, FrontmatterError(f"YAML does not parse: {problem}", at_line, column)
+        return None, FrontmatterError(f"YAML does not parse: {problem}", at_line, column), {}
     except (ValueError, TypeError, OverflowError) as exc:  # e.g. an impossible date
-        return None, FrontmatterError(f"YAML value cannot be read: {exc}", first_line, 1)
+        return None, FrontmatterError(f"YAML value cannot be read: {exc}", first_line, 1), {}
     if data is None:
-        return {}, None
+        return {}, None, {}
     if not isinstance(data, dict):
-        return None, FrontmatterError(
-            f"frontmatter is a {type(data).__name__}, not a mapping of keys to values",
-            first_line,
-            1,
-        )
-    duplicate = _duplicate_key(content)
+        what = f"frontmatter is a {type(data).__name__}, not a mapping of keys to values"
+        return None, FrontmatterError(what, first_line, 1), {}
+    duplicate = None
+    if keys is None:  # the flat reader's lines are the keys' (it defers a repeated key)
+        keys, duplicate = _top_keys(content)
     if duplicate:
         key, offset = duplicate
-        return None, FrontmatterError(f"duplicate key '{key}' in frontmatter", first_line + offset, 1)
+        return None, FrontmatterError(f"duplicate key '{key}' in frontmatter", first_line + offset, 1), {}
     if ("*" in content or "&" in content) and _too_many_nodes(data):
-        return None, FrontmatterError("YAML anchors/aliases expand to too many values (an alias bomb?)", first_line, 1)
-    return {str(k): v for k, v in data.items()}, None
+        bomb = FrontmatterError("YAML anchors/aliases expand to too many values (an alias bomb?)", first_line, 1)
+        return None, bomb, {}
+    return {str(k): v for k, v in data.items()}, None, keys
 
 
-def _duplicate_key(content: str) -> tuple[str, int] | None:
-    seen: set[str] = set()
+def _top_keys(content: str) -> tuple[dict[str, int], tuple[str, int] | None]:
+    """Each top-level key's line in `content` (0-based; a repeated key's last line, as
+    `key_spans` has it) and the first repeated key with its line, if any."""
+    lines: dict[str, int] = {}
+    duplicate = None
     for i, line in enumerate(content.split("\n")):
         m = _TOP_KEY.match(line)
         if m:
             key = m.group(1).strip("\"'")
-            if key in seen:
-                return key, i
-            seen.add(key)
-    return None
+            if duplicate is None and key in lines:
+                duplicate = key, i
+            lines[key] = i
+    return lines, duplicate
 
 
 def _alias_bomb(content: str) -> bool:
@@ -191,12 +216,8 @@ class KeySpan:
 def key_lines(text: str, block: Block) -> dict[str, int]:
     """The 1-based file line of each top-level key (the lines `key_spans` starts them on)."""
     first = text.count("\n", 0, block.content_start) + 1
-    lines: dict[str, int] = {}
-    for i, line in enumerate(text[block.content_start : block.content_end].split("\n")):
-        m = _TOP_KEY.match(line)
-        if m:
-            lines[m.group(1).strip("\"'")] = first + i
-    return lines
+    lines, _ = _top_keys(text[block.content_start : block.content_end])
+    return {key: first + i for key, i in lines.items()}
 
 
 def key_spans(text: str, block: Block) -> dict[str, KeySpan]:

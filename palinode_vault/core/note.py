@@ -301,9 +301,10 @@ def parse_note(path: str, text: str, text_hash: str = "") -> Note:
     block = fm.find_block(text)
     data: dict[str, Any] | None = None
     error = None
+    key_lines: dict[str, int] = {}
     body_start = 0
     if block is not None:
-        data, error = fm.parse(text, block)
+        data, error, key_lines = fm.parse_with_key_lines(text, block)
         body_start = block.end
     body = text[body_start:]
     line_of = _LineOf(text)
@@ -367,6 +368,6 @@ def parse_note(path: str, text: str, text_hash: str = "") -> Note:
     )
     if is_memory_path(path):  # only memory notes carry cross_refs
         note.mention_text = " ".join(tokens(body_for_mentions(text, note)))
-    if block is not None and data:
-        note.key_lines = fm.key_lines(text, block)
+    if data:
+        note.key_lines = key_lines
     return note
