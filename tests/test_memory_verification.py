@@ -321,6 +321,46 @@ def test_own_words_never_keeps_a_forwarded_email(inside, opening, header, paragr
     assert "zq9" not in out and out.endswith("I said this, and it is mine."), out
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    inside=st.lists(_WORD, min_size=1, max_size=8).map(lambda w: "zq9" + " ".join(w)),
+    greeting=st.sampled_from(["Dear Noor,", "Hi all,", "Boa tarde Noor,", "Beste Noor,", "Hallo,", "Dear customer,"]),
+    sign_off=st.sampled_from(["Kind regards,", "Best,", "Met vriendelijke groet,", "Beijinhos,", "Cheers,"]),
+    sender=_NAME.filter(lambda n: not n.startswith("@")),
+    firm=st.sampled_from(["", "Carvalho & Teles", "Partnerships, ClinicPulse"]),
+    paragraphs=st.integers(1, 3),
+    spaced=st.booleans(),
+    under_request=st.booleans(),
+)
+def test_own_words_never_keeps_a_letter(inside, greeting, sign_off, sender, firm, paragraphs, spaced, under_request):
+    """A letter pasted without a mail header, in any language: from its greeting to the sender's
+    name under the sign-off, whether it stands under the person's request in the same paragraph
+    or opens the message. What the person writes after it is theirs."""
+    gap = "\n\n" if spaced else "\n"
+    body = gap.join(f"{inside.capitalize()} and {inside}." for _ in range(paragraphs))
+    signature = "\n".join(x for x in (sender, firm) if x)
+    letter = f"{greeting}{gap}{body}{gap}{sign_off}\n{signature}"
+    text = ("what is she saying, one line\n" if under_request else "") + letter + "\n\nI said this, and it is mine."
+    out = own_words(text)
+    assert "zq9" not in out and out.endswith("I said this, and it is mine."), out
+    if under_request:
+        assert out.startswith("what is she saying, one line")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # discourse words on lines of their own, and a sign-off to the assistant without a greeting
+        "Anyway,\nwe decided to go with Harbor for the bookings.\nAlso,\nMira starts on Monday.",
+        "ok so,\nthe clinic pilot moves to March.\nthanks,\nthat is all for today.",
+        "We decided to go with Harbor for the bookings.\n\nThanks,\nNoor",
+    ],
+)
+def test_own_words_keeps_lines_that_only_look_like_a_letter(text):
+    out = own_words(text)
+    assert "Harbor" in out or "March" in out
+
+
 @pytest.mark.parametrize(
     "text",
     [

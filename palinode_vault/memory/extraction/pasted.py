@@ -23,6 +23,9 @@ text's shape, not on its words, so they hold for any content and any language:
   sender's sign-off (a paragraph of at most two lines ending in a name), or without one the
   first paragraph (two when the first is a greeting alone). What the person writes after the
   sign-off is theirs again;
+- a letter, forwarded without its header or pasted from a draft: from a greeting line ("Dear
+  Noor,", "Hoi Jan,") to the sender's name under a sign-off line ("Kind regards,", "Groetjes,"),
+  both lines of a few words ending in a comma;
 - hidden text: an HTML comment (`<!-- … -->`) or an Obsidian comment (`%% … %%`), to its end or
   the message's. Nobody reads it where it was written, so it is nobody's statement, and it is
   where a pasted page hides instructions to AI assistants;
@@ -68,7 +71,7 @@ def own_words(text: str, announced: bool = False) -> str:
     fence: str | None = None
     block = False  # inside a forwarded or labelled block, until the paragraph ends
     lines = without_hidden(text).split("\n")
-    chat = chat_lines(lines) | forwarded_lines(lines)
+    chat = chat_lines(lines) | forwarded_lines(lines) | letter_lines(lines)
     for number, line in enumerate(lines):
         stripped = line.strip()
         if number in chat and fence is None:
@@ -268,6 +271,57 @@ def forwarded_lines(lines: list[str]) -> set[int]:
             out.update(p)
         at += 1 + body
     return out
+
+
+LETTER_LINES = 60  # how far under a greeting its sign-off is looked for
+SALUTATION_WORDS = 4  # "Dear Noor,", "Hi all,", "Met vriendelijke groet,", "Kind regards,"
+SIGNATURE_LINES = 2  # the sender's name, and their firm or role
+SIGNATURE_WORDS = 8  # "Lotte de Vries, Partnerships, ClinicPulse"
+
+
+def letter_lines(lines: list[str]) -> set[int]:
+    """The numbers of `lines` that hold a letter (see above): from a greeting to the sender's
+    name under their sign-off. Both are a salutation line (`_salutation`); the sign-off comes
+    after at least one line of body, with the signature under it (`_letter_end`). A letter is written to someone: pasted here, or a
+    draft the person asks about, it is not their statement to the assistant."""
+    out: set[int] = set()
+    at = 0
+    while at < len(lines):
+        if not _salutation(lines[at]):
+            at += 1
+            continue
+        end = _letter_end(lines, at)
+        if end is None:
+            at += 1
+            continue
+        out.update(range(at, end + 1))
+        at = end + 1
+    return out
+
+
+def _letter_end(lines: list[str], greeting: int) -> int | None:
+    """The last line of the letter opened by the greeting at `greeting`, or None without a
+    sign-off: a salutation line with a signature under it, one to `SIGNATURE_LINES` lines that
+    end their paragraph, the first a name, firm or role (at most `SIGNATURE_WORDS` words, not
+    ending a sentence). "Anyway," and "Also," on lines of their own are not a letter."""
+    for n in range(greeting + 2, min(len(lines) - 1, greeting + LETTER_LINES)):
+        name = lines[n + 1].strip()
+        if not _salutation(lines[n]) or not name or len(name.split()) > SIGNATURE_WORDS or name[-1] in ".?!:;":
+            continue
+        end = n + 1
+        while end + 1 < len(lines) and end - n < SIGNATURE_LINES and lines[end + 1].strip():
+            end += 1
+        if end + 1 == len(lines) or not lines[end + 1].strip():
+            return end
+    return None
+
+
+def _salutation(line: str) -> bool:
+    """A line that greets or signs off, in any language: one to `SALUTATION_WORDS` words ending
+    in a comma, with no other punctuation but an apostrophe or hyphen."""
+    text = line.strip()
+    words = text[:-1].split()
+    return text.endswith(",") and 0 < len(words) <= SALUTATION_WORDS and all(c.isalpha() or c in "'’-" for w in words for c in w)
 
 
 def _fenced(paragraph: list[str]) -> bool:
