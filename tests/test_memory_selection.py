@@ -108,6 +108,24 @@ def test_a_question_without_its_question_mark_is_not_numbered(asked):
     assert [s.text for s in number_statements(turns)] == ["We can move the standup to 9:30 from Monday."]
 
 
+@pytest.mark.parametrize(
+    ("said", "numbered"),
+    [
+        ("at 500 the old tablet ran out of memory on the first sync.", True),
+        ("At the chain she worked at, nobody read the banner.", True),
+        ("at 09:12 this morning the booking page hung for four minutes.", True),
+        ("at Object.<anonymous> (/app/sync/index.js:10:5)", False),
+        ("at com.harbor.sync.Batch.run(Batch.java:42)", False),
+        ("at node:internal/main/run_main_module:28:49", False),
+    ],
+)
+def test_a_sentence_opening_with_at_is_tool_output_only_when_it_is_a_stack_frame(said, numbered):
+    """A stack frame is read by its shape (a place in code after "at"), not by its first word: a
+    person's "at 500 the tablet crashed" is a statement."""
+    turns = own(f"User: {said}")
+    assert bool(number_statements(turns)) is numbered
+
+
 def test_credential_talk_and_secrets_are_never_numbered():
     turns = own("User: The wifi password for the lab is on the fridge. We decided to open the lab on Saturdays.")
     assert [s.text for s in number_statements(turns)] == ["We decided to open the lab on Saturdays."]

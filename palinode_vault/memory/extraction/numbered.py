@@ -86,13 +86,23 @@ def passing(text: str) -> str | None:
     said = tokens(text)
     if text.rstrip().endswith("?") or starts_with(said, cues.question_openers):
         return "a question"
-    if lower.startswith(cues.tool_prefixes) or any(f in lower for f in cues.tool_fragments):
+    if lower.startswith(cues.tool_prefixes) or _stack_frame(lower) or any(f in lower for f in cues.tool_fragments):
         return "tool output"
     if len(said) <= cues.small_talk_words and starts_with(said, cues.small_talk):
         return "small talk"
     if len(words(text)) < MIN_CONTENT_WORDS:
         return "too short"
     return None
+
+
+def _stack_frame(text: str) -> bool:
+    """A stack trace's frame, by its shape: "at", then a place in code (a dot, slash or bracket in
+    its first word: `at Object.<anonymous> (/app/x.js:10:5)`, `at com.x.Y.run(Y.java:42)`), then a
+    closing bracket or a line number. "at 500 the tablet ran out of memory" is the person's."""
+    said = text.split(None, 2)
+    if len(said) < 2 or said[0] != "at":
+        return False
+    return any(c in said[1] for c in "./\\<(") and (text.rstrip().endswith(")") or ":" in said[1] or ":" in text[-8:])
 
 
 def withheld(text: str) -> str | None:
