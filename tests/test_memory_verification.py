@@ -220,6 +220,7 @@ _NAME = st.one_of(
             "brought_in",
             "brought_in_list",
             "announced",
+            "announced_on_the_next_line",
             "pointed",
         ]
     ),
@@ -247,6 +248,7 @@ def test_own_words_never_keeps_what_was_pasted(inside, before, shape, names, sta
         "brought_in": f"{before} what do you make of this?\n\n{inside}\n{inside.capitalize()}\n\nI said this.",
         "brought_in_list": f"{before} here:\n\n1. {inside}\n2. {inside}",
         "announced": f"{before} her view, from her message last night:\n\n{long_inside}.\n\nI said this.",
+        "announced_on_the_next_line": f"{before} they replied, pasting:\n{long_inside.capitalize()}.\nI said this.",
         # the writing a request is about ("can you tighten this paragraph?"), under it
         "pointed": f"{before} can you tighten this paragraph? it goes to the clinics\n\n{long_inside}.\n\nI said this.",
     }[shape]
@@ -359,6 +361,20 @@ def test_own_words_never_keeps_a_letter(inside, greeting, sign_off, sender, firm
 def test_own_words_keeps_lines_that_only_look_like_a_letter(text):
     out = own_words(text)
     assert "Harbor" in out or "March" in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the person's own list under their colon
+        "rules we agreed with Jonas:\n- we decided to go with Harbor for the bookings\n- no capitals",
+        "two things from today:\n1. we decided to go with Harbor for the bookings",
+        # what they pasted under the colon, then their own words in the same paragraph
+        "this is our reminder text now:\n`Lembrete: consulta {date}`\nwe decided to go with Harbor for the bookings.",
+    ],
+)
+def test_own_words_keeps_the_persons_lines_under_a_colon_that_are_not_the_line_announced(text):
+    assert "we decided to go with Harbor" in own_words(text)
 
 
 @pytest.mark.parametrize(
