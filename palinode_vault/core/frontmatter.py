@@ -22,6 +22,7 @@ _OPEN = "---"
 _CLOSERS = ("---", "...")
 _TOP_KEY = re.compile(r"^([^\s#:\-][^:]*?|\"[^\"]*\"|'[^']*'):(?=\s|$)")
 MAX_ALIAS_NODES = 10_000  # a YAML "billion laughs" expands far beyond this
+_ALIAS_BOMB = "YAML anchors/aliases expand to too many values (an alias bomb?)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,11 +106,7 @@ def _load(content: str, first_line: int) -> tuple[dict[str, Any] | None, Frontma
         data, keys = flat if flat is not None else (None, None)
         if data is None:
             if "*" in content and _alias_bomb(content):
-                return (
-                    None,
-                    FrontmatterError("YAML anchors/aliases expand to too many values (an alias bomb?)", first_line, 1),
-                    {},
-                )
+                return None, FrontmatterError(_ALIAS_BOMB, first_line, 1), {}
             data = _HANDLER.load(content)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -137,8 +134,7 @@ def _load(content: str, first_line: int) -> tuple[dict[str, Any] | None, Frontma
         key, offset = duplicate
         return None, FrontmatterError(f"duplicate key '{key}' in frontmatter", first_line + offset, 1), {}
     if ("*" in content or "&" in content) and _too_many_nodes(data):
-        bomb = FrontmatterError("YAML anchors/aliases expand to too many values (an alias bomb?)", first_line, 1)
-        return None, bomb, {}
+        return None, FrontmatterError(_ALIAS_BOMB, first_line, 1), {}
     return {str(k): v for k, v in data.items()}, None, keys
 
 

@@ -157,9 +157,8 @@ def _under_colons(paragraph: list[str]) -> list[str]:
     """`paragraph` with the line right under each line that ends in a colon replaced by `PASTED`
     ("pasting:" and the message on the next line), unless it is an item of a list or a labelled
     line (the person's own list or notes under "rules we agreed:", "Decision: ..."). Only that
-    line: a person goes on in the same paragraph
-    after what they pasted (on the development sets, marking every line to the paragraph's end
-    lost 6 expected keywords; the one line, none)."""
+    line: a person goes on in the same paragraph after what they pasted (on the development sets,
+    marking every line to the paragraph's end lost 6 expected keywords; the one line, none)."""
     out: list[str] = []
     for line in paragraph:
         above = out[-1].rstrip() if out else ""
@@ -302,8 +301,9 @@ SIGNATURE_WORDS = 8  # "Lotte de Vries, Partnerships, ClinicPulse"
 def letter_lines(lines: list[str]) -> set[int]:
     """The numbers of `lines` that hold a letter (see above): from a greeting to the sender's
     name under their sign-off. Both are a salutation line (`_salutation`); the sign-off comes
-    after at least one line of body, with the signature under it (`_letter_end`). A letter is written to someone: pasted here, or a
-    draft the person asks about, it is not their statement to the assistant."""
+    after at least one line of body, with the signature under it (`_letter_end`). A letter is
+    written to someone: pasted here, or a draft the person asks about, it is not their statement
+    to the assistant."""
     out: set[int] = set()
     at = 0
     while at < len(lines):
