@@ -221,6 +221,7 @@ _NAME = st.one_of(
             "brought_in_list",
             "announced",
             "announced_on_the_next_line",
+            "asked_about_on_the_next_line",
             "pointed",
         ]
     ),
@@ -249,6 +250,7 @@ def test_own_words_never_keeps_what_was_pasted(inside, before, shape, names, sta
         "brought_in_list": f"{before} here:\n\n1. {inside}\n2. {inside}",
         "announced": f"{before} her view, from her message last night:\n\n{long_inside}.\n\nI said this.",
         "announced_on_the_next_line": f"{before} they replied, pasting:\n{long_inside.capitalize()}.\nI said this.",
+        "asked_about_on_the_next_line": f"{before} she replied, can you summarise it?\nHi Noor, {long_inside}.\n\nI said this.",
         # the writing a request is about ("can you tighten this paragraph?"), under it
         "pointed": f"{before} can you tighten this paragraph? it goes to the clinics\n\n{long_inside}.\n\nI said this.",
     }[shape]
@@ -371,6 +373,8 @@ def test_own_words_keeps_lines_that_only_look_like_a_letter(text):
         "two things from today:\n1. we decided to go with Harbor for the bookings",
         # what they pasted under the colon, then their own words in the same paragraph
         "this is our reminder text now:\n`Lembrete: consulta {date}`\nwe decided to go with Harbor for the bookings.",
+        # a pasted questionnaire's question, and the person's answer under it
+        "1. Where is patient data stored?\nFor 1: we decided to go with Harbor for the bookings.",
     ],
 )
 def test_own_words_keeps_the_persons_lines_under_a_colon_that_are_not_the_line_announced(text):

@@ -38,8 +38,9 @@ text's shape, not on its words, so they hold for any content and any language:
   list opening the message stays theirs. So is the paragraph, even of one line, right under one
   that ends in a colon ("Mira's view, from her message last night:"): on 38 development sets,
   16 of 17 such paragraphs were pasted text or commands, and the other held no memory; likewise
-  the one line right under a line ending in a colon in the same paragraph ("pasting:" and the
-  message), unless it is an item of the person's own list or a labelled line. The same
+  the one line right under a line ending in a colon or a question mark in the same paragraph
+  ("pasting:" or "can you summarise it?" and the message), unless one of the two is an item of a
+  list or the line under is labelled. The same
   goes for the paragraph under a request about a piece of writing the request does not hold ("can
   you tighten this paragraph?", "proofread the email below"; the words in `cue_words/en.toml`),
   and for a message sent right after one of the person's own that announced it, as chat apps
@@ -145,7 +146,7 @@ def _without_brought_in(lines: list[str], announced: bool = False) -> list[str]:
             if not first and (announced or len(paragraph) > 1 and not _wrapped(paragraph)):
                 _mark(out)
             else:
-                out.extend(_under_colons(paragraph))
+                out.extend(_under_announcing_lines(paragraph))
             first = False
             announced = paragraph[-1].rstrip().endswith(":") or _points_below(paragraph)
             paragraph = []
@@ -153,21 +154,28 @@ def _without_brought_in(lines: list[str], announced: bool = False) -> list[str]:
     return out[:-1]
 
 
-def _under_colons(paragraph: list[str]) -> list[str]:
-    """`paragraph` with the line right under each line that ends in a colon replaced by `PASTED`
-    ("pasting:" and the message on the next line), unless it is an item of a list or a labelled
-    line (the person's own list or notes under "rules we agreed:", "Decision: ..."). Only that
-    line: a person goes on in the same paragraph after what they pasted (on the development sets,
-    marking every line to the paragraph's end lost 6 expected keywords; the one line, none)."""
+def _under_announcing_lines(paragraph: list[str]) -> list[str]:
+    """`paragraph` with the line right under each line that announces it replaced by `PASTED`:
+    a line ending in a colon ("pasting:" and the message on the next line) or in a question mark
+    ("can you summarise it for Mira?" and the email), not itself an item of a list. The line under
+    it stays when it is an item of a list or a labelled line (the person's own list or notes under
+    "rules we agreed:", "Decision: ..."). Only that line: a person goes on in the same paragraph
+    after what they pasted (on the development sets, marking every line to the paragraph's end
+    lost 6 expected keywords; the one line, none)."""
     out: list[str] = []
     for line in paragraph:
         above = out[-1].rstrip() if out else ""
-        item = line.lstrip()[:1] in ("-", "*", "+") or line.lstrip()[:1].isdigit() or _speaker(line) is not None
-        if above.endswith(":") and PASTED not in above and not item:
+        if above.endswith((":", "?")) and PASTED not in above and not _item(above) and not _item(line):
             _mark(out)
         else:
             out.append(line)
     return out
+
+
+def _item(line: str) -> bool:
+    """An item of a list (`-`, `*`, `+` or a number first) or a labelled line ("Decision: ...")."""
+    first = line.lstrip()[:1]
+    return first in ("-", "*", "+") or first.isdigit() or _speaker(line) is not None
 
 
 def _points_below(paragraph: list[str]) -> bool:
