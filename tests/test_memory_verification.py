@@ -352,17 +352,17 @@ def test_own_words_never_keeps_a_letter(inside, greeting, sign_off, sender, firm
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "kept"),
     [
         # discourse words on lines of their own, and a sign-off to the assistant without a greeting
-        "Anyway,\nwe decided to go with Harbor for the bookings.\nAlso,\nMira starts on Monday.",
-        "ok so,\nthe clinic pilot moves to March.\nthanks,\nthat is all for today.",
-        "We decided to go with Harbor for the bookings.\n\nThanks,\nNoor",
+        ("Anyway,\nwe decided to go with Harbor for the bookings.\nAlso,\nMira starts on Monday.", ["Harbor", "Mira starts"]),
+        ("ok so,\nthe clinic pilot moves to March.\nthanks,\nthat is all for today.", ["March", "that is all"]),
+        ("We decided to go with Harbor for the bookings.\n\nThanks,\nNoor", ["Harbor"]),
     ],
 )
-def test_own_words_keeps_lines_that_only_look_like_a_letter(text):
+def test_own_words_keeps_lines_that_only_look_like_a_letter(text, kept):
     out = own_words(text)
-    assert "Harbor" in out or "March" in out
+    assert all(words in out for words in kept), out
 
 
 @pytest.mark.parametrize(
