@@ -309,16 +309,20 @@ SIGNATURE_WORDS = 8  # "Lotte de Vries, Partnerships, ClinicPulse"
 def letter_lines(lines: list[str]) -> set[int]:
     """The numbers of `lines` that hold a letter (see above): from a greeting to the sender's
     name under their sign-off. Both are a salutation line (`_salutation`); the sign-off comes
-    after at least one line of body, with the signature under it (`_letter_end`). A letter is
-    written to someone: pasted here, or a draft the person asks about, it is not their statement
-    to the assistant."""
+    after at least one line of body, within `LETTER_LINES`, with the signature under it
+    (`_signed_to`). A letter is written to someone: pasted here, or a draft the person asks
+    about, it is not their statement to the assistant. One pass each way: a message of many
+    salutation-like lines costs no more than any other."""
+    greets = [_salutation(line) for line in lines]
+    signed = [_signed_to(lines, n) if greets[n] else None for n in range(len(lines))]
+    next_signed: list[int | None] = [None] * (len(lines) + 2)  # the first sign-off at or after each line
+    for n in range(len(lines) - 1, -1, -1):
+        next_signed[n] = n if signed[n] is not None else next_signed[n + 1]
     out: set[int] = set()
     at = 0
     while at < len(lines):
-        if not _salutation(lines[at]):
-            at += 1
-            continue
-        end = _letter_end(lines, at)
+        sign_off = next_signed[at + 2] if greets[at] else None
+        end = signed[sign_off] if sign_off is not None and sign_off < at + LETTER_LINES else None
         if end is None:
             at += 1
             continue
@@ -327,21 +331,18 @@ def letter_lines(lines: list[str]) -> set[int]:
     return out
 
 
-def _letter_end(lines: list[str], greeting: int) -> int | None:
-    """The last line of the letter opened by the greeting at `greeting`, or None without a
-    sign-off: a salutation line with a signature under it, one to `SIGNATURE_LINES` lines that
-    end their paragraph, the first a name, firm or role (at most `SIGNATURE_WORDS` words, not
-    ending a sentence). "Anyway," and "Also," on lines of their own are not a letter."""
-    for n in range(greeting + 2, min(len(lines) - 1, greeting + LETTER_LINES)):
-        name = lines[n + 1].strip()
-        if not _salutation(lines[n]) or not name or len(name.split()) > SIGNATURE_WORDS or name[-1] in ".?!:;":
-            continue
-        end = n + 1
-        while end + 1 < len(lines) and end - n < SIGNATURE_LINES and lines[end + 1].strip():
-            end += 1
-        if end + 1 == len(lines) or not lines[end + 1].strip():
-            return end
-    return None
+def _signed_to(lines: list[str], n: int) -> int | None:
+    """The last line of a letter whose sign-off is the salutation line `n`, or None: a signature
+    under it, one to `SIGNATURE_LINES` lines that end their paragraph, the first a name, firm or
+    role (at most `SIGNATURE_WORDS` words, not ending a sentence). "Anyway," and "Also," on lines
+    of their own are not a letter."""
+    name = lines[n + 1].strip() if n + 1 < len(lines) else ""
+    if not name or len(name.split()) > SIGNATURE_WORDS or name[-1] in ".?!:;":
+        return None
+    end = n + 1
+    while end + 1 < len(lines) and end - n < SIGNATURE_LINES and lines[end + 1].strip():
+        end += 1
+    return end if end + 1 == len(lines) or not lines[end + 1].strip() else None
 
 
 def _salutation(line: str) -> bool:
