@@ -56,7 +56,7 @@ import functools
 import tomllib
 from pathlib import Path
 
-from palinode_vault.core.prose import sentences
+from palinode_vault.core.prose import list_item, sentences
 from palinode_vault.memory.extraction.cues import points_at_writing
 from palinode_vault.memory.extraction.transcript import USER
 
@@ -173,9 +173,8 @@ def _under_announcing_lines(paragraph: list[str]) -> list[str]:
 
 
 def _item(line: str) -> bool:
-    """An item of a list (`-`, `*`, `+` or a number first) or a labelled line ("Decision: ...")."""
-    first = line.lstrip()[:1]
-    return first in ("-", "*", "+") or first.isdigit() or _speaker(line) is not None
+    """An item of a list (`prose.list_item`) or a labelled line ("Decision: ...")."""
+    return list_item(line) or _speaker(line) is not None
 
 
 def _points_below(paragraph: list[str]) -> bool:
