@@ -111,9 +111,9 @@ def test_a_question_without_its_question_mark_is_not_numbered(asked):
 @pytest.mark.parametrize(
     ("said", "numbered"),
     [
-        ("at 500 the old tablet ran out of memory on the first sync.", True),
-        ("At the chain she worked at, nobody read the banner.", True),
-        ("at 09:12 this morning the booking page hung for four minutes.", True),
+        ("at 40 degrees the build server throttles its disks.", True),
+        ("At her last job the team shipped on Thursdays only.", True),
+        ("at 07:45 the nightly export had not finished yet.", True),
         ("at Object.<anonymous> (/app/sync/index.js:10:5)", False),
         ("at com.harbor.sync.Batch.run(Batch.java:42)", False),
         ("at node:internal/main/run_main_module:28:49", False),

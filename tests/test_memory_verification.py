@@ -249,8 +249,8 @@ def test_own_words_never_keeps_what_was_pasted(inside, before, shape, names, sta
         "brought_in": f"{before} what do you make of this?\n\n{inside}\n{inside.capitalize()}\n\nI said this.",
         "brought_in_list": f"{before} here:\n\n1. {inside}\n2. {inside}",
         "announced": f"{before} her view, from her message last night:\n\n{long_inside}.\n\nI said this.",
-        "announced_on_the_next_line": f"{before} they replied, pasting:\n{long_inside.capitalize()}.\nI said this.",
-        "asked_about_on_the_next_line": f"{before} she replied, can you summarise it?\nHi Noor, {long_inside}.\n\nI said this.",
+        "announced_on_the_next_line": f"{before} the vendor answered, here it is:\n{long_inside}.\nI said this.",
+        "asked_about_on_the_next_line": f"{before} what does the vendor want?\nHello team, {long_inside}.\n\nI said this.",
         # the writing a request is about ("can you tighten this paragraph?"), under it
         "pointed": f"{before} can you tighten this paragraph? it goes to the clinics\n\n{long_inside}.\n\nI said this.",
     }[shape]
@@ -344,11 +344,11 @@ def test_own_words_never_keeps_a_letter(inside, greeting, sign_off, sender, firm
     body = gap.join(f"{inside.capitalize()} and {inside}." for _ in range(paragraphs))
     signature = "\n".join(x for x in (sender, firm) if x)
     letter = f"{greeting}{gap}{body}{gap}{sign_off}\n{signature}"
-    text = ("what is she saying, one line\n" if under_request else "") + letter + "\n\nI said this, and it is mine."
+    text = ("forwarding this for the record\n" if under_request else "") + letter + "\n\nI said this, and it is mine."
     out = own_words(text)
     assert "zq9" not in out and out.endswith("I said this, and it is mine."), out
     if under_request:
-        assert out.startswith("what is she saying, one line")
+        assert out.startswith("forwarding this for the record")
 
 
 @pytest.mark.parametrize(
