@@ -221,3 +221,83 @@ def test_hostile_lines_get_the_python_scanners_answer(body):
     assert compiled is not None
     found = compiled(body)
     assert found is False or found == line_scan.scan_in_python(body)
+
+
+# --- the links of a note, built in C (note.body_links) ------------------------------------------
+
+compiled_links = line_scan.compiled_links
+# what a link's inner text can hold: pipes (a table's `\|` too), headings and blocks, spaces of
+# every kind around the parts, percent escapes, web and app schemes, other scripts
+_INNER = st.lists(
+    st.sampled_from(
+        ["a", "Ω", "é", "1", "-", " ", "\xa0", "\u3000", "\t", "|", "\\|", "\\", "#", "#^", "^b"]
+        + ["%20", "%", "http:", "x:", "./", "../", "/", ".md"]
+    ),
+    max_size=8,
+).map("".join)
+_KIND = st.sampled_from(["wiki", "embed", "md", "md_embed"])
+
+
+@st.composite
+def _raw_links(draw):
+    """A text and raw (kind, inner, start, end) links of its body, as a scanner gives them."""
+    lines = draw(st.lists(st.sampled_from(["", "x", "a b c", "Ω é", "  "]), min_size=1, max_size=6))
+    text = "\n".join(lines) + "\n" * draw(st.integers(0, 2))
+    body_start = draw(st.integers(0, len(text)))
+    starts = sorted(draw(st.lists(st.integers(0, len(text) - body_start), max_size=6)))
+    raw = [(draw(_KIND), draw(_INNER), s, s + draw(st.integers(0, 9))) for s in starts]
+    if draw(st.booleans()):  # a scanner's order, except where a note's parts come out of order
+        raw.reverse()
+    footer = sorted(draw(st.lists(st.integers(-1, len(text) + 1), min_size=2, max_size=2)))
+    return text, body_start, raw, footer
+
+
+@needs_compiled
+@settings(max_examples=3000, deadline=None)
+@given(_raw_links())
+def test_the_c_links_are_the_python_links(drawn):
+    from palinode_vault.core.note import Link, body_links_in_python
+
+    text, body_start, raw, (fstart, fend) = drawn
+    assert compiled_links is not None
+    built = compiled_links(text, body_start, raw, fstart, fend, Link)
+    python = body_links_in_python(text, body_start, raw, fstart, fend)
+    if built is None:  # a markdown link with a '%' to unquote: Python's
+        assert any(k in ("md", "md_embed") and "%" in inner for k, inner, _, _ in raw)
+        return
+    assert built == python
+    assert all(type(link) is Link for link in built)
+
+
+@needs_compiled
+def test_the_c_links_refuse_what_is_not_a_scanners_answer():
+    from palinode_vault.core.note import Link
+
+    assert compiled_links is not None
+    with pytest.raises(TypeError):
+        compiled_links("x", 0, [("wiki", "a", 0)], -1, -1, Link)  # a tuple short of its end
+    with pytest.raises(TypeError):
+        compiled_links("x", 0, [["wiki", "a", 0, 1]], -1, -1, Link)  # a list, not a tuple
+    with pytest.raises(TypeError):
+        compiled_links("x", 0, [], -1, -1, dict)  # not a tuple type
+    with pytest.raises(ValueError):
+        compiled_links("x", 0, [("wiki", "a", 5, 6)], -1, -1, Link)  # past the text's end
+
+
+@needs_compiled
+def test_the_c_links_agree_on_every_language_of_the_help(monkeypatch):
+    from conftest import SHARED
+
+    from palinode_vault.core import note
+
+    corpus = SHARED / "corpora" / "obsidian-help-all"
+    if not corpus.is_dir():
+        pytest.skip(f"corpus not available: {corpus} (needs the shared folder beside the repo)")
+    paths = sorted(corpus.rglob("*.md"))
+    texts = [normalise(path.read_text(encoding="utf-8"))[0] for path in paths]
+    built = [note.parse_note(p.name, t).links for p, t in zip(paths, texts)]
+    monkeypatch.setattr(note, "compiled_links", None)
+    python = [note.parse_note(p.name, t).links for p, t in zip(paths, texts)]
+    assert sum(map(len, built)) > 60_000
+    for path, a, b in zip(paths, built, python):
+        assert a == b, path.relative_to(corpus).as_posix()

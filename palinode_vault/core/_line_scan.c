@@ -1543,9 +1543,178 @@ static PyObject *py_scan(PyObject *self, PyObject *arg)
     return result;
 }
 
+/* --- parse_note's links (core/note.py `body_links`) ------------------------------------------ */
+
+/* The range [*a, *b) of s with Python's str.strip() whitespace taken off both ends. */
+static void strip_range(const Text *t, Py_ssize_t *a, Py_ssize_t *b)
+{
+    while (*a < *b && is_space(CH(t, *a)))
+        (*a)++;
+    while (*b > *a && is_space(CH(t, *b - 1)))
+        (*b)--;
+}
+
+static PyObject *stripped(PyObject *s, const Text *t, Py_ssize_t a, Py_ssize_t b)
+{
+    strip_range(t, &a, &b);
+    return PyUnicode_Substring(s, a, b);
+}
+
+/* `_EXTERNAL.match(href)`: `^[A-Za-z][A-Za-z0-9+.-]*:` (a web or app link, not a vault link). */
+static int external(const Text *t, Py_ssize_t a, Py_ssize_t b)
+{
+    if (a >= b || !ascii_alpha(CH(t, a)))
+        return 0;
+    for (Py_ssize_t k = a + 1; k < b; k++) {
+        Py_UCS4 c = CH(t, k);
+        if (c == ':')
+            return 1;
+        if (!(ascii_alnum(c) || c == '+' || c == '.' || c == '-'))
+            return 0;
+    }
+    return 0;
+}
+
+/* (target, subpath, display) of a link's inner text, as note.py splits it: a wikilink's
+   `target#sub|shown` (split_inner: a table's `\|` counts as the pipe; target and sub stripped,
+   shown as written), a markdown link's stripped `href#sub` (target and sub as written). 1 when
+   the link is no vault link (an empty or external href), 2 when Python must read it (a '%' to
+   unquote), -1 on error. */
+static int split_link(PyObject *inner, int markdown, PyObject **target, PyObject **sub, PyObject **shown)
+{
+    if (PyUnicode_READY(inner) < 0)
+        return -1;
+    Text t = {PyUnicode_KIND(inner), PyUnicode_DATA(inner), PyUnicode_GET_LENGTH(inner)};
+    Py_ssize_t a = 0, b = t.size;
+    *target = *sub = *shown = NULL;
+    if (markdown) {
+        strip_range(&t, &a, &b);
+        if (a == b || external(&t, a, b))
+            return 1;
+        if (find(&t, '%', 0, a, b) >= 0)
+            return 2; /* percent-escapes: urllib's unquote, in Python */
+        Py_ssize_t hash = find(&t, '#', 0, a, b);
+        Py_ssize_t stop = hash < 0 ? b : hash;
+        *target = PyUnicode_Substring(inner, a, stop);
+        *sub = hash < 0 ? PyUnicode_New(0, 0) : PyUnicode_Substring(inner, hash + 1, b);
+        *shown = Py_NewRef(Py_None);
+        return (*target && *sub) ? 0 : -1;
+    }
+    Py_ssize_t bar = find(&t, '|', 0, 0, t.size), hash = find(&t, '#', 0, 0, t.size);
+    if (bar < 0 && hash < 0) { /* most links: the path alone */
+        *target = stripped(inner, &t, 0, t.size);
+        *sub = PyUnicode_New(0, 0);
+        *shown = Py_NewRef(Py_None);
+        return (*target && *sub) ? 0 : -1;
+    }
+    PyObject *plain = inner;
+    if (find(&t, '\\', '|', 0, t.size) >= 0) { /* a table's `\|`, before or after the pipe */
+        PyObject *escaped = PyUnicode_FromString("\\|"), *pipe = PyUnicode_FromString("|");
+        plain = (escaped && pipe) ? PyUnicode_Replace(inner, escaped, pipe, -1) : NULL;
+        Py_XDECREF(escaped);
+        Py_XDECREF(pipe);
+        if (plain == NULL || PyUnicode_READY(plain) < 0) {
+            Py_XDECREF(plain);
+            return -1;
+        }
+        t.kind = PyUnicode_KIND(plain), t.data = PyUnicode_DATA(plain), t.size = PyUnicode_GET_LENGTH(plain);
+        bar = find(&t, '|', 0, 0, t.size);
+    } else
+        Py_INCREF(plain);
+    Py_ssize_t left = bar < 0 ? t.size : bar;
+    hash = find(&t, '#', 0, 0, left);
+    *target = stripped(plain, &t, 0, hash < 0 ? left : hash);
+    *sub = hash < 0 ? PyUnicode_New(0, 0) : stripped(plain, &t, hash + 1, left);
+    *shown = bar < 0 ? Py_NewRef(Py_None) : PyUnicode_Substring(plain, bar + 1, t.size);
+    Py_DECREF(plain);
+    return (*target && *sub && *shown) ? 0 : -1;
+}
+
+/* links(text, body_start, raw, footer_start, footer_end, cls): note.py's `body_links` -- the
+   scanner's raw (kind, inner, start, end) links of the body made Link tuples (`cls`) with their
+   place in the whole text -- or None when a link needs Python (a markdown link to unquote). */
+static PyObject *py_links(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *text, *raw, *cls;
+    Py_ssize_t body_start, footer_start, footer_end;
+    if (!PyArg_ParseTuple(args, "UnO!nnO!", &text, &body_start, &PyList_Type, &raw, &footer_start, &footer_end,
+                          &PyType_Type, &cls))
+        return NULL;
+    PyTypeObject *type = (PyTypeObject *)cls;
+    if (!PyType_IsSubtype(type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "links() needs a tuple type");
+        return NULL;
+    }
+    if (PyUnicode_READY(text) < 0)
+        return NULL;
+    Text t = {PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text)};
+    PyObject *out = PyList_New(0);
+    Py_ssize_t pos = 0, line = 1, line_start = 0; /* note.py's _LineOf, counting forward */
+    for (Py_ssize_t i = 0; out != NULL && i < PyList_GET_SIZE(raw); i++) {
+        PyObject *item = PyList_GET_ITEM(raw, i);
+        PyObject *kind, *inner;
+        Py_ssize_t s, e;
+        if (!PyTuple_Check(item) || !PyArg_ParseTuple(item, "UUnn", &kind, &inner, &s, &e)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "links() takes (kind, inner, start, end) tuples");
+            Py_CLEAR(out);
+            break;
+        }
+        s += body_start, e += body_start;
+        if (s < 0 || s > t.size) {
+            PyErr_SetString(PyExc_ValueError, "a link starts outside the text");
+            Py_CLEAR(out);
+            break;
+        }
+        int markdown = kind == KIND_MD || kind == KIND_MD_EMBED ||
+                       PyUnicode_CompareWithASCIIString(kind, "md") == 0 ||
+                       PyUnicode_CompareWithASCIIString(kind, "md_embed") == 0;
+        PyObject *target, *sub, *shown;
+        int r = split_link(inner, markdown, &target, &sub, &shown);
+        if (r != 0) {
+            Py_XDECREF(target), Py_XDECREF(sub), Py_XDECREF(shown);
+            if (r == 1)
+                continue;
+            if (r == 2) {
+                Py_DECREF(out);
+                Py_RETURN_NONE;
+            }
+            Py_CLEAR(out);
+            break;
+        }
+        if (s < pos)
+            pos = 0, line = 1, line_start = 0;
+        for (; pos < s; pos++)
+            if (CH(&t, pos) == '\n')
+                line++, line_start = pos + 1;
+        PyObject *link = type->tp_alloc(type, 10); /* as tuple.__new__(cls, ...) builds it */
+        PyObject *values[10] = {Py_NewRef(kind), target, sub, shown, PyLong_FromSsize_t(s), PyLong_FromSsize_t(e),
+                                PyLong_FromSsize_t(line), PyLong_FromSsize_t(s - line_start + 1),
+                                Py_NewRef(footer_start <= s && s < footer_end ? Py_True : Py_False), Py_NewRef(Py_None)};
+        int ok = link != NULL;
+        for (int k = 0; k < 10; k++) {
+            if (values[k] == NULL)
+                ok = 0;
+            if (link != NULL)
+                PyTuple_SET_ITEM(link, k, values[k]);
+            else
+                Py_XDECREF(values[k]);
+        }
+        if (!ok) {
+            Py_XDECREF(link);
+            Py_CLEAR(out);
+        } else if (append(out, link) < 0) /* append releases the link */
+            Py_CLEAR(out);
+    }
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"scan", py_scan, METH_O,
      "scan(body) -> (links, headings, code), as core.line_scan.scan finds them, or False when not sure."},
+    {"links", py_links, METH_VARARGS,
+     "links(text, body_start, raw, footer_start, footer_end, cls) -> note.body_links' Links, or None."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -26,10 +26,12 @@ from markdown_it.rules_block.table import headerLineRe
 from markdown_it.rules_inline.autolink import AUTOLINK_RE, EMAIL_RE
 
 compiled_scan: Callable[[str], Any] | None
+compiled_links: Callable[..., Any] | None  # note.body_links in C (the same module)
 try:
+    from palinode_vault.core._line_scan import links as compiled_links
     from palinode_vault.core._line_scan import scan as compiled_scan
 except ImportError:  # built without a C compiler, or PALINODE_PURE_PYTHON=1: the Python scanner alone
-    compiled_scan = None
+    compiled_scan = compiled_links = None
 
 _NEEDS_FULL_TEXT = ("][",)  # reference links (their definitions may be anywhere)
 # a one-line HTML comment without links, at the start of a line: an HTML block the scanner takes

@@ -14,6 +14,7 @@ from urllib.parse import unquote
 
 from palinode_vault.core import frontmatter as fm
 from palinode_vault.core import line_scan
+from palinode_vault.core.line_scan import compiled_links
 from palinode_vault.core.markers import FOOTER_END, FOOTER_START, LEGACY_FOOTER_MARKER
 from palinode_vault.kinds import is_memory_path
 
@@ -282,6 +283,44 @@ def _block_ids(text: str, body_start: int, hidden: list[tuple[int, int]]) -> set
     return found
 
 
+def body_links(text: str, body_start: int, raw_links: list[tuple[str, str, int, int]], footer: Footer | None) -> list[Link]:
+    """The scanner's (kind, inner, start, end) links of the body (offsets from `body_start`) as
+    `Link`s placed in the whole text: split, with line and column, web and app links left out.
+    The C scanner's module builds them where it is built; a markdown link with a '%' to unquote,
+    or no C module, and `body_links_in_python` does (tests/test_core_line_scan_c.py: the same)."""
+    fstart, fend = (footer.start, footer.end) if footer is not None else (-1, -1)
+    if compiled_links is not None:
+        built = compiled_links(text, body_start, raw_links, fstart, fend, Link)
+        if built is not None:
+            return built
+    return body_links_in_python(text, body_start, raw_links, fstart, fend)
+
+
+def body_links_in_python(
+    text: str, body_start: int, raw_links: list[tuple[str, str, int, int]], footer_start: int, footer_end: int
+) -> list[Link]:
+    """`body_links` in Python (the footer as its offsets, -1 and -1 for none)."""
+    links: list[Link] = []
+    line_of = _LineOf(text)
+    for kind, inner, s, e in raw_links:
+        s += body_start
+        e += body_start
+        if kind in ("md", "md_embed"):
+            href = inner.strip()
+            if not href or _EXTERNAL.match(href):
+                continue  # web and app links are not vault links
+            href = unquote(href)
+            target, _, sub = href.partition("#")
+            shown = None
+        elif "|" in inner or "#" in inner:
+            target, sub, shown = split_inner(inner)
+        else:  # most links: the path alone (what split_inner gives, without its three splits)
+            target, sub, shown = inner.strip(), "", None
+        line, col = line_of(s)
+        links.append(Link(kind, target, sub, shown, s, e, line, col, footer_start <= s < footer_end))
+    return links
+
+
 def title_of(path: str, data: dict[str, Any] | None, headings: list[tuple[int, str, int]]) -> str:
     """Frontmatter name/title, else the first level-1 heading, else the file name."""
     if data:
@@ -307,7 +346,6 @@ def parse_note(path: str, text: str, text_hash: str = "") -> Note:
         data, error, key_lines = fm.parse_with_key_lines(text, block)
         body_start = block.end
     body = text[body_start:]
-    line_of = _LineOf(text)
     body_line0 = text.count("\n", 0, body_start)
 
     fast = None if line_scan.needs_markdown_it(body) else line_scan.scan(body)
@@ -327,28 +365,11 @@ def parse_note(path: str, text: str, text_hash: str = "") -> Note:
     hidden = code + comments
     footer = find_footer(text, body_start)
 
-    links: list[Link] = []
-    for kind, inner, s, e in raw_links:
-        s += body_start
-        e += body_start
-        if comments and any(a <= s < b for a, b in comments):
-            continue
-        if kind in ("md", "md_embed"):
-            href = inner.strip()
-            if not href or _EXTERNAL.match(href):
-                continue  # web and app links are not vault links
-            href = unquote(href)
-            target, _, sub = href.partition("#")
-            shown = None
-        elif "|" in inner or "#" in inner:
-            target, sub, shown = split_inner(inner)
-        else:  # most links: the path alone (what split_inner gives, without its three splits)
-            target, sub, shown = inner.strip(), "", None
-        line, col = line_of(s)
-        in_footer = footer is not None and footer.start <= s < footer.end
-        links.append(Link(kind, target, sub, shown, s, e, line, col, in_footer))
+    if comments:
+        raw_links = [r for r in raw_links if not any(a <= r[2] + body_start < b for a, b in comments)]
+    links = body_links(text, body_start, raw_links, footer)
     if block is not None and data:
-        links.extend(_property_links(text, block, data, line_of))
+        links.extend(_property_links(text, block, data, _LineOf(text)))
 
     block_ids = _block_ids(text, body_start, hidden) if "^" in body else set()
     note = Note(
