@@ -222,6 +222,7 @@ _NAME = st.one_of(
             "announced",
             "announced_on_the_next_line",
             "asked_about_on_the_next_line",
+            "under_a_line_left_open",
             "pointed",
         ]
     ),
@@ -251,6 +252,8 @@ def test_own_words_never_keeps_what_was_pasted(inside, before, shape, names, sta
         "announced": f"{before} her view, from her message last night:\n\n{long_inside}.\n\nI said this.",
         "announced_on_the_next_line": f"{before} the vendor answered, here it is:\n{long_inside}.\nI said this.",
         "asked_about_on_the_next_line": f"{before} what does the vendor want?\nHello team, {long_inside}.\n\nI said this.",
+        # a line left open (no end mark) and, under it, text that opens as writing does
+        "under_a_line_left_open": f"{before} the part of the terms that changed\n7.1 {long_inside}.\nI said this.",
         # the writing a request is about ("can you tighten this paragraph?"), under it
         "pointed": f"{before} can you tighten this paragraph? it goes to the clinics\n\n{long_inside}.\n\nI said this.",
     }[shape]
@@ -363,6 +366,25 @@ def test_own_words_never_keeps_a_letter(inside, greeting, sign_off, sender, firm
 def test_own_words_keeps_lines_that_only_look_like_a_letter(text, kept):
     out = own_words(text)
     assert all(words in out for words in kept), out
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        # a person leaving lines open goes on in small letters
+        ("talked to the clinic owner today\nshe wants the xq7 rota moved to thursdays", "xq7 rota"),
+        # a paragraph wrapped by hand, one break before a name
+        (
+            "so in the end we settled\non the xq7 rota for the\nclinics after a call with\nMira and the owners",
+            "Mira and the owners",
+        ),
+        # the person's own list, and their labelled notes, under an open line
+        ("what we settled today\n- the xq7 rota moves to thursdays", "xq7 rota"),
+        ("notes from the call\nDecision: the xq7 rota moves to thursdays", "xq7 rota"),
+    ],
+)
+def test_own_words_keeps_the_persons_lines_under_a_line_left_open(text, kept):
+    assert kept in own_words(text)
 
 
 @pytest.mark.parametrize(

@@ -40,7 +40,9 @@ text's shape, not on its words, so they hold for any content and any language:
   16 of 17 such paragraphs were pasted text or commands, and the other held no memory; likewise
   the one line right under a line ending in a colon or a question mark in the same paragraph
   ("pasting:" or "can you summarise it?" and the message), unless one of the two is an item of a
-  list or the line under is labelled. The same
+  list or the line under is labelled; and the one line right under a line left open (ending in
+  a letter or a digit, no mark) when it opens as written text does, with a capital or a digit
+  ("the part of the terms they changed" over "7.1 Liability. ..."). The same
   goes for the paragraph under a request about a piece of writing the request does not hold ("can
   you tighten this paragraph?", "proofread the email below"; the words in `cue_words/en.toml`),
   and for a message sent right after one of the person's own that announced it, as chat apps
@@ -146,7 +148,7 @@ def _without_brought_in(lines: list[str], announced: bool = False) -> list[str]:
             if not first and (announced or len(paragraph) > 1 and not _wrapped(paragraph)):
                 _mark(out)
             else:
-                out.extend(_under_announcing_lines(paragraph))
+                out.extend(_under_announcing_lines(_under_lines_left_open(paragraph)))
             first = False
             announced = paragraph[-1].rstrip().endswith(":") or _points_below(paragraph)
             paragraph = []
@@ -170,6 +172,39 @@ def _under_announcing_lines(paragraph: list[str]) -> list[str]:
         else:
             out.append(line)
     return out
+
+
+def _under_lines_left_open(paragraph: list[str]) -> list[str]:
+    """`paragraph` with the line right under each line left open replaced by `PASTED` when it
+    opens as written text does: the line above ends in a letter or a digit, with no mark to end it
+    ("the report's first page", "is that a problem for us"), and the line under starts with a
+    capital or a digit (a clause's "7.1 Liability ...", a report's title, a letter's "Hello team,");
+    neither of them an item of a list or a labelled line. A person who leaves a line open goes on
+    typing in small letters; what they paste under it starts as written text does. A paragraph
+    wrapped by hand (every other break inside a sentence) is prose, a break before a name too. On
+    the 70 sets' labels it marked 21 more labelled pasted passages, and each of the 26 lines it
+    newly marked was pasted; no expected keyword was lost (docs/BENCHMARKS.md, session 29)."""
+    breaks = list(zip(paragraph, paragraph[1:]))
+    if len(breaks) >= 2 and sum(_wrapped([above, below]) for above, below in breaks) >= len(breaks) - 1:
+        return paragraph
+    out = paragraph[:1]
+    for above, line in breaks:
+        if _left_open(above) and _opens_as_writing(line):
+            _mark(out)
+        else:
+            out.append(line)
+    return out
+
+
+def _left_open(line: str) -> bool:
+    """A line that ends in a letter or a digit, no mark ending it, and is no item or label."""
+    return line.rstrip()[-1:].isalnum() and not _item(line)
+
+
+def _opens_as_writing(line: str) -> bool:
+    """A line that starts with a capital or a digit, and is no item or label."""
+    start = line.lstrip()[:1]
+    return (start.isupper() or start.isdigit()) and not _item(line)
 
 
 def _item(line: str) -> bool:
