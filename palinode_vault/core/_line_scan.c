@@ -10,6 +10,10 @@
    it answers, it answers as line_scan.py does (drawn notes and the help vault in every
    language), and the parse tests check both against markdown-it. Offsets are code points of the Python string, as in Python;
    character classes use the same Unicode tables as str.isdigit, str.isalpha, str.isspace and re.
+
+   `links(...)` then turns the scanner's raw links into core/note.py's Link tuples, as
+   note.body_links_in_python does (compared in the same test file), or returns None for a note
+   whose markdown links need urllib's unquote.
 */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
