@@ -221,3 +221,52 @@ def test_lock_codes_are_withheld_however_the_lock_is_said_to_open(value, lock, f
     text = f"{before} " + form.format(lock=lock, value=value) + f", {after}"
     assert value not in redact_conversation_text(text), text
     assert secrets.about_credentials(text)
+
+
+# Credential phrases written as one word, as Dutch, German and the Nordic languages compound them
+# ("alarmcode", "Zugangspasswort", "wifiwachtwoord"): credential talk like the phrase itself.
+COMPOUNDS = [
+    "alarmcode",
+    "pincode",
+    "doorcode",
+    "accesscode",
+    "Wifipassword",
+    "Zugangspasswort",
+    "wifiwachtwoord",
+    "adminpasscode",
+]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    value=st.one_of(
+        st.lists(st.sampled_from(["vier", "zeven", "een", "negen", "nul", "twee", "acht"]), min_size=4, max_size=6).map(" ".join),
+        st.lists(st.sampled_from(["four", "seven", "one", "nine", "zero", "two", "eight"]), min_size=4, max_size=6).map(" ".join),
+        _text(10, ALNUM).filter(lambda s: any(c.isdigit() for c in s) and any(c.isupper() for c in s)),
+    ),
+    compound=st.sampled_from(COMPOUNDS),
+    before=prose,
+    after=prose,
+)
+def test_a_credential_phrase_written_as_one_word_is_credential_talk(value, compound, before, after):
+    text = f"{before} the {compound} for the back door: {value}. {after}"
+    assert value not in redact_conversation_text(text), text
+    assert secrets.about_credentials(text)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    head=st.sampled_from(["Tejo", "Ribeira", "Maré", "X"]),
+    digits=st.integers(0, 9999),
+    tail=st.sampled_from(["password", "Passwort", "wachtwoord"]),
+)
+def test_a_made_up_value_ending_in_a_credential_word_is_still_a_value(head, digits, tail):
+    value = f"{head}{digits}{tail}"  # digits in it: a value someone made up, not a compound
+    assert value not in redact_conversation_text(f"the wifi password is {value} since monday"), value
+
+
+@pytest.mark.parametrize("word", ["spinning", "laptops", "topping", "passage", "keyboard", "secretary", "pinboard"])
+def test_a_word_that_only_holds_a_credential_word_is_no_credential_talk(word):
+    # "pin", "pw", "otp", "pass" and "key" end or start too many words; a compound's head is its
+    # last word, so "secret" at a word's start ("secretary") is no credential
+    assert not secrets.about_credentials(f"we moved the {word} to the other room")

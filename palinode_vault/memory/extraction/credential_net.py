@@ -19,6 +19,7 @@ word that looks made up in or next to credential talk is withheld (the safe side
 
 from __future__ import annotations
 
+import bisect
 import functools
 import json
 import math
@@ -41,6 +42,11 @@ _SYMBOLS = frozenset("!#$%^&*+=~?@")
 _VOWELS = frozenset("aeiouyáéíóúàèìòùâêîôûäëïöüãõ")
 
 
+#: The shortest credential word looked for inside a compound: "wachtwoord" in "wifiwachtwoord";
+#: a shorter one ("pin", "pw", "otp") ends too many words that are none ("spin", "laptop").
+COMPOUND_LETTERS = 6
+
+
 @dataclass(frozen=True, eq=False)
 class Vocabulary:
     credentials: tuple[tuple[str, ...], ...]  # phrases as words, longest first
@@ -48,6 +54,27 @@ class Vocabulary:
     copulas: frozenset[str]
     keep: frozenset[str]
     spoken: frozenset[str]
+
+    @functools.cached_property
+    def compounds(self) -> tuple[frozenset[str], dict[int, frozenset[str]]]:
+        """What a credential phrase becomes in one word, as Dutch, German and the Nordic languages
+        write it: its words run together ("alarm code" -> "alarmcode", "pin code" -> "pincode"), and
+        the single words of `COMPOUND_LETTERS` or more by their length, to find at a word's end,
+        where such languages put a compound's head ("wifiwachtwoord", "Zugangspasswort"; at the
+        start, "secret" would make "secretary" credential talk)."""
+        joined = frozenset("".join(p) for p in self.credentials if len(p) > 1)
+        by_length: dict[int, set[str]] = {}
+        for phrase in self.credentials:
+            if len(phrase) == 1 and len(phrase[0]) >= COMPOUND_LETTERS:
+                by_length.setdefault(len(phrase[0]), set()).add(phrase[0])
+        return joined, {n: frozenset(words) for n, words in by_length.items()}
+
+    def compound(self, word: str) -> bool:
+        """Whether one written word is a credential phrase compounded (see `compounds`)."""
+        joined, by_length = self.compounds
+        if word in joined:
+            return True
+        return any(len(word) > n and word[-n:] in words for n, words in by_length.items())
 
     @functools.cached_property
     def by_first(self) -> dict[str, tuple[tuple[str, ...], ...]]:
@@ -278,6 +305,11 @@ def _credential_spans(words: Sequence[Word], vocab: Vocabulary) -> list[tuple[in
     spans: list[tuple[int, int]] = []
     k = 0
     while k < len(flat):
+        # a compound is letters only: "1Password" or "Tejo2026password" may be a value, not talk
+        if len(flat[k][0]) > COMPOUND_LETTERS and flat[k][0].isalpha() and vocab.compound(flat[k][0]):
+            spans.append((flat[k][1], flat[k][1]))
+            k += 1
+            continue
         for phrase in vocab.by_first.get(flat[k][0], ()):
             if tuple(t for t, _ in flat[k : k + len(phrase)]) == phrase:
                 spans.append((flat[k][1], flat[k + len(phrase) - 1][1]))
@@ -320,12 +352,17 @@ def features(messages: Sequence[tuple[str, str]]) -> list[list[tuple[Word, list[
         spoken = _spoken_runs(words, vocab)
         grouped = _grouped_runs(words)
         rows = []
+        # the nearest credential phrase and hint of each word, found by bisection: a message full
+        # of credential words must not cost words x phrases (a 2 MB transcript took over a minute)
+        starts = [s for s, _ in spans[m]]  # the phrases come in order and never overlap
+        ends = [e for _, e in spans[m]]
         for i, w in enumerate(words):
-            before = [i - e for s, e in spans[m] if e < i]
-            after = [s - i for s, e in spans[m] if s > i]
-            d_before = min(before) if before else None
-            d_after = min(after) if after else None
-            d_hint = min((abs(i - h) for h in hints if h != i), default=None)
+            at = bisect.bisect_left(ends, i) - 1  # the last phrase ending before the word
+            d_before = i - ends[at] if at >= 0 else None
+            at = bisect.bisect_right(starts, i)  # the first phrase starting after it
+            d_after = starts[at] - i if at < len(starts) else None
+            inside = at > 0 and ends[at - 1] >= i  # the phrase starting at or before it holds it
+            d_hint = _nearest_other(hints, i)
             prev = words[i - 1].lower if i else ""
             value = 1.0 if prev in vocab.copulas or any(c in ":=" for c in w.before) or prev.endswith(":") else 0.0
             context = [
@@ -341,13 +378,20 @@ def features(messages: Sequence[tuple[str, str]]) -> list[list[tuple[Word, list[
                 1.0 if i in spoken else 0.0,
                 1.0 if i in grouped else 0.0,
                 1.0 if w.before[-1:] in "\"'`‘“" and w.before else 0.0,
-                1.0 if any(s <= i <= e for s, e in spans[m]) or w.lower in vocab.hints else 0.0,
+                1.0 if inside or w.lower in vocab.hints else 0.0,
             ]
             near = max(context[0], context[2], 0.5 * context[1], 0.5 * in_message, 0.5 * next_door, 0.5 * same_speaker)
             s = shape(w.text)
             rows.append((w, s + context + [x * near for x in s] + [x * value for x in s] + [1.0]))
         out.append(rows)
     return out
+
+
+def _nearest_other(positions: Sequence[int], i: int) -> int | None:
+    """The distance from `i` to the nearest of the sorted `positions` other than `i` itself."""
+    at = bisect.bisect_left(positions, i)
+    near = [abs(positions[k] - i) for k in (at - 1, at, at + 1) if 0 <= k < len(positions) and positions[k] != i]
+    return min(near, default=None)
 
 
 def _same_speaker_neighbours(speakers: Sequence[str], m: int) -> list[int]:
