@@ -58,17 +58,23 @@ def measure(files: list[Path]) -> dict:
     return {"marked": marked, "passages": passages, "lost": lost, "keywords": keywords, "unmarked": unmarked, "gone": gone}
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def chosen_sets(doc: str, list_help: str, argv: list[str] | None) -> tuple[list[Path], bool]:
+    """The set files named on the command line (all of extraction-eval/ when none), and `--list`:
+    the arguments of this script and of secret_labels.py."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("sets", nargs="*", help="set files in bench/extraction-eval/ (default: all)")
-    ap.add_argument("--list", action="store_true", help="print the passages left unmarked and the keywords lost")
+    ap.add_argument("--list", action="store_true", help=list_help)
     args = ap.parse_args(argv)
-    files = [SETS / name for name in args.sets] if args.sets else sorted(SETS.glob("*.json"))
+    return ([SETS / name for name in args.sets] if args.sets else sorted(SETS.glob("*.json"))), args.list
+
+
+def main(argv: list[str] | None = None) -> int:
+    files, listed = chosen_sets(__doc__, "print the passages left unmarked and the keywords lost", argv)
     r = measure(files)
     print(
         f"pasted passages marked {r['marked']:,} of {r['passages']:,}; expected keywords lost {r['lost']:,} of {r['keywords']:,}"
     )
-    if args.list:
+    if listed:
         for case_id, piece in r["unmarked"]:
             print(f"unmarked  {case_id}  {piece}")
         for case_id, keyword in r["gone"]:

@@ -14,22 +14,16 @@ whole pass. No model is loaded.
 
 from __future__ import annotations
 
-import argparse
 import json
-from pathlib import Path
+
+from pasted_labels import chosen_sets  # bench/, beside this script
 
 from palinode_vault.memory.extraction.secrets import redact_conversation
 from palinode_vault.memory.extraction.transcript import parse_transcript
 
-SETS = Path(__file__).resolve().parent / "extraction-eval"
-
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("sets", nargs="*", help="set files in bench/extraction-eval/ (default: all)")
-    ap.add_argument("--list", action="store_true", help="print the secrets kept and the false alarms")
-    args = ap.parse_args(argv)
-    files = [SETS / name for name in args.sets] if args.sets else sorted(SETS.glob("*.json"))
+    files, listed = chosen_sets(__doc__, "print the secrets kept and the false alarms", argv)
     caught = secrets = alarms = clean = 0
     kept: list[str] = []
     alarmed: list[str] = []
@@ -49,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
                     alarms += 1
                     alarmed.append(case["id"])
     print(f"secrets withheld {caught} of {secrets}; conversations without one where something was withheld {alarms} of {clean}")
-    if args.list:
+    if listed:
         print("kept:", " ".join(kept))
         print("false alarms:", " ".join(alarmed))
     return 0
