@@ -224,24 +224,28 @@ def test_lock_codes_are_withheld_however_the_lock_is_said_to_open(value, lock, f
 
 
 # Credential phrases written as one word, as Dutch, German and the Nordic languages compound them
-# ("alarmcode", "Zugangspasswort", "wifiwachtwoord"): credential talk like the phrase itself.
+# ("gatecode", "Zugangspasswort", "wifiwachtwoord"): credential talk like the phrase itself.
 COMPOUNDS = [
-    "alarmcode",
+    "gatecode",
     "pincode",
-    "doorcode",
+    "safecode",
     "accesscode",
     "Wifipassword",
     "Zugangspasswort",
     "wifiwachtwoord",
     "adminpasscode",
 ]
+DIGIT_WORDS = {
+    "nl": ["nul", "een", "twee", "drie", "vier", "vijf", "zes", "zeven", "acht", "negen"],
+    "de": ["null", "eins", "zwei", "drei", "vier", "fünf", "sechs", "sieben", "acht", "neun"],
+    "en": ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"],
+}
 
 
 @settings(max_examples=80, deadline=None)
 @given(
     value=st.one_of(
-        st.lists(st.sampled_from(["vier", "zeven", "een", "negen", "nul", "twee", "acht"]), min_size=4, max_size=6).map(" ".join),
-        st.lists(st.sampled_from(["four", "seven", "one", "nine", "zero", "two", "eight"]), min_size=4, max_size=6).map(" ".join),
+        *(st.lists(st.sampled_from(words), min_size=4, max_size=6).map(" ".join) for words in DIGIT_WORDS.values()),
         _text(10, ALNUM).filter(lambda s: any(c.isdigit() for c in s) and any(c.isupper() for c in s)),
     ),
     compound=st.sampled_from(COMPOUNDS),
@@ -249,7 +253,7 @@ COMPOUNDS = [
     after=prose,
 )
 def test_a_credential_phrase_written_as_one_word_is_credential_talk(value, compound, before, after):
-    text = f"{before} the {compound} for the back door: {value}. {after}"
+    text = f"{before} the {compound} of the storage room: {value}. {after}"
     assert value not in redact_conversation_text(text), text
     assert secrets.about_credentials(text)
 
