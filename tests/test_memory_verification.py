@@ -253,7 +253,7 @@ def test_own_words_never_keeps_what_was_pasted(inside, before, shape, names, sta
         "announced_on_the_next_line": f"{before} the vendor answered, here it is:\n{long_inside}.\nI said this.",
         "asked_about_on_the_next_line": f"{before} what does the vendor want?\nHello team, {long_inside}.\n\nI said this.",
         # a line left open (no end mark) and, under it, text that opens as writing does
-        "under_a_line_left_open": f"{before} the part of the terms that changed\n7.1 {long_inside}.\nI said this.",
+        "under_a_line_left_open": f"{before} from the revised terms\n7.1 {long_inside}.\nI said this.",
         # the writing a request is about ("can you tighten this paragraph?"), under it
         "pointed": f"{before} can you tighten this paragraph? it goes to the clinics\n\n{long_inside}.\n\nI said this.",
     }[shape]

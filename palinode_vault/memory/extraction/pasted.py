@@ -42,7 +42,7 @@ text's shape, not on its words, so they hold for any content and any language:
   ("pasting:" or "can you summarise it?" and the message), unless one of the two is an item of a
   list or the line under is labelled; and the one line right under a line left open (ending in
   a letter or a digit, no mark) when it opens as written text does, with a capital or a digit
-  ("the part of the terms they changed" over "7.1 Liability. ..."). The same
+  ("from the revised terms" over "7.1 Liability. ..."). The same
   goes for the paragraph under a request about a piece of writing the request does not hold ("can
   you tighten this paragraph?", "proofread the email below"; the words in `cue_words/en.toml`),
   and for a message sent right after one of the person's own that announced it, as chat apps
