@@ -134,10 +134,23 @@ def announces(text: str) -> bool:
 
 
 def _without_brought_in(lines: list[str], announced: bool = False) -> list[str]:
-    """`lines` with each paragraph brought in (see above) replaced by `PASTED`: after the first
-    paragraph, one of two or more lines that is not one sentence wrapped over lines, and the one
-    right under a paragraph that ends in a colon ("from her message last night:")."""
+    """`lines` with each line `brought_in` marks replaced by `PASTED` (one for a run of them)."""
     out: list[str] = []
+    for line, marked in zip(lines, brought_in(lines, announced)):
+        if marked:
+            _mark(out)
+        else:
+            out.append(line)
+    return out
+
+
+def brought_in(lines: list[str], announced: bool = False) -> list[bool]:
+    """For each of a message's lines (its other marks made already), whether it was brought in
+    (see the module's docstring): after the first paragraph, a paragraph of two or more lines
+    that is not one sentence wrapped over lines, and the one right under a paragraph that ends in
+    a colon ("from her message last night:"); in a paragraph, the line under one left open or one
+    that announces it."""
+    marks: list[bool] = []
     paragraph: list[str] = []
     first = not announced  # a message announced by the one before it has its opening brought in
     for line in lines + [""]:
@@ -146,54 +159,46 @@ def _without_brought_in(lines: list[str], announced: bool = False) -> list[str]:
             continue
         if paragraph:
             if not first and (announced or len(paragraph) > 1 and not _wrapped(paragraph)):
-                _mark(out)
+                marks += [True] * len(paragraph)
             else:
-                out.extend(_under_announcing_lines(_under_lines_left_open(paragraph)))
+                marks += _under_announcing_lines(paragraph, _under_lines_left_open(paragraph))
             first = False
             announced = paragraph[-1].rstrip().endswith(":") or _points_below(paragraph)
             paragraph = []
-        out.append(line)
-    return out[:-1]
+        marks.append(False)
+    return marks[:-1]
 
 
-def _under_announcing_lines(paragraph: list[str]) -> list[str]:
-    """`paragraph` with the line right under each line that announces it replaced by `PASTED`:
-    a line ending in a colon ("pasting:" and the message on the next line) or in a question mark
-    ("can you summarise it for Mira?" and the email), not itself an item of a list. The line under
-    it stays when it is an item of a list or a labelled line (the person's own list or notes under
-    "rules we agreed:", "Decision: ..."). Only that line: a person goes on in the same paragraph
-    after what they pasted (on the development sets, marking every line to the paragraph's end
-    lost 6 expected keywords; the one line, none)."""
-    out: list[str] = []
-    for line in paragraph:
-        above = out[-1].rstrip() if out else ""
-        if above.endswith((":", "?")) and PASTED not in above and not _item(above) and not _item(line):
-            _mark(out)
-        else:
-            out.append(line)
+def _under_announcing_lines(paragraph: list[str], marks: list[bool]) -> list[bool]:
+    """`marks` with the line right under each line that announces it marked: a line ending in a
+    colon ("pasting:" and the message on the next line) or in a question mark ("can you summarise
+    it for Mira?" and the email), not itself an item of a list nor marked. The line under it stays
+    when it is an item of a list or a labelled line (the person's own list or notes under "rules
+    we agreed:", "Decision: ..."). Only that line: a person goes on in the same paragraph after
+    what they pasted (on the development sets, marking every line to the paragraph's end lost 6
+    expected keywords; the one line, none)."""
+    out = marks[:1]
+    for i in range(1, len(paragraph)):
+        above, line = paragraph[i - 1].rstrip(), paragraph[i]
+        announcing = not out[i - 1] and above.endswith((":", "?")) and PASTED not in above and not _item(above)
+        out.append(marks[i] or announcing and not _item(line))
     return out
 
 
-def _under_lines_left_open(paragraph: list[str]) -> list[str]:
-    """`paragraph` with the line right under each line left open replaced by `PASTED` when it
-    opens as written text does: the line above ends in a letter or a digit, with no mark to end it
-    ("the report's first page", "is that a problem for us"), and the line under starts with a
-    capital or a digit (a clause's "7.1 Liability ...", a report's title, a letter's "Hello team,");
-    neither of them an item of a list or a labelled line. A person who leaves a line open goes on
-    typing in small letters; what they paste under it starts as written text does. A paragraph
-    wrapped by hand (every other break inside a sentence) is prose, a break before a name too. On
-    the 70 sets' labels it marked 21 more labelled pasted passages, and each of the 26 lines it
-    newly marked was pasted; no expected keyword was lost (docs/BENCHMARKS.md, session 29)."""
+def _under_lines_left_open(paragraph: list[str]) -> list[bool]:
+    """Which lines of `paragraph` sit right under a line left open and open as written text does:
+    the line above ends in a letter or a digit, with no mark to end it ("the report's first
+    page", "is that a problem for us"), and the line under starts with a capital or a digit (a
+    clause's "7.1 Liability ...", a report's title, a letter's "Hello team,"); neither of them an
+    item of a list or a labelled line. A person who leaves a line open goes on typing in small
+    letters; what they paste under it starts as written text does. A paragraph wrapped by hand
+    (every other break inside a sentence) is prose, a break before a name too. On the 70 sets'
+    labels it marked 21 more labelled pasted passages, and each of the 26 lines it newly marked
+    was pasted; no expected keyword was lost (docs/BENCHMARKS.md, session 29)."""
     breaks = list(zip(paragraph, paragraph[1:]))
     if len(breaks) >= 2 and sum(_wrapped([above, below]) for above, below in breaks) >= len(breaks) - 1:
-        return paragraph
-    out = paragraph[:1]
-    for above, line in breaks:
-        if _left_open(above) and _opens_as_writing(line):
-            _mark(out)
-        else:
-            out.append(line)
-    return out
+        return [False] * len(paragraph)
+    return [False] + [_left_open(above) and _opens_as_writing(line) for above, line in breaks]
 
 
 def _left_open(line: str) -> bool:
