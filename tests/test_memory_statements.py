@@ -138,6 +138,28 @@ def test_a_decision_the_judge_would_file_near_an_active_decision_asks_instead(fl
     assert flow(Item("Decision", item.title, item.text, 0.9)).op == "ADD"
 
 
+def test_a_decision_waiting_below_the_confidence_bar_near_an_active_decision_asks_too(flow):
+    """A decision that waits anyway (below the confidence threshold, on anyone's word) near an
+    active decision's subject may be its replacement too: it names the decision it is near, so
+    the person says which when approving it. Below `decision_near` it asks nothing."""
+    item = Item(
+        "Decision",
+        "Database on our own server",
+        "From March the booking database runs on our own server in the Lisbon office.",
+        0.5,
+    )
+    out = flow(item)
+    assert out.op == "INBOX" and "confidence 0.50 below" in out.reason, out.reason
+    assert frontmatter_of(flow.ws.text(out.path))["review_may_supersede"] == ["decisions/postgres-over-firebase.md"]
+    settings = load_program(flow.vault.root).settings
+    far = {"statement_near": 0.99, "decision_near": 0.6}
+    changed = settings.model_copy(update={"update": settings.update.model_copy(update=far)})
+    ws = Workspace(flow.vault)
+    similar, _ = similar_for(flow.vault, flow.index)
+    out = Updater(flow.vault, ws, changed, similar, "test", NOW).apply(item)
+    assert out.op == "INBOX" and "review_may_supersede" not in frontmatter_of(ws.text(out.path))
+
+
 def test_a_replaced_decision_left_active_leads_to_its_successor(flow):
     """stripe-for-billing names its successor in `superseded_by` but was never archived (lint's
     superseded_not_archived): a new fact on its subject is about the decision in force, Paddle."""

@@ -641,7 +641,10 @@ class Updater:
             if old and self._replaces(item, old):
                 return self._supersede(item, self.successor(old), None)
         near = self._near_decision(item, j, path, measured, judged)
-        if near is not None and item.confidence >= self.s.extraction.confidence_threshold:
+        if item.confidence < self.s.extraction.confidence_threshold:
+            # it waits for review anyway: near an active decision, it asks whether it replaces it
+            return self._add(item, f"new fact; closest {path} ({measured})", asks=near[0] if near else None)
+        if near is not None and item.judged:
             # Near an active decision's subject, below where it counts as on it: filed, a
             # replacement would leave the decision it replaces active beside it (two on test20's
             # first run, at coverage 0.45; t38-01 and t39-02, said in new words, at coverage 0.26
@@ -657,12 +660,10 @@ class Updater:
     def _near_decision(
         self, item: Item, j: Judgement, path: str, measured: str, judged: list[tuple[Judgement, str, float]]
     ) -> tuple[str, str] | None:
-        """The active decision a decision filed on the judge's word would stand beside, and how
-        close it is (None: none): the note it covers best, at `statement_near` coverage, or else
-        the decision most alike at `decision_near` dedup similarity."""
+        """The active decision a new decision would stand beside, and how close it is (None: none):
+        the note it covers best, at `statement_near` coverage, or else the decision most alike at
+        `decision_near` dedup similarity."""
         u = self.s.update
-        if not item.judged:
-            return None
         if u.statement_near is not None and j.coverage >= u.statement_near and self._asks(item, path):
             return path, measured
         close = [(s, p) for _, p, s in judged if u.decision_near is not None and s >= u.decision_near and self._asks(item, p)]
@@ -754,7 +755,9 @@ class Updater:
             return self._out("NOOP", item, waiting, "already waiting for review in the same words" + (f" ({why})" if why else ""))
         return None
 
-    def _add(self, item: Item, why: str) -> Outcome:
+    def _add(self, item: Item, why: str, asks: str | None = None) -> Outcome:
+        """ADD, or INBOX below the confidence threshold; a decision waiting near the active decision
+        `asks` carries it, as `_inbox` does."""
         inbox = item.confidence < self.s.extraction.confidence_threshold
         kept = self._kept_already(item, inbox)
         if kept is not None:
@@ -763,7 +766,16 @@ class Updater:
         path = self.free_path(type_name, item.title, inbox)
         self.ws.put(
             path,
-            render_new(item, path, self.now, self.vault, inbox, self.source, review_reason=self._why(why, item) if inbox else ""),
+            render_new(
+                item,
+                path,
+                self.now,
+                self.vault,
+                inbox,
+                self.source,
+                review_reason=self._why(why, item) if inbox else "",
+                review_may_supersede=[asks] if inbox and asks and item.type == "Decision" else None,
+            ),
             f"{'inbox' if inbox else 'add'}: {item.title[:80]}",
         )
         if inbox:
