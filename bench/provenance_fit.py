@@ -3,6 +3,7 @@
 
     python bench/provenance_fit.py                 # cross-validated by set, 10 folds
     python bench/provenance_fit.py --held test58   # trained on every other set, judged on one
+    python bench/provenance_fit.py --held test61+test62   # two sets judged together
 
 The brought-in shapes of `pasted.py` (a paragraph of lines after the first, the line under a colon,
 a question or a line left open) decide by shape alone, and a person's own list and a pasted one
@@ -178,7 +179,9 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float = 1.0, steps: int = 3000, rate: 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--held", nargs="*", default=[], help="set names judged by a score trained on the others")
+    ap.add_argument(
+        "--held", nargs="*", default=[], help="set names (a+b: judged together) judged by a score trained on the others"
+    )
     args = ap.parse_args(argv)
     rows = lines_of(sorted(SETS.glob("*.json")))
     x = np.hstack([np.array([r["feats"] for r in rows]), embeddings(rows), np.ones((len(rows), 1))])
@@ -186,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     marked = np.array([r["mark"] for r in rows])
     sets = np.array([r["set"] for r in rows])
     if args.held:
-        folds = [np.isin(sets, [name]) for name in args.held]
+        folds = [np.isin(sets, names.split("+")) for names in args.held]
     else:
         names = sorted(set(sets))
         fold_of = {name: n % 10 for n, name in enumerate(names)}
@@ -196,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         train = ~held & (y >= 0)
         scores[held] = 1 / (1 + np.exp(-(x[held] @ fit(x[train], y[train].astype(float)))))
         if args.held:
-            report(f"held out {sets[held][0]}", scores[held], y[held], marked[held])
+            report(f"held out {' + '.join(sorted(set(sets[held])))}", scores[held], y[held], marked[held])
     if not args.held:
         report("cross-validated by set, 10 folds", scores, y, marked)
     return 0
