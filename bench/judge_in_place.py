@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
         for case in json.loads((EVAL / f"{name.removesuffix('.json')}.json").read_text()):
             if case.get("repeat"):
                 continue
-            clean, _ = cleaned_turns(parse_transcript(case["transcript"]))
+            clean, _, _ = cleaned_turns(parse_transcript(case["transcript"]), program.settings.extraction.pasted_judged)
             statements = number_statements(clean)
             if not statements:
                 continue

@@ -3,6 +3,7 @@
 
     python bench/pasted_labels.py                       # every set in extraction-eval/
     python bench/pasted_labels.py test58.json test59.json --list
+    python bench/pasted_labels.py --score                # with the provenance score, as a pass reads
 
 Reads each conversation the way extraction does (`own_turns` over the parsed transcript) and
 counts, over the person's turns only:
@@ -34,7 +35,7 @@ def words(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
 
 
-def measure(files: list[Path]) -> dict:
+def measure(files: list[Path], read=None) -> dict:
     marked = passages = lost = keywords = 0
     unmarked: list[tuple[str, str]] = []
     gone: list[tuple[str, str]] = []
@@ -42,7 +43,7 @@ def measure(files: list[Path]) -> dict:
         for case in json.loads(path.read_text(encoding="utf-8")):
             turns = [(t.role, t.content) for t in parse_transcript(case["transcript"])]
             before = words(" ".join(text for role, text in turns if role == USER))
-            after = words(" ".join(own for (role, _), own in zip(turns, own_turns(turns)) if role == USER))
+            after = words(" ".join(own for (role, _), own in zip(turns, own_turns(turns, read)) if role == USER))
             for piece in case.get("pasted") or []:
                 passages += 1
                 if words(piece) and words(piece) in after:
@@ -58,19 +59,30 @@ def measure(files: list[Path]) -> dict:
     return {"marked": marked, "passages": passages, "lost": lost, "keywords": keywords, "unmarked": unmarked, "gone": gone}
 
 
-def chosen_sets(doc: str, list_help: str, argv: list[str] | None) -> tuple[list[Path], bool]:
-    """The set files named on the command line (all of extraction-eval/ when none), and `--list`:
-    the arguments of this script and of secret_labels.py."""
+def chosen_sets(doc: str, list_help: str, argv: list[str] | None, score: bool = False) -> tuple[list[Path], bool, bool]:
+    """The set files named on the command line (all of extraction-eval/ when none), `--list`, and
+    (`score`: where the script offers it) `--score`: the arguments of this script and of
+    secret_labels.py."""
     ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("sets", nargs="*", help="set files in bench/extraction-eval/ (default: all)")
     ap.add_argument("--list", action="store_true", help=list_help)
+    if score:
+        ap.add_argument("--score", action="store_true", help="read pasted text with the provenance score (loads MiniLM)")
     args = ap.parse_args(argv)
-    return ([SETS / name for name in args.sets] if args.sets else sorted(SETS.glob("*.json"))), args.list
+    files = [SETS / name for name in args.sets] if args.sets else sorted(SETS.glob("*.json"))
+    return files, args.list, bool(getattr(args, "score", False))
 
 
 def main(argv: list[str] | None = None) -> int:
-    files, listed = chosen_sets(__doc__, "print the passages left unmarked and the keywords lost", argv)
-    r = measure(files)
+    files, listed, scored = chosen_sets(__doc__, "print the passages left unmarked and the keywords lost", argv, score=True)
+    read = None
+    if scored:  # the provenance score at the shipped PROGRAM.md's pasted_judged, as a pass reads
+        from palinode_vault.memory.extraction.extract import pasted_reader
+        from palinode_vault.program import SHIPPED, load_program
+
+        read, how = pasted_reader(load_program(SHIPPED.parent).settings.extraction.pasted_judged)
+        print(f"pasted text read {how}")
+    r = measure(files, read)
     print(
         f"pasted passages marked {r['marked']:,} of {r['passages']:,}; expected keywords lost {r['lost']:,} of {r['keywords']:,}"
     )

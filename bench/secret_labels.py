@@ -23,7 +23,7 @@ from palinode_vault.memory.extraction.transcript import parse_transcript
 
 
 def main(argv: list[str] | None = None) -> int:
-    files, listed = chosen_sets(__doc__, "print the secrets kept and the false alarms", argv)
+    files, listed, _ = chosen_sets(__doc__, "print the secrets kept and the false alarms", argv)
     caught = secrets = alarms = clean = 0
     kept: list[str] = []
     alarmed: list[str] = []

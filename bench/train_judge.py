@@ -26,6 +26,7 @@ the judge has seen. Only a set it has not seen measures it.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import random
@@ -92,9 +93,17 @@ def statements_of(turns: list) -> tuple[list, list]:
     from palinode_vault.memory.extraction.judge import placement
     from palinode_vault.memory.extraction.numbered import number_statements
 
-    turns, _ = cleaned_turns(turns)
+    turns, _, _ = cleaned_turns(turns, _pasted_judged())
     statements = number_statements(turns)
     return statements, placement(statements, turns)
+
+
+@functools.cache
+def _pasted_judged() -> float | None:
+    """The shipped PROGRAM.md's `pasted_judged`: the judge learns from the text the pass reads."""
+    from palinode_vault.program import SHIPPED, load_program
+
+    return load_program(SHIPPED.parent).settings.extraction.pasted_judged
 
 
 def labelled_sentences(set_names: list[str]) -> list[dict]:

@@ -34,6 +34,8 @@ class Extraction(_Strict):
     review_per_pass: int = Field(2, ge=0, le=20)
     # Without the key the judge never files on its own word: only a verified proposal is filed.
     file_judged: float | None = Field(None, ge=0.0, le=1.0)
+    # Without the key the brought-in shapes alone say which lines of the person's were pasted.
+    pasted_judged: float | None = Field(None, ge=0.0, le=1.0)
 
 
 class Update(_Strict):

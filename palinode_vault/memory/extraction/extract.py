@@ -51,7 +51,8 @@ from palinode_vault.memory.extraction.cues import named_subject, pronoun_at, rep
 from palinode_vault.memory.extraction.judge import Rating, judge_embedder, load_judge, placement
 from palinode_vault.memory.extraction.mentions import known_entities, mentioned, unknown_full_names
 from palinode_vault.memory.extraction.numbered import Statement, number_statements
-from palinode_vault.memory.extraction.pasted import own_turns
+from palinode_vault.memory.extraction.pasted import LineReader, own_turns
+from palinode_vault.memory.extraction.provenance import load_provenance
 from palinode_vault.memory.extraction.selection import (
     MAX_DECISIONS,
     MAX_NAMES,
@@ -532,6 +533,7 @@ class ExtractResult:
     conflicts: list[str] = field(default_factory=list)
     attempts: int = 0  # model calls (0: no statement to choose from, the model was not asked)
     judge: str = ""  # how the person's statements were judged, or why they were not
+    pasted: str = ""  # how the person's pasted text was read: by the provenance score, or by shape and why
     statements: list[Statement] = field(default_factory=list)  # the numbered statements (provenance)
 
     def to_json(self) -> dict[str, Any]:
@@ -600,13 +602,31 @@ def self_profile(vault: Vault) -> tuple[str, str] | None:
     return None
 
 
-def cleaned_turns(turns: list[Turn]) -> tuple[list[Turn], list[list[str]]]:
+def cleaned_turns(
+    turns: list[Turn], pasted_judged: float | None = None, index: Any = None
+) -> tuple[list[Turn], list[list[str]], str]:
     """Stage 1 of a pass: each turn with its secrets withheld and, for the person's, pasted text
-    marked (`pasted.own_turns`); and the kinds of secret withheld from each. The one place turns
-    are cleaned: the pass, the judge's training and the bench read the same text."""
+    marked (`pasted.own_turns`, the provenance score reading the lines the brought-in shapes
+    judge when PROGRAM.md's `pasted_judged` is set and its model loads); the kinds of secret
+    withheld from each; and how pasted text was read. The one place turns are cleaned: the pass,
+    the judge's training and the bench read the same text."""
     redacted = secrets.redact_conversation([(t.role, t.content) for t in turns])
-    own = own_turns([(t.role, text) for t, (text, _) in zip(turns, redacted)])
-    return [Turn(t.role, text) for t, text in zip(turns, own)], [kinds for _, kinds in redacted]
+    read, how = pasted_reader(pasted_judged, index)
+    own = own_turns([(t.role, text) for t, (text, _) in zip(turns, redacted)], read)
+    return [Turn(t.role, text) for t, text in zip(turns, own)], [kinds for _, kinds in redacted], how
+
+
+def pasted_reader(pasted_judged: float | None, index: Any = None) -> tuple[LineReader | None, str]:
+    """The provenance score's line reader at `pasted_judged` (None: the shapes decide), and how."""
+    if not pasted_judged:
+        return None, "by shape (PROGRAM.md pasted_judged is 0 or absent)"
+    score, why = load_provenance()
+    if score is None:
+        return None, f"by shape ({why})"
+    embed_many, source = judge_embedder(score.model_id, index)
+    if embed_many is None:
+        return None, f"by shape ({source})"
+    return score.reader(embed_many, pasted_judged), f"{why} at {pasted_judged} on {source}"
 
 
 def extract_turns(
@@ -631,8 +651,11 @@ def extract_turns(
     if not vault.loaded:
         vault.load()
     ws = ws or Workspace(vault)
+    similar, similarity = similar_for(vault)
     # Stage 1: secrets out of the transcript, and a log line per kind withheld; pasted text marked.
-    clean_turns, withheld = cleaned_turns(turns)
+    clean_turns, withheld, pasted_how = cleaned_turns(
+        turns, program.settings.extraction.pasted_judged, getattr(similar, "index", None)
+    )
     withheld_kinds: list[str] = []
     for turn, kinds in zip(turns, withheld):
         if turn.role == USER and secrets.asks_to_remember_secret(turn.content) and not kinds:
@@ -644,7 +667,6 @@ def extract_turns(
     # Stage 2: the person's statements, numbered.
     statements = number_statements(clean_turns)
     known = known_entities(vault.state)
-    similar, similarity = similar_for(vault)
     names = offered_names(statements, known)
     decisions = offered_decisions(vault, similar, statements) if statements else {}
     # Stage 3: the model chooses (not asked when there is nothing to choose from).
@@ -684,6 +706,7 @@ def extract_turns(
         attempts=attempts,
         judge=judge_how,
         statements=statements,
+        pasted=pasted_how,
     )
     result.diffs = ws.diffs()
     assert_no_secrets(ws)

@@ -50,12 +50,16 @@ text's shape, not on its words, so they hold for any content and any language:
 
 `own_words(text)` is the message with each such part replaced by `PASTED`, so the model, the
 statement judge and every check after them see only what the person said, and where they pasted.
+The brought-in shapes (the paragraphs and lines above under a message's opening, a colon, a
+question, a line left open) judge by shape alone; a pass gives `own_turns` a reader that judges
+the same lines by a fitted score instead (`provenance.py`), and the other marks stay as they are.
 """
 
 from __future__ import annotations
 
 import functools
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 from palinode_vault.core.prose import list_item, sentences
@@ -68,10 +72,34 @@ _FENCES = ("```", "~~~")
 _QUOTES = {'"': '"', "“": "”", "«": "»", "„": "“"}
 
 
-def own_words(text: str, announced: bool = False) -> str:
+#: What reads a message's lines after the sure marks, beside the brought-in shapes: (lines, the
+#: shapes' marks, announced, the conversation's first message) -> the marks to keep
+#: (`provenance.Provenance.reader`).
+LineReader = Callable[[list[str], list[bool], bool, bool], list[bool]]
+
+
+def own_words(text: str, announced: bool = False, read: LineReader | None = None, first_turn: bool = False) -> str:
     """`text` with its pasted, quoted, fenced and injected parts replaced by `PASTED` (see above).
     `announced`: the message comes right after one of the person's own that announced it (see
-    `announces`), so its first paragraph is the material announced, as under a colon."""
+    `announces`), so its first paragraph is the material announced, as under a colon. `read`:
+    what decides, line by line, what the brought-in shapes would (the provenance score)."""
+    lines = surely_marked(text)
+    marks = brought_in(lines, announced)
+    if read is not None:
+        marks = read(lines, marks, announced, first_turn)
+    out: list[str] = []
+    for line, marked in zip(lines, marks):
+        if marked:
+            _mark(out)
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def surely_marked(text: str) -> list[str]:
+    """The lines of `text` with the parts that are never the person's whatever their words
+    (fences, quotes, chats, forwarded mail, letters, hidden text, labelled blocks, long
+    quotations) replaced by `PASTED`; the brought-in shapes come after."""
     out: list[str] = []
     fence: str | None = None
     block = False  # inside a forwarded or labelled block, until the paragraph ends
@@ -107,20 +135,20 @@ def own_words(text: str, announced: bool = False) -> str:
             _mark(out)
             continue
         out.append(_without_long_quotes(line))
-    return "\n".join(_without_brought_in(out, announced))
+    return out
 
 
-def own_turns(turns: list[tuple[str, str]]) -> list[str]:
-    """Each (role, text) turn's text as the code reads it: the person's through `own_words`, a
-    message sent right after one of their own that announced it read as announced; the others'
-    unchanged."""
+def own_turns(turns: list[tuple[str, str]], read: LineReader | None = None) -> list[str]:
+    """Each (role, text) turn's text as the code reads it: the person's through `own_words` (with
+    `read` beside the brought-in shapes), a message sent right after one of their own that
+    announced it read as announced; the others' unchanged."""
     out: list[str] = []
     for k, (role, text) in enumerate(turns):
         if role != USER:
             out.append(text)
             continue
         announced = k > 0 and turns[k - 1][0] == USER and announces(out[-1])
-        out.append(own_words(text, announced))
+        out.append(own_words(text, announced, read, k == 0))
     return out
 
 
@@ -131,17 +159,6 @@ def announces(text: str) -> bool:
     person's next message, with no reply between, is what was announced."""
     paragraph = text.strip().rsplit("\n\n", 1)[-1].split("\n")
     return bool(paragraph[-1].strip()) and (paragraph[-1].rstrip().endswith(":") or _points_below(paragraph))
-
-
-def _without_brought_in(lines: list[str], announced: bool = False) -> list[str]:
-    """`lines` with each line `brought_in` marks replaced by `PASTED` (one for a run of them)."""
-    out: list[str] = []
-    for line, marked in zip(lines, brought_in(lines, announced)):
-        if marked:
-            _mark(out)
-        else:
-            out.append(line)
-    return out
 
 
 def brought_in(lines: list[str], announced: bool = False) -> list[bool]:
@@ -210,6 +227,11 @@ def _opens_as_writing(line: str) -> bool:
     """A line that starts with a capital or a digit, and is no item or label."""
     start = line.lstrip()[:1]
     return (start.isupper() or start.isdigit()) and not _item(line)
+
+
+def speaker_label(line: str) -> bool:
+    """A line labelled as a chat's or a note's ("Tariq: ...", "Decision: ...")."""
+    return _speaker(line) is not None
 
 
 def _item(line: str) -> bool:

@@ -1,0 +1,212 @@
+"""The provenance score: how likely a line of the person's message was brought in, not written.
+
+The sure marks of `pasted.py` (fences, quotes, chats, mail, letters, hidden text, capital labels)
+hold whatever the words. The brought-in shapes after them (a paragraph of lines after the first,
+the line under a colon, a question or a line left open) decide by shape alone, and a person's own
+list and a pasted one can share a shape: only the words and the situation tell them apart. So
+the lines those shapes judge are read by a fitted score instead, the same way the statement judge
+reads statements: a logistic regression over the line's shape and those of the lines around it
+(`SHAPE`), where it stands in its message (`PLACE`, the shapes' own mark among them), and three
+embeddings of the default MiniLM (the line, its paragraph's mean, the line above it). It is
+trained on every labelled set by `bench/train_provenance.py`, which writes `provenance.json`
+beside this module with its cross-validation; a line at PROGRAM.md's `pasted_judged` or above is
+marked, one below is the person's.
+
+Measured before it was taken (docs/BENCHMARKS.md, session 30): trained on the 71 sets before
+test61 and test62 and judged on those two, it marked 28 of their 46 pasted lines where the shapes
+marked 13, for the same 5 of 56 lines holding a memory.
+
+Without the weights, without the embedding model they were trained on, or for a message of more
+than `MAX_LINES` such lines (embedding each would cost more than the pass), the shapes decide, as
+they did before; the pass says which.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from palinode_vault.core.prose import list_item
+from palinode_vault.memory.extraction.pasted import PASTED, speaker_label
+
+WEIGHTS = Path(__file__).with_name("provenance.json")
+MAX_LINES = 400  # lines of one message the score reads; past that the shapes decide
+
+EmbedMany = Callable[[Sequence[str]], Any]
+
+#: A line's shape, for the line and for each of the two around it (zeros where there is none):
+#: its length in characters and words, the share of digits and capitals, how it ends and starts,
+#: and whether it is an item of a list, a labelled line, a table row, holds an address, a web
+#: link or a mark of text taken out, is a heading or is indented. No word of any language.
+SHAPE = (
+    "chars",
+    "words",
+    "digit_share",
+    "capital_share",
+    "ends_colon",
+    "ends_question",
+    "ends_full_stop",
+    "ends_open",
+    "ends_comma",
+    "ends_closing",
+    "starts_capital",
+    "starts_digit",
+    "starts_small",
+    "starts_mark",
+    "item",
+    "labelled",
+    "table_row",
+    "address",
+    "web_link",
+    "heading",
+    "indented",
+    "holds_pasted",
+)
+
+#: Where the line stands: in its message's first paragraph, how far down (paragraphs; lines in its
+#: paragraph), whether the message was announced by the person's message before it, whether it is
+#: the conversation's first, whether a line is right above or below it, and the shapes' own mark.
+PLACE = ("first_paragraph", "paragraph", "first_line", "line", "announced", "first_turn", "above", "below", "shapes_mark")
+
+
+def shape(line: str) -> list[float]:
+    """`SHAPE`'s values for one line."""
+    s = line.strip()
+    n = len(s) or 1
+    end, start = s[-1:], s[:1]
+    flags = (
+        end == ":",
+        end == "?",
+        end == ".",
+        end.isalnum(),
+        end in ",;",
+        end in ")]\"'”",
+        start.isupper(),
+        start.isdigit(),
+        start.islower(),
+        not start.isalnum(),
+        list_item(line),
+        speaker_label(line),
+        s.count("|") >= 2,
+        "@" in s,
+        "http" in s,
+        s.startswith("#"),
+        line[:1] in " \t",
+        PASTED in s,
+    )
+    counts = (
+        min(len(s), 300) / 100,
+        min(len(s.split()), 60) / 20,
+        sum(c.isdigit() for c in s) / n,
+        sum(c.isupper() for c in s) / n,
+    )
+    return [*counts, *map(float, flags)]
+
+
+_NONE = [0.0] * len(SHAPE)
+
+
+def judged_lines(lines: Sequence[str], marks: Sequence[bool], announced: bool, first_turn: bool) -> list[tuple[int, list[float]]]:
+    """(line number, shape and place values) of each line of a message the score reads: every
+    line with words that the sure marks left (`lines` as `pasted.surely_marked` gives them;
+    `marks` the brought-in shapes' for each)."""
+    out = []
+    paragraph = at = 0
+    for i, line in enumerate(lines):
+        if not line.strip():
+            paragraph, at = paragraph + (at > 0), 0
+            continue
+        at += 1
+        if line.strip() == PASTED:
+            continue
+        above = lines[i - 1] if i and lines[i - 1].strip() else ""
+        below = lines[i + 1] if i + 1 < len(lines) and lines[i + 1].strip() else ""
+        where = (
+            paragraph == 0,
+            min(paragraph, 5) / 5,
+            at == 1,
+            min(at, 10) / 10,
+            announced,
+            first_turn,
+            bool(above),
+            bool(below),
+            marks[i],
+        )
+        values = shape(line) + (shape(above) if above else _NONE) + (shape(below) if below else _NONE)
+        out.append((i, values + [float(x) for x in where]))
+    return out
+
+
+def with_embeddings(judged: Sequence[tuple[int, list[float]]], vectors: Sequence[Sequence[float]]) -> list[list[float]]:
+    """Each judged line's values followed by its embedding (`vectors`, one per judged line), its
+    paragraph's mean (the judged lines next to each other) and the one of the judged line before
+    it in the message (zeros for the first), then 1 for the bias."""
+    rows = []
+    size = len(vectors[0]) if len(vectors) else 0
+    n = 0
+    while n < len(judged):
+        end = n + 1
+        while end < len(judged) and judged[end][0] == judged[end - 1][0] + 1:
+            end += 1
+        mean = [sum(v[d] for v in vectors[n:end]) / (end - n) for d in range(size)]
+        for m in range(n, end):
+            above = list(vectors[m - 1]) if m else [0.0] * size
+            rows.append(judged[m][1] + list(vectors[m]) + mean + above + [1.0])
+        n = end
+    return rows
+
+
+class Provenance:
+    """Weights for one embedding model (`embedding_model`): a weight per feature (`SHAPE` for the
+    line, the line above and the line below, `PLACE`, three embeddings, the bias)."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.model_id: str = data["embedding_model"]
+        if tuple(data.get("shape", ())) != SHAPE or tuple(data.get("place", ())) != PLACE:
+            raise ValueError("provenance weights read features this code does not compute")
+        self.weights: list[float] = [float(w) for w in data["weights"]]
+        fixed = 3 * len(SHAPE) + len(PLACE) + 1
+        if (len(self.weights) - fixed) % 3 or len(self.weights) <= fixed:
+            raise ValueError("provenance weights are malformed (their length)")
+        self.dimensions = (len(self.weights) - fixed) // 3
+
+    def pasted(self, rows: Sequence[Sequence[float]]) -> list[float]:
+        """The probability that each line was brought in."""
+        out = []
+        for row in rows:
+            z = sum(x * w for x, w in zip(row, self.weights))
+            out.append(1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z)))))
+        return out
+
+    def reader(self, embed_many: EmbedMany, threshold: float) -> Callable[[list[str], list[bool], bool, bool], list[bool]]:
+        """What `pasted.own_turns` calls for each of the person's messages: the brought-in marks,
+        the score's where it reads the message (every judged line at `threshold` or above is
+        marked, every other one is not), the shapes' where it does not."""
+
+        def read(lines: list[str], marks: list[bool], announced: bool, first_turn: bool) -> list[bool]:
+            judged = judged_lines(lines, marks, announced, first_turn)
+            if not judged or len(judged) > MAX_LINES:
+                return marks
+            vectors = embed_many([lines[i].strip() for i, _ in judged])
+            if any(len(v) != self.dimensions for v in vectors):
+                raise ValueError(f"the provenance score needs {self.dimensions}-dimension embeddings")
+            out = list(marks)
+            for (i, _), p in zip(judged, self.pasted(with_embeddings(judged, vectors))):
+                out[i] = p >= threshold
+            return out
+
+        return read
+
+
+def load_provenance(path: Path = WEIGHTS) -> tuple[Provenance | None, str]:
+    """(score, why): None with the reason when the weights are missing or unreadable."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return Provenance(data), f"provenance score ({path.name}, {len(data.get('sets', []))} sets)"
+    except FileNotFoundError:
+        return None, f"no {path.name}: the shapes decide"
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return None, f"{path.name} unreadable ({exc}): the shapes decide"
