@@ -187,8 +187,10 @@ class Provenance:
         marked, every other one is not), the shapes' where it does not."""
 
         def read(lines: list[str], marks: list[bool], announced: bool, first_turn: bool) -> list[bool]:
+            if sum(1 for line in lines if line.strip() and line.strip() != PASTED) > MAX_LINES:
+                return marks  # counted before any feature is computed: a 50,000-line paste costs a scan
             judged = judged_lines(lines, marks, announced, first_turn)
-            if not judged or len(judged) > MAX_LINES:
+            if not judged:
                 return marks
             vectors = embed_many([lines[i].strip() for i, _ in judged])
             if any(len(v) != self.dimensions for v in vectors):
