@@ -27,8 +27,8 @@ import numpy as np
 from train_judge import DEFAULT_SETS  # every development set, listed once (this script's folder is on the path)
 
 from palinode_vault.memory.extraction import provenance
-from palinode_vault.memory.extraction.pasted import announces, brought_in, own_words, surely_marked
-from palinode_vault.memory.extraction.transcript import USER, parse_transcript
+from palinode_vault.memory.extraction.pasted import own_turns
+from palinode_vault.memory.extraction.transcript import parse_transcript
 
 SETS = Path(__file__).resolve().parent / "extraction-eval"
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
@@ -40,45 +40,41 @@ def words(text: str) -> str:
 
 
 def messages_of(files: list[Path]) -> list[dict]:
-    """Every person's message with lines the score reads: its judged lines, their labels and the
+    """Every person's message with lines the score reads, as a pass reads them (`own_turns` with
+    a reader that records and keeps the shapes' marks): its judged lines, their labels and the
     shapes' marks."""
     out: list[dict] = []
     for path in files:
         for case in json.loads(path.read_text(encoding="utf-8")):
-            turns = [(t.role, t.content) for t in parse_transcript(case["transcript"])]
             passages = [words(p) for p in case.get("pasted") or [] if words(p)]
             keywords = [words(k) for e in case.get("expected") or [] for k in e["keywords"] if words(k)]
-            seen: list[str] = []
-            for k, (role, text) in enumerate(turns):
-                if role != USER:
-                    seen.append(text)
-                    continue
-                announced = k > 0 and turns[k - 1][0] == USER and announces(seen[-1])
-                seen.append(own_words(text, announced))
-                lines = surely_marked(text)
-                marks = brought_in(lines, announced)
-                judged = provenance.judged_lines(lines, marks, announced, k == 0)
-                if not judged:
-                    continue
-                labels = []
-                for i, _ in judged:
-                    said = words(lines[i])
-                    if len(said.split()) >= 2 and any(said in p or len(p.split()) >= 3 and p in said for p in passages):
-                        labels.append(1)
-                    elif any(kw in said for kw in keywords):
-                        labels.append(0)
-                    else:
-                        labels.append(-1)
-                out.append(
-                    {
-                        "set": path.stem,
-                        "judged": judged,
-                        "texts": [lines[i].strip() for i, _ in judged],
-                        "labels": labels,
-                        "marks": [marks[i] for i, _ in judged],
-                    }
-                )
+            turns = [(t.role, t.content) for t in parse_transcript(case["transcript"])]
+            own_turns(turns, recorder(path.stem, passages, keywords, out))
     return out
+
+
+def recorder(set_name: str, passages: list[str], keywords: list[str], out: list[dict]):
+    """A line reader for `own_turns` that appends each message's judged lines to `out`."""
+
+    def record(lines: list[str], marks: list[bool], announced: bool, first_turn: bool) -> list[bool]:
+        judged = provenance.judged_lines(lines, marks, announced, first_turn)
+        if judged:
+            texts = [lines[i].strip() for i, _ in judged]
+            labels = [label(words(t), passages, keywords) for t in texts]
+            out.append(
+                {"set": set_name, "judged": judged, "texts": texts, "labels": labels, "marks": [marks[i] for i, _ in judged]}
+            )
+        return marks
+
+    return record
+
+
+def label(said: str, passages: list[str], keywords: list[str]) -> int:
+    """1: a pasted line (its words inside a labelled passage, or holding one of three words or
+    more); 0: the person's, holding an expected keyword; -1: unlabelled."""
+    if len(said.split()) >= 2 and any(said in p or len(p.split()) >= 3 and p in said for p in passages):
+        return 1
+    return 0 if any(kw in said for kw in keywords) else -1
 
 
 def fit(x: np.ndarray, y: np.ndarray, l2: float = L2, steps: int = 3000, rate: float = 0.5) -> np.ndarray:

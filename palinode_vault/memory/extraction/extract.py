@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -48,7 +48,7 @@ from palinode_vault.core.prose import stems, words
 from palinode_vault.kinds import BY_NAME, TYPE_KIND
 from palinode_vault.memory.extraction import secrets
 from palinode_vault.memory.extraction.cues import named_subject, pronoun_at, replaced_clause, type_by_wording
-from palinode_vault.memory.extraction.judge import Rating, judge_embedder, load_judge, placement
+from palinode_vault.memory.extraction.judge import EmbedMany, Rating, judge_embedder, load_judge, placement
 from palinode_vault.memory.extraction.mentions import known_entities, mentioned, unknown_full_names
 from palinode_vault.memory.extraction.numbered import Statement, number_statements
 from palinode_vault.memory.extraction.pasted import LineReader, own_turns
@@ -134,14 +134,23 @@ def judge_statements(
     when it is off), and how."""
     if not program.settings.extraction.review_judged:
         return None, "off (PROGRAM.md review_judged is 0 or absent)"
-    judge, why = load_judge()
-    if judge is None:
-        return None, f"off ({why})"
-    embed_many, source = judge_embedder(judge.model_id, index)
-    if embed_many is None:
-        return None, f"off ({source})"
+    judge, embed_many, how = weights_with_embedder(load_judge, index)
+    if judge is None or embed_many is None:
+        return None, f"off ({how})"
     ratings = judge.rate([s.text for s in statements], embed_many, memory_types(program), placement(statements, turns))
-    return {s.number: r for s, r in zip(statements, ratings)}, f"{why} on {source}"
+    return {s.number: r for s, r in zip(statements, ratings)}, how
+
+
+def weights_with_embedder(load: Callable[[], tuple[Any, str]], index: Any = None) -> tuple[Any, EmbedMany | None, str]:
+    """Fitted weights (`load_judge`, `load_provenance`) with the embedding model they were trained
+    on: (weights, embed_many, how), or (None, None, why not)."""
+    weights, why = load()
+    if weights is None:
+        return None, None, why
+    embed_many, source = judge_embedder(weights.model_id, index)
+    if embed_many is None:
+        return None, None, source
+    return weights, embed_many, f"{why} on {source}"
 
 
 # --- verification: what is filed, what waits for review, what is dropped ---------------------------
@@ -620,13 +629,10 @@ def pasted_reader(pasted_judged: float | None, index: Any = None) -> tuple[LineR
     """The provenance score's line reader at `pasted_judged` (None: the shapes decide), and how."""
     if not pasted_judged:
         return None, "by shape (PROGRAM.md pasted_judged is 0 or absent)"
-    score, why = load_provenance()
-    if score is None:
-        return None, f"by shape ({why})"
-    embed_many, source = judge_embedder(score.model_id, index)
-    if embed_many is None:
-        return None, f"by shape ({source})"
-    return score.reader(embed_many, pasted_judged), f"{why} at {pasted_judged} on {source}"
+    score, embed_many, how = weights_with_embedder(load_provenance, index)
+    if score is None or embed_many is None:
+        return None, f"by shape ({how})"
+    return score.reader(embed_many, pasted_judged), f"{how}, at {pasted_judged}"
 
 
 def extract_turns(
