@@ -218,6 +218,7 @@ def run_model(
     seconds: list[float] = []
     rows = []
     similarity = set()
+    pasted_read = set()  # how each pass read pasted text (the provenance score, or by shape and why)
     with tempfile.TemporaryDirectory() as tmp:
         source = indexed_template(Path(tmp)) if with_index else ROOT / "sample-vault"
         for case in cases:
@@ -236,6 +237,7 @@ def run_model(
             r = extract_text(v, case["transcript"], generator=gen, source=case["id"], dry_run=True, now=now)
             seconds.append(r.seconds)
             similarity.add(r.similarity.split(" (")[0])
+            pasted_read.add(r.pasted.split(" (")[0])
             model_passes += int(r.attempts > 0)
             retried += int(r.attempts > 1)
             valid += int(r.schema_valid)
@@ -347,6 +349,7 @@ def run_model(
         "seconds_per_pass_mean": statistics.mean(seconds),
         "seconds_per_pass_max": max(seconds),
         "similarity": sorted(similarity),
+        "pasted_read": sorted(pasted_read),
         "cached_answers": f"{gen.hits} reused, {gen.misses} new" if cache is not None else "off",
         "rows": rows,
     }
