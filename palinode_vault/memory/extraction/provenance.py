@@ -7,10 +7,11 @@ list and a pasted one can share a shape: only the words and the situation tell t
 the lines those shapes judge are read by a fitted score instead, the same way the statement judge
 reads statements: a logistic regression over the line's shape and those of the lines around it
 (`SHAPE`), where it stands in its message (`PLACE`, the shapes' own mark among them), and three
-embeddings of the default MiniLM (the line, its paragraph's mean, the line above it). It is
-trained on every labelled set by `bench/train_provenance.py`, which writes `provenance.json`
-beside this module with its cross-validation; a line at PROGRAM.md's `pasted_judged` or above is
-marked, one below is the person's.
+embeddings of the default MiniLM (the line, its paragraph's mean, the line read before it). It
+is trained on the development sets (never a frozen set before its run) by
+`bench/train_provenance.py`, which writes `provenance.json` beside this module with the sets and
+its cross-validation; a line at PROGRAM.md's `pasted_judged` or above is marked, one below is
+the person's. Test63, its first run on a new frozen set, proposed none of 15 pasted passages.
 
 Measured before it was taken (docs/BENCHMARKS.md, session 30): trained on the 71 sets before
 test61 and test62 and judged on those two, it marked 28 of their 46 pasted lines where the shapes
