@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
-from palinode_vault.memory.extraction.extract import cleaned_turns, pasted_reader
+from palinode_vault.memory.extraction.extract import cleaned_turns, extract_text, pasted_reader
 from palinode_vault.memory.extraction.judge import judge_embedder
 from palinode_vault.memory.extraction.pasted import PASTED, brought_in, own_turns, own_words, surely_marked
 from palinode_vault.memory.extraction.provenance import (
@@ -21,6 +22,12 @@ from palinode_vault.memory.extraction.provenance import (
     with_embeddings,
 )
 from palinode_vault.memory.extraction.transcript import USER, Turn
+from palinode_vault.models import ScriptedGenerator
+from palinode_vault.program import SHIPPED
+from palinode_vault.settings import Settings
+from palinode_vault.vault import Vault
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample-vault"
 
 # A question over a contract's clauses in the same paragraph: the question-line shape marks only
 # the line right under the question.
@@ -134,3 +141,30 @@ def test_a_pass_reads_pasted_text_as_program_md_says():
         pytest.skip(how)  # no embedding model here
     assert "fourteen days" not in on[0].content and how.startswith("provenance score (provenance.json, ")
     assert pasted_reader(0.0)[0] is None
+
+
+@pytest.mark.requires_models
+def test_an_extraction_pass_numbers_none_of_the_lines_the_score_marks(tmp_path):
+    """Through `extract_text` on a copy of the sample vault: the pass says how it read pasted text
+    (`ExtractResult.pasted`), and none of its numbered statements holds a clause line the shapes
+    alone would have left; with `pasted_judged: 0` in the vault's PROGRAM.md the shapes decide."""
+    root = tmp_path / "v"
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".palinode"))
+    vault = Vault(Settings(vault=root))
+    generator = ScriptedGenerator([], default={"items": []})
+    conversation = (
+        f"User: {CLAUSES}\nAssistant: It lets either side end it with thirty days' notice.\n"
+        "User: We renew the contract with them for one more year."
+    )
+    r = extract_text(vault, conversation, generator=generator, dry_run=True)
+    if r.pasted.startswith("by shape"):
+        pytest.skip(r.pasted)  # no embedding model here
+    assert r.pasted.startswith("provenance score")
+    assert [s.text for s in r.statements] == ["We renew the contract with them for one more year."]
+    assert not any("fourteen days" in s.text or "non-refundable" in s.text for s in r.statements)
+    program = SHIPPED.read_text(encoding="utf-8")
+    assert "  pasted_judged: 0.8 " in program
+    (root / "PROGRAM.md").write_text(program.replace("  pasted_judged: 0.8 ", "  pasted_judged: 0   ", 1), encoding="utf-8")
+    r = extract_text(vault, conversation, generator=generator, dry_run=True)
+    assert r.pasted.startswith("by shape (PROGRAM.md pasted_judged")
+    assert any("fourteen days" in s.text for s in r.statements)
