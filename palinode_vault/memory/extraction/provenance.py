@@ -26,17 +26,16 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from palinode_vault.core.prose import list_item
-from palinode_vault.memory.extraction.pasted import PASTED, speaker_label
+from palinode_vault.memory.extraction.judge import EmbedMany
+from palinode_vault.memory.extraction.pasted import PASTED, LineReader, speaker_label
 
 WEIGHTS = Path(__file__).with_name("provenance.json")
 MAX_LINES = 400  # lines of one message the score reads; past that the shapes decide
-
-EmbedMany = Callable[[Sequence[str]], Any]
 
 #: A line's shape, for the line and for each of the two around it (zeros where there is none):
 #: its length in characters and words, the share of digits and capitals, how it ends and starts,
@@ -116,6 +115,13 @@ def judged_lines(lines: Sequence[str], marks: Sequence[bool], announced: bool, f
     `marks` the brought-in shapes' for each)."""
     out = []
     paragraph = at = 0
+    shapes: dict[int, list[float]] = {}  # each line's shape once, though three judged lines read it
+
+    def shape_of(i: int) -> list[float]:
+        if i not in shapes:
+            shapes[i] = shape(lines[i])
+        return shapes[i]
+
     for i, line in enumerate(lines):
         if not line.strip():
             paragraph, at = paragraph + (at > 0), 0
@@ -136,7 +142,7 @@ def judged_lines(lines: Sequence[str], marks: Sequence[bool], announced: bool, f
             bool(below),
             marks[i],
         )
-        values = shape(line) + (shape(above) if above else _NONE) + (shape(below) if below else _NONE)
+        values = shape_of(i) + (shape_of(i - 1) if above else _NONE) + (shape_of(i + 1) if below else _NONE)
         out.append((i, values + [float(x) for x in where]))
     return out
 
@@ -182,7 +188,7 @@ class Provenance:
             out.append(1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z)))))
         return out
 
-    def reader(self, embed_many: EmbedMany, threshold: float) -> Callable[[list[str], list[bool], bool, bool], list[bool]]:
+    def reader(self, embed_many: EmbedMany, threshold: float) -> LineReader:
         """What `pasted.own_turns` calls for each of the person's messages: the brought-in marks,
         the score's where it reads the message (every judged line at `threshold` or above is
         marked, every other one is not), the shapes' where it does not."""
