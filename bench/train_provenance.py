@@ -27,7 +27,7 @@ import numpy as np
 from train_judge import DEFAULT_SETS  # every development set, listed once (this script's folder is on the path)
 
 from palinode_vault.memory.extraction import provenance
-from palinode_vault.memory.extraction.pasted import own_turns
+from palinode_vault.memory.extraction.pasted import Sent, own_turns
 from palinode_vault.memory.extraction.transcript import parse_transcript
 
 SETS = Path(__file__).resolve().parent / "extraction-eval"
@@ -56,8 +56,8 @@ def messages_of(files: list[Path]) -> list[dict]:
 def recorder(set_name: str, passages: list[str], keywords: list[str], out: list[dict]):
     """A line reader for `own_turns` that appends each message's judged lines to `out`."""
 
-    def record(lines: list[str], marks: list[bool], announced: bool, first_turn: bool) -> list[bool]:
-        judged = provenance.judged_lines(lines, marks, announced, first_turn)
+    def record(lines: list[str], marks: list[bool], sent: Sent) -> list[bool]:
+        judged = provenance.judged_lines(lines, marks, sent)
         if judged:
             texts = [lines[i].strip() for i, _ in judged]
             labels = [label(words(t), passages, keywords) for t in texts]

@@ -10,7 +10,7 @@ import pytest
 
 from palinode_vault.memory.extraction.extract import cleaned_turns, extract_text, pasted_reader
 from palinode_vault.memory.extraction.judge import judge_embedder
-from palinode_vault.memory.extraction.pasted import PASTED, brought_in, own_turns, own_words, surely_marked
+from palinode_vault.memory.extraction.pasted import PASTED, Sent, brought_in, own_turns, own_words, surely_marked
 from palinode_vault.memory.extraction.provenance import (
     MAX_LINES,
     PLACE,
@@ -83,10 +83,37 @@ def test_only_the_lines_the_shapes_judge_are_read():
     """Sure marks (a fence here) stay whatever the score says; the score sees the lines left."""
     text = "look at this\n```\nraise SystemExit(1)\n```\nwe ship on Monday"
     lines = surely_marked(text)
-    judged = judged_lines(lines, brought_in(lines), False, True)
+    judged = judged_lines(lines, brought_in(lines), Sent(first=True))
     assert [lines[i] for i, _ in judged] == ["look at this", "we ship on Monday"]
-    every_line_pasted = own_turns([(USER, text)], lambda lines, marks, a, f: [True] * len(marks))[0]
+    every_line_pasted = own_turns([(USER, text)], lambda lines, marks, sent: [True] * len(marks))[0]
     assert "raise SystemExit" not in every_line_pasted and "Monday" not in every_line_pasted
+
+
+def test_the_reader_is_told_where_each_message_was_sent():
+    """A message right after the person's own, with no reply between, is where chat apps put a
+    paste: the reader is told so, and whether the one before announced it."""
+    seen: list[Sent] = []
+
+    def record(lines, marks, sent):
+        seen.append(sent)
+        return marks
+
+    turns = [
+        (USER, "first"),
+        (USER, "a teammate sent me this"),
+        (USER, "her message"),
+        ("assistant", "ok"),
+        (USER, "pasting:"),
+        (USER, "text"),
+    ]
+    own_turns(turns, record)
+    assert seen == [
+        Sent(first=True),
+        Sent(after_own=True),
+        Sent(after_own=True),
+        Sent(),
+        Sent(announced=True, after_own=True),
+    ]
 
 
 def test_embeddings_join_each_line_with_its_paragraph_and_the_line_above():
@@ -111,8 +138,8 @@ def test_a_long_message_is_left_to_the_shapes():
     read = score.reader(embed_many, 0.8)
     long = "\n".join(f"line {n} of a long log" for n in range(MAX_LINES + 1))
     lines = surely_marked(long)
-    assert read(lines, brought_in(lines), False, True) == brought_in(lines) and asked == []
-    read(["one line"], [False], False, True)
+    assert read(lines, brought_in(lines), Sent()) == brought_in(lines) and asked == []
+    read(["one line"], [False], Sent())
     assert asked == [1]  # a short message is embedded, one text per judged line
 
 
@@ -128,7 +155,7 @@ def test_weights_of_another_shape_or_model_are_refused(tmp_path):
     score = Provenance(data)
     read = score.reader(lambda texts: [[0.0] * 8 for _ in texts], 0.8)
     with pytest.raises(ValueError, match="384-dimension"):
-        read(["a line of mine"], [False], False, True)
+        read(["a line of mine"], [False], Sent())
 
 
 @pytest.mark.requires_models

@@ -61,6 +61,7 @@ import functools
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 from palinode_vault.core.prose import list_item, sentences
 from palinode_vault.memory.extraction.cues import points_at_writing
@@ -72,21 +73,33 @@ _FENCES = ("```", "~~~")
 _QUOTES = {'"': '"', "“": "”", "«": "»", "„": "“"}
 
 
+class Sent(NamedTuple):
+    """Where one of the person's messages stands in the conversation."""
+
+    #: right after one of their own that announced it (see `announces`), so its first paragraph
+    #: is the material announced, as under a colon
+    announced: bool = False
+    first: bool = False  # the conversation's first message
+    #: right after one of their own with no reply between, announced or not: where chat apps put
+    #: a paste ("X just sent me this", then X's message), and where people go on typing
+    after_own: bool = False
+
+
+ALONE = Sent()  # a message on its own: not announced, not the first, not after one of the person's
+
 #: What reads a message's lines after the sure marks, beside the brought-in shapes: (lines, the
-#: shapes' marks, announced, the conversation's first message) -> the marks to keep
-#: (`provenance.Provenance.reader`).
-LineReader = Callable[[list[str], list[bool], bool, bool], list[bool]]
+#: shapes' marks, where the message was sent) -> the marks to keep (`provenance.Provenance.reader`).
+LineReader = Callable[[list[str], list[bool], Sent], list[bool]]
 
 
-def own_words(text: str, announced: bool = False, read: LineReader | None = None, first_turn: bool = False) -> str:
+def own_words(text: str, sent: Sent = ALONE, read: LineReader | None = None) -> str:
     """`text` with its pasted, quoted, fenced and injected parts replaced by `PASTED` (see above).
-    `announced`: the message comes right after one of the person's own that announced it (see
-    `announces`), so its first paragraph is the material announced, as under a colon. `read`:
-    what decides, line by line, what the brought-in shapes would (the provenance score)."""
+    `sent`: where the message stands. `read`: what decides, line by line, what the brought-in
+    shapes would (the provenance score)."""
     lines = surely_marked(text)
-    marks = brought_in(lines, announced)
+    marks = brought_in(lines, sent.announced)
     if read is not None:
-        marks = read(lines, marks, announced, first_turn)
+        marks = read(lines, marks, sent)
     out: list[str] = []
     for line, marked in zip(lines, marks):
         if marked:
@@ -147,8 +160,8 @@ def own_turns(turns: list[tuple[str, str]], read: LineReader | None = None) -> l
         if role != USER:
             out.append(text)
             continue
-        announced = k > 0 and turns[k - 1][0] == USER and announces(out[-1])
-        out.append(own_words(text, announced, read, k == 0))
+        after_own = k > 0 and turns[k - 1][0] == USER
+        out.append(own_words(text, Sent(after_own and announces(out[-1]), k == 0, after_own), read))
     return out
 
 

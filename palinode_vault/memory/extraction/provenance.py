@@ -32,7 +32,7 @@ from typing import Any
 
 from palinode_vault.core.prose import list_item
 from palinode_vault.memory.extraction.judge import EmbedMany
-from palinode_vault.memory.extraction.pasted import PASTED, LineReader, speaker_label
+from palinode_vault.memory.extraction.pasted import PASTED, LineReader, Sent, speaker_label
 
 WEIGHTS = Path(__file__).with_name("provenance.json")
 MAX_LINES = 400  # lines of one message the score reads; past that the shapes decide
@@ -67,9 +67,21 @@ SHAPE = (
 )
 
 #: Where the line stands: in its message's first paragraph, how far down (paragraphs; lines in its
-#: paragraph), whether the message was announced by the person's message before it, whether it is
-#: the conversation's first, whether a line is right above or below it, and the shapes' own mark.
-PLACE = ("first_paragraph", "paragraph", "first_line", "line", "announced", "first_turn", "above", "below", "shapes_mark")
+#: paragraph), where its message was sent (`pasted.Sent`: announced by the person's message
+#: before it, the conversation's first, right after one of their own), whether a line is right
+#: above or below it, and the shapes' own mark.
+PLACE = (
+    "first_paragraph",
+    "paragraph",
+    "first_line",
+    "line",
+    "announced",
+    "first_turn",
+    "after_own",
+    "above",
+    "below",
+    "shapes_mark",
+)
 
 
 def shape(line: str) -> list[float]:
@@ -109,7 +121,7 @@ def shape(line: str) -> list[float]:
 _NONE = [0.0] * len(SHAPE)
 
 
-def judged_lines(lines: Sequence[str], marks: Sequence[bool], announced: bool, first_turn: bool) -> list[tuple[int, list[float]]]:
+def judged_lines(lines: Sequence[str], marks: Sequence[bool], sent: Sent) -> list[tuple[int, list[float]]]:
     """(line number, shape and place values) of each line of a message the score reads: every
     line with words that the sure marks left (`lines` as `pasted.surely_marked` gives them;
     `marks` the brought-in shapes' for each)."""
@@ -136,8 +148,9 @@ def judged_lines(lines: Sequence[str], marks: Sequence[bool], announced: bool, f
             min(paragraph, 5) / 5,
             at == 1,
             min(at, 10) / 10,
-            announced,
-            first_turn,
+            sent.announced,
+            sent.first,
+            sent.after_own,
             bool(above),
             bool(below),
             marks[i],
@@ -193,10 +206,10 @@ class Provenance:
         the score's where it reads the message (every judged line at `threshold` or above is
         marked, every other one is not), the shapes' where it does not."""
 
-        def read(lines: list[str], marks: list[bool], announced: bool, first_turn: bool) -> list[bool]:
+        def read(lines: list[str], marks: list[bool], sent: Sent) -> list[bool]:
             if sum(1 for line in lines if line.strip() and line.strip() != PASTED) > MAX_LINES:
                 return marks  # counted before any feature is computed: a 50,000-line paste costs a scan
-            judged = judged_lines(lines, marks, announced, first_turn)
+            judged = judged_lines(lines, marks, sent)
             if not judged:
                 return marks
             vectors = embed_many([lines[i].strip() for i, _ in judged])
