@@ -23,6 +23,8 @@ EVAL = HERE / "extraction-eval"
 
 
 def main(argv: list[str] | None = None) -> None:
+    from train_judge import sample_names  # this script's folder is on the path
+
     from palinode_vault.memory.extraction.extract import cleaned_turns, judge_statements
     from palinode_vault.memory.extraction.judge import judge_embedder, load_judge
     from palinode_vault.memory.extraction.numbered import number_statements
@@ -44,7 +46,9 @@ def main(argv: list[str] | None = None) -> None:
         for case in json.loads((EVAL / f"{name.removesuffix('.json')}.json").read_text()):
             if case.get("repeat"):
                 continue
-            clean, _, _ = cleaned_turns(parse_transcript(case["transcript"]), program.settings.extraction.pasted_judged)
+            clean, _, _ = cleaned_turns(
+                parse_transcript(case["transcript"]), program.settings.extraction.pasted_judged, None, sample_names()
+            )
             statements = number_statements(clean)
             if not statements:
                 continue

@@ -77,10 +77,12 @@ def main(argv: list[str] | None = None) -> int:
     files, listed, scored = chosen_sets(__doc__, "print the passages left unmarked and the keywords lost", argv, score=True)
     read = None
     if scored:  # the provenance score at the shipped PROGRAM.md's pasted_judged, as a pass reads
+        from train_judge import sample_names  # this script's folder is on the path
+
         from palinode_vault.memory.extraction.extract import pasted_reader
         from palinode_vault.program import SHIPPED, load_program
 
-        read, how = pasted_reader(load_program(SHIPPED.parent).settings.extraction.pasted_judged)
+        read, how = pasted_reader(load_program(SHIPPED.parent).settings.extraction.pasted_judged, None, sample_names())
         print(f"pasted text read {how}")
     r = measure(files, read)
     print(

@@ -93,7 +93,7 @@ def statements_of(turns: list) -> tuple[list, list]:
     from palinode_vault.memory.extraction.judge import placement
     from palinode_vault.memory.extraction.numbered import number_statements
 
-    turns, _, _ = cleaned_turns(turns, _pasted_judged())
+    turns, _, _ = cleaned_turns(turns, _pasted_judged(), None, sample_names())
     statements = number_statements(turns)
     return statements, placement(statements, turns)
 
@@ -104,6 +104,19 @@ def _pasted_judged() -> float | None:
     from palinode_vault.program import SHIPPED, load_program
 
     return load_program(SHIPPED.parent).settings.extraction.pasted_judged
+
+
+@functools.cache
+def sample_names() -> frozenset[str]:
+    """The person's names in the sample vault, which every set is written against: the pass
+    gives them to the provenance score (`extract.self_names`)."""
+    from palinode_vault.memory.extraction.extract import self_names
+    from palinode_vault.settings import Settings
+    from palinode_vault.vault import Vault
+
+    vault = Vault(Settings(vault=Path(__file__).resolve().parent.parent / "sample-vault"))
+    vault.load()
+    return self_names(vault)
 
 
 def labelled_sentences(set_names: list[str]) -> list[dict]:

@@ -24,7 +24,7 @@ import re
 from pathlib import Path
 
 import numpy as np
-from train_judge import DEFAULT_SETS  # every development set, listed once (this script's folder is on the path)
+from train_judge import DEFAULT_SETS, sample_names  # listed once (this script's folder is on the path)
 
 from palinode_vault.memory.extraction import provenance
 from palinode_vault.memory.extraction.pasted import Sent, own_turns
@@ -44,25 +44,33 @@ def messages_of(files: list[Path]) -> list[dict]:
     a reader that records and keeps the shapes' marks): its judged lines, their labels and the
     shapes' marks."""
     out: list[dict] = []
+    names = sample_names()
     for path in files:
         for case in json.loads(path.read_text(encoding="utf-8")):
             passages = [words(p) for p in case.get("pasted") or [] if words(p)]
             keywords = [words(k) for e in case.get("expected") or [] for k in e["keywords"] if words(k)]
             turns = [(t.role, t.content) for t in parse_transcript(case["transcript"])]
-            own_turns(turns, recorder(path.stem, passages, keywords, out))
+            own_turns(turns, recorder(path.stem, passages, keywords, out, names))
     return out
 
 
-def recorder(set_name: str, passages: list[str], keywords: list[str], out: list[dict]):
+def recorder(set_name: str, passages: list[str], keywords: list[str], out: list[dict], names: frozenset[str]):
     """A line reader for `own_turns` that appends each message's judged lines to `out`."""
 
     def record(lines: list[str], marks: list[bool], sent: Sent) -> list[bool]:
-        judged = provenance.judged_lines(lines, marks, sent)
+        judged = provenance.judged_lines(lines, marks, sent, names)
         if judged:
             texts = [lines[i].strip() for i, _ in judged]
             labels = [label(words(t), passages, keywords) for t in texts]
             out.append(
-                {"set": set_name, "judged": judged, "texts": texts, "labels": labels, "marks": [marks[i] for i, _ in judged]}
+                {
+                    "set": set_name,
+                    "judged": judged,
+                    "texts": texts,
+                    "before": sent.before,
+                    "labels": labels,
+                    "marks": [marks[i] for i, _ in judged],
+                }
             )
         return marks
 
@@ -122,15 +130,17 @@ def main(argv: list[str] | None = None) -> int:
 
     embedder = Embedder()
     try:
-        texts = [t for m in messages for t in m["texts"]]
+        texts = [t for m in messages for t in m["texts"] + ([m["before"]] if m["before"] else [])]
         vectors = [v for i in range(0, len(texts), 256) for v in embedder.embed_many(texts[i : i + 256])]
         model_id = embedder.model_id
     finally:
         embedder.close()
     rows, at = [], 0
     for m in messages:
-        rows += provenance.with_embeddings(m["judged"], vectors[at : at + len(m["judged"])])
-        at += len(m["judged"])
+        n = len(m["judged"])
+        before = vectors[at + n] if m["before"] else ()
+        rows += provenance.with_embeddings(m["judged"], vectors[at : at + n], before)
+        at += n + (1 if m["before"] else 0)
     x = np.array(rows)
     y = np.array([label for m in messages for label in m["labels"]])
     marked = np.array([mark for m in messages for mark in m["marks"]])

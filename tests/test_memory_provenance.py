@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from palinode_vault.memory.extraction.extract import cleaned_turns, extract_text, pasted_reader
+from palinode_vault.memory.extraction.extract import cleaned_turns, extract_text, pasted_reader, self_names
 from palinode_vault.memory.extraction.judge import judge_embedder
 from palinode_vault.memory.extraction.pasted import PASTED, Sent, brought_in, own_turns, own_words, surely_marked
 from palinode_vault.memory.extraction.provenance import (
@@ -19,6 +19,8 @@ from palinode_vault.memory.extraction.provenance import (
     Provenance,
     judged_lines,
     load_provenance,
+    own_names,
+    shape,
     with_embeddings,
 )
 from palinode_vault.memory.extraction.transcript import USER, Turn
@@ -109,11 +111,34 @@ def test_the_reader_is_told_where_each_message_was_sent():
     own_turns(turns, record)
     assert seen == [
         Sent(first=True),
-        Sent(after_own=True),
-        Sent(after_own=True),
+        Sent(after_own=True, before="first"),
+        Sent(after_own=True, before="a teammate sent me this"),
         Sent(),
-        Sent(announced=True, after_own=True),
+        Sent(announced=True, after_own=True, before="pasting:"),
     ]
+
+
+def test_a_line_that_names_the_person_is_told_apart():
+    """The person's own names (their profile's name and aliases) as whole words: "Hi Noor," was
+    written to them. A word that only holds a name ("Noorderzon") is not one."""
+    names = own_names("Noor Haddad", ["NH"])
+    assert names == {"noor", "haddad", "nh"}
+    at = SHAPE.index("names_person")
+    assert shape("Hi Noor, quick one about the rota", names)[at] == 1.0
+    assert shape("we went to Noorderzon last summer", names)[at] == 0.0
+    assert shape("Hi Noor, quick one about the rota")[at] == 0.0  # no profile, no names
+
+
+def test_self_names_come_from_the_profile_with_role_self(tmp_path):
+    vault_dir = tmp_path / "v"
+    shutil.copytree(SAMPLE, vault_dir, ignore=shutil.ignore_patterns(".palinode"))
+    vault = Vault(Settings(vault=vault_dir))
+    vault.load()
+    assert self_names(vault) == {"noor", "haddad", "nh"}
+    (vault_dir / "people" / "noor-haddad.md").unlink()
+    vault = Vault(Settings(vault=vault_dir))
+    vault.load()
+    assert self_names(vault) == frozenset()
 
 
 def test_embeddings_join_each_line_with_its_paragraph_and_the_line_above():
@@ -122,6 +147,24 @@ def test_embeddings_join_each_line_with_its_paragraph_and_the_line_above():
     assert rows[0] == [0.5, 1.0, 0.0, 0.5, 0.5, 0.0, 0.0, 1.0]
     assert rows[1] == [0.25, 0.0, 1.0, 0.5, 0.5, 1.0, 0.0, 1.0]
     assert rows[2] == [1.0, 2.0, 2.0, 2.0, 2.0, 0.0, 1.0, 1.0]
+    # sent right after the person's own message: its last line is the one read before the first
+    rows = with_embeddings(judged, [[1.0, 0.0], [0.0, 1.0], [2.0, 2.0]], [3.0, 4.0])
+    assert rows[0] == [0.5, 1.0, 0.0, 0.5, 0.5, 3.0, 4.0, 1.0] and rows[1][5:7] == [1.0, 0.0]
+
+
+def test_the_reader_embeds_the_line_before_a_message_sent_after_the_persons_own():
+    score, _ = load_provenance()
+    assert score is not None
+    asked: list[list[str]] = []
+
+    def embed_many(texts):
+        asked.append(list(texts))
+        return [[0.0] * score.dimensions for _ in texts]
+
+    read = score.reader(embed_many, 0.8)
+    read(["her message"], [False], Sent(after_own=True, before="a teammate sent me this"))
+    read(["my own line"], [False], Sent())
+    assert asked == [["her message", "a teammate sent me this"], ["my own line"]]
 
 
 def test_a_long_message_is_left_to_the_shapes():

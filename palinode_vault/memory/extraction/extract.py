@@ -52,7 +52,7 @@ from palinode_vault.memory.extraction.judge import EmbedMany, Rating, judge_embe
 from palinode_vault.memory.extraction.mentions import known_entities, mentioned, unknown_full_names
 from palinode_vault.memory.extraction.numbered import Statement, number_statements
 from palinode_vault.memory.extraction.pasted import LineReader, own_turns
-from palinode_vault.memory.extraction.provenance import load_provenance
+from palinode_vault.memory.extraction.provenance import load_provenance, own_names
 from palinode_vault.memory.extraction.selection import (
     MAX_DECISIONS,
     MAX_NAMES,
@@ -594,6 +594,19 @@ def run_model(
 
 def self_profile(vault: Vault) -> tuple[str, str] | None:
     """(ref, name) of the person's own profile: the people/ note with `role: self`."""
+    found = _self_note(vault)
+    return (found[0], found[1]) if found else None
+
+
+def self_names(vault: Vault) -> frozenset[str]:
+    """The words the person is called by (their profile's name and aliases, `provenance.own_names`);
+    none without a profile."""
+    found = _self_note(vault)
+    return own_names(found[1], found[2]) if found else frozenset()
+
+
+def _self_note(vault: Vault) -> tuple[str, str, list[str]] | None:
+    """(ref, name, aliases) of the people/ note with `role: self`, not archived."""
     from palinode_vault.core.entities import ref_of_path
     from palinode_vault.memory.weekly.core_memory import core_group
 
@@ -607,32 +620,36 @@ def self_profile(vault: Vault) -> tuple[str, str] | None:
         ):
             ref = ref_of_path(path)
             if ref:
-                return ref, str(data.get("name") or note.title)
+                aliases = data.get("aliases")
+                aliases = [str(a) for a in aliases] if isinstance(aliases, list) else [str(aliases)] if aliases else []
+                return ref, str(data.get("name") or note.title), aliases
     return None
 
 
 def cleaned_turns(
-    turns: list[Turn], pasted_judged: float | None = None, index: Any = None
+    turns: list[Turn], pasted_judged: float | None = None, index: Any = None, names: frozenset[str] = frozenset()
 ) -> tuple[list[Turn], list[list[str]], str]:
     """Stage 1 of a pass: each turn with its secrets withheld and, for the person's, pasted text
     marked (`pasted.own_turns`, the provenance score reading the lines the brought-in shapes
-    judge when PROGRAM.md's `pasted_judged` is set and its model loads); the kinds of secret
-    withheld from each; and how pasted text was read. The one place turns are cleaned: the pass,
-    the judge's training and the bench read the same text."""
+    judge when PROGRAM.md's `pasted_judged` is set and its model loads; `names`: the person's,
+    `self_names`); the kinds of secret withheld from each; and how pasted text was read. The one
+    place turns are cleaned: the pass, the judge's training and the bench read the same text."""
     redacted = secrets.redact_conversation([(t.role, t.content) for t in turns])
-    read, how = pasted_reader(pasted_judged, index)
+    read, how = pasted_reader(pasted_judged, index, names)
     own = own_turns([(t.role, text) for t, (text, _) in zip(turns, redacted)], read)
     return [Turn(t.role, text) for t, text in zip(turns, own)], [kinds for _, kinds in redacted], how
 
 
-def pasted_reader(pasted_judged: float | None, index: Any = None) -> tuple[LineReader | None, str]:
+def pasted_reader(
+    pasted_judged: float | None, index: Any = None, names: frozenset[str] = frozenset()
+) -> tuple[LineReader | None, str]:
     """The provenance score's line reader at `pasted_judged` (None: the shapes decide), and how."""
     if not pasted_judged:
         return None, "by shape (PROGRAM.md pasted_judged is 0 or absent)"
     score, embed_many, how = weights_with_embedder(load_provenance, index)
     if score is None or embed_many is None:
         return None, f"by shape ({how})"
-    return score.reader(embed_many, pasted_judged), f"{how}, at {pasted_judged}"
+    return score.reader(embed_many, pasted_judged, names), f"{how}, at {pasted_judged}"
 
 
 def extract_turns(
@@ -660,7 +677,7 @@ def extract_turns(
     similar, similarity = similar_for(vault)
     # Stage 1: secrets out of the transcript, and a log line per kind withheld; pasted text marked.
     clean_turns, withheld, pasted_how = cleaned_turns(
-        turns, program.settings.extraction.pasted_judged, getattr(similar, "index", None)
+        turns, program.settings.extraction.pasted_judged, getattr(similar, "index", None), self_names(vault)
     )
     withheld_kinds: list[str] = []
     for turn, kinds in zip(turns, withheld):

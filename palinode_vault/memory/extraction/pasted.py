@@ -83,6 +83,7 @@ class Sent(NamedTuple):
     #: right after one of their own with no reply between, announced or not: where chat apps put
     #: a paste ("X just sent me this", then X's message), and where people go on typing
     after_own: bool = False
+    before: str = ""  # then, the last line of that message (as `own_words` left it)
 
 
 ALONE = Sent()  # a message on its own: not announced, not the first, not after one of the person's
@@ -161,8 +162,14 @@ def own_turns(turns: list[tuple[str, str]], read: LineReader | None = None) -> l
             out.append(text)
             continue
         after_own = k > 0 and turns[k - 1][0] == USER
-        out.append(own_words(text, Sent(after_own and announces(out[-1]), k == 0, after_own), read))
+        before = _last_line(out[-1]) if after_own else ""
+        out.append(own_words(text, Sent(after_own and announces(out[-1]), k == 0, after_own, before), read))
     return out
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    return lines[-1] if lines else ""
 
 
 def announces(text: str) -> bool:

@@ -6,8 +6,10 @@ the line under a colon, a question or a line left open) decide by shape alone, a
 list and a pasted one can share a shape: only the words and the situation tell them apart. So
 the lines those shapes judge are read by a fitted score instead, the same way the statement judge
 reads statements: a logistic regression over the line's shape and those of the lines around it
-(`SHAPE`), where it stands in its message (`PLACE`, the shapes' own mark among them), and three
-embeddings of the default MiniLM (the line, its paragraph's mean, the line read before it). It
+(`SHAPE`, whether it names the person among them), where it stands in its message and where the
+message was sent (`PLACE`, the shapes' own mark among them), and three embeddings of the default
+MiniLM (the line, its paragraph's mean, the line read before it, which for a message's first line
+is the last of the person's message right before it, when no reply came between). It
 is trained on the development sets (never a frozen set before its run) by
 `bench/train_provenance.py`, which writes `provenance.json` beside this module with the sets and
 its cross-validation; a line at PROGRAM.md's `pasted_judged` or above is marked, one below is
@@ -40,7 +42,9 @@ MAX_LINES = 400  # lines of one message the score reads; past that the shapes de
 #: A line's shape, for the line and for each of the two around it (zeros where there is none):
 #: its length in characters and words, the share of digits and capitals, how it ends and starts,
 #: and whether it is an item of a list, a labelled line, a table row, holds an address, a web
-#: link or a mark of text taken out, is a heading or is indented. No word of any language.
+#: link or a mark of text taken out, is a heading or is indented, and whether it names the
+#: person (their own profile's name or alias: a line that does was most likely written to them,
+#: "Hi Noor, ..."). No word of any language.
 SHAPE = (
     "chars",
     "words",
@@ -64,6 +68,7 @@ SHAPE = (
     "heading",
     "indented",
     "holds_pasted",
+    "names_person",
 )
 
 #: Where the line stands: in its message's first paragraph, how far down (paragraphs; lines in its
@@ -84,8 +89,8 @@ PLACE = (
 )
 
 
-def shape(line: str) -> list[float]:
-    """`SHAPE`'s values for one line."""
+def shape(line: str, names: frozenset[str] = frozenset()) -> list[float]:
+    """`SHAPE`'s values for one line; `names`: the person's own, lower-cased (`own_names`)."""
     s = line.strip()
     n = len(s) or 1
     end, start = s[-1:], s[:1]
@@ -108,6 +113,7 @@ def shape(line: str) -> list[float]:
         s.startswith("#"),
         line[:1] in " \t",
         PASTED in s,
+        names_any(s.lower(), names),
     )
     counts = (
         min(len(s), 300) / 100,
@@ -121,17 +127,38 @@ def shape(line: str) -> list[float]:
 _NONE = [0.0] * len(SHAPE)
 
 
-def judged_lines(lines: Sequence[str], marks: Sequence[bool], sent: Sent) -> list[tuple[int, list[float]]]:
+def names_any(text: str, names: frozenset[str]) -> bool:
+    """Whether lower-cased `text` holds one of `names` as a whole word."""
+    for name in names:
+        at = text.find(name)
+        while at >= 0:
+            end = at + len(name)
+            if (at == 0 or not text[at - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
+                return True
+            at = text.find(name, at + 1)
+    return False
+
+
+def own_names(name: str, aliases: Sequence[str] = ()) -> frozenset[str]:
+    """The words the person is called by, lower-cased: each word of their profile's name and
+    each alias whole ("Noor Haddad", ["Noor", "NH"] -> noor, haddad, nh)."""
+    words = {w for w in name.lower().split() if len(w) > 1}
+    return frozenset(words | {a.strip().lower() for a in aliases if len(a.strip()) > 1})
+
+
+def judged_lines(
+    lines: Sequence[str], marks: Sequence[bool], sent: Sent, names: frozenset[str] = frozenset()
+) -> list[tuple[int, list[float]]]:
     """(line number, shape and place values) of each line of a message the score reads: every
     line with words that the sure marks left (`lines` as `pasted.surely_marked` gives them;
-    `marks` the brought-in shapes' for each)."""
+    `marks` the brought-in shapes' for each; `names` the person's, `own_names`)."""
     out = []
     paragraph = at = 0
     shapes: dict[int, list[float]] = {}  # each line's shape once, though three judged lines read it
 
     def shape_of(i: int) -> list[float]:
         if i not in shapes:
-            shapes[i] = shape(lines[i])
+            shapes[i] = shape(lines[i], names)
         return shapes[i]
 
     for i, line in enumerate(lines):
@@ -160,10 +187,14 @@ def judged_lines(lines: Sequence[str], marks: Sequence[bool], sent: Sent) -> lis
     return out
 
 
-def with_embeddings(judged: Sequence[tuple[int, list[float]]], vectors: Sequence[Sequence[float]]) -> list[list[float]]:
+def with_embeddings(
+    judged: Sequence[tuple[int, list[float]]], vectors: Sequence[Sequence[float]], before: Sequence[float] = ()
+) -> list[list[float]]:
     """Each judged line's values followed by its embedding (`vectors`, one per judged line), its
-    paragraph's mean (the judged lines next to each other) and the one of the judged line before
-    it in the message (zeros for the first), then 1 for the bias."""
+    paragraph's mean (the judged lines next to each other) and the one of the line read before
+    it: the judged line before it in the message; for the first, `before` (the embedding of the
+    last line of the person's message right before this one, `Sent.before`) or zeros. Then 1 for
+    the bias."""
     rows = []
     size = len(vectors[0]) if len(vectors) else 0
     n = 0
@@ -173,7 +204,7 @@ def with_embeddings(judged: Sequence[tuple[int, list[float]]], vectors: Sequence
             end += 1
         mean = [sum(v[d] for v in vectors[n:end]) / (end - n) for d in range(size)]
         for m in range(n, end):
-            above = list(vectors[m - 1]) if m else [0.0] * size
+            above = list(vectors[m - 1]) if m else list(before) or [0.0] * size
             rows.append(judged[m][1] + list(vectors[m]) + mean + above + [1.0])
         n = end
     return rows
@@ -201,22 +232,24 @@ class Provenance:
             out.append(1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z)))))
         return out
 
-    def reader(self, embed_many: EmbedMany, threshold: float) -> LineReader:
+    def reader(self, embed_many: EmbedMany, threshold: float, names: frozenset[str] = frozenset()) -> LineReader:
         """What `pasted.own_turns` calls for each of the person's messages: the brought-in marks,
         the score's where it reads the message (every judged line at `threshold` or above is
-        marked, every other one is not), the shapes' where it does not."""
+        marked, every other one is not), the shapes' where it does not. `names`: the person's
+        (`own_names`; none when the vault has no profile of theirs)."""
 
         def read(lines: list[str], marks: list[bool], sent: Sent) -> list[bool]:
             if sum(1 for line in lines if line.strip() and line.strip() != PASTED) > MAX_LINES:
                 return marks  # counted before any feature is computed: a 50,000-line paste costs a scan
-            judged = judged_lines(lines, marks, sent)
+            judged = judged_lines(lines, marks, sent, names)
             if not judged:
                 return marks
-            vectors = embed_many([lines[i].strip() for i, _ in judged])
+            vectors = embed_many([lines[i].strip() for i, _ in judged] + ([sent.before] if sent.before else []))
             if any(len(v) != self.dimensions for v in vectors):
                 raise ValueError(f"the provenance score needs {self.dimensions}-dimension embeddings")
+            before = vectors[len(judged)] if sent.before else ()
             out = list(marks)
-            for (i, _), p in zip(judged, self.pasted(with_embeddings(judged, vectors))):
+            for (i, _), p in zip(judged, self.pasted(with_embeddings(judged, vectors[: len(judged)], before))):
                 out[i] = p >= threshold
             return out
 
