@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from palinode_vault.core.resolve import Resolver, anchor_exists, heading_key
 
@@ -195,6 +197,23 @@ def test_anchor_exists():
 def test_nested_heading_chain_is_ordered_and_deeper(chain, expected):
     headings = [(1, "A", 1), (2, "B", 2), (3, "C", 3), (1, "D", 4), (2, "E", 5)]
     assert anchor_exists(chain, headings, frozenset()) is expected
+
+
+_HEADING_WORDS = st.sampled_from(["A", "b", "Next steps", "C#", "a.b", "", " ", "Ärger", "x|y", "^z"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 6), _HEADING_WORDS), max_size=6),
+    st.lists(_HEADING_WORDS, min_size=1, max_size=3).map("#".join),
+    st.text(alphabet="0123456789abcdef", min_size=1, max_size=8),
+)
+def test_a_heading_looked_up_by_the_notes_text_hash_answers_as_the_walk_does(raw, subpath, text_hash):
+    """The keys kept per note text (`text_hash`) give what walking the headings gives, for one
+    heading and for chains (which walk). The hash is made unique per draw, as a note's is."""
+    headings = [(level, text, n) for n, (level, text) in enumerate(raw)]
+    unique = f"{text_hash}:{headings!r}"
+    assert anchor_exists(subpath, headings, frozenset(), unique) is anchor_exists(subpath, headings, frozenset())
 
 
 def test_resolution_in_a_vault(make_vault, load_vault):

@@ -485,7 +485,7 @@ def _link_findings(state: VaultState, note: Note, fixable: bool) -> list[Finding
             continue
         if link.subpath and target in state.notes:
             t = state.notes[target]
-            if not anchor_exists(link.subpath, t.headings, t.block_ids):
+            if not anchor_exists(link.subpath, t.headings, t.block_ids, t.text_hash):
                 what = "block" if link.subpath.startswith("^") else "heading"
                 out.append(
                     Finding(
