@@ -14,7 +14,15 @@ from palinode_vault.core.prose import links_as_read, sentence_spans, sentences
 from palinode_vault.memory.extraction.extract import extract_text
 from palinode_vault.memory.extraction.numbered import number_statements
 from palinode_vault.memory.extraction.pasted import own_turns
-from palinode_vault.memory.extraction.selection import memory_types, selection_schema, selections, system_prompt, user_prompt
+from palinode_vault.memory.extraction.selection import (
+    Selection,
+    compose,
+    memory_types,
+    selection_schema,
+    selections,
+    system_prompt,
+    user_prompt,
+)
 from palinode_vault.memory.extraction.transcript import USER, Turn, parse_transcript
 from palinode_vault.program import load_program
 from palinode_vault.settings import Settings
@@ -91,6 +99,32 @@ def test_only_the_persons_own_sentences_are_numbered_with_where_they_were_said()
     said = " ".join(s.text for s in statements)
     for never in ("card only", "production database", "discount", "draft", "nothing about"):
         assert never not in said  # quoted, fenced, pasted, a question, the agent's
+
+
+# A decision dictated as three messages, then the same after a reply: what the statements say is
+# made up for these tests (no evaluation set's words).
+DICTATED = """User: we settled the printer thing, the office gets the laser one from Tuesday
+User: because the inkjet jammed on every label run last month
+User: we looked at renting one too but the contract was three years
+Assistant: Noted.
+User: because it was cheaper to run"""
+
+
+def test_messages_with_no_reply_between_are_one_run():
+    statements = number_statements(own(DICTATED))
+    assert [(s.turn, s.run) for s in statements] == [(0, 0), (1, 0), (2, 0), (4, 4)]
+
+
+def test_a_decision_dictated_over_several_messages_keeps_its_reason_and_what_lost():
+    """The person's own "because ..." and the option that lost, each sent as a message of its own
+    right after the decision, are its rationale and alternatives: one thought, split by the send
+    button. After the agent's reply, a "because ..." is no longer the decision's."""
+    statements = number_statements(own(DICTATED))
+    made = compose(Selection(1, "Decision", "", "", (), (), 0.9), statements, {1})
+    assert made.rationale == "because the inkjet jammed on every label run last month"
+    assert made.statements == [1, 2]
+    replied = number_statements(own(DICTATED.replace("User: because the inkjet", "Assistant: ok\nUser: because the inkjet")))
+    assert compose(Selection(1, "Decision", "", "", (), (), 0.9), replied, {1}).rationale == ""
 
 
 @pytest.mark.parametrize(

@@ -96,7 +96,7 @@ class Placed:
     @classmethod
     def alone(cls, sentence: str) -> Placed:
         """A sentence said on its own: one line of one message."""
-        return placement([Statement(1, sentence, 0, 0, len(sentence), 0)], [Turn(USER, sentence)])[0]
+        return placement([Statement(1, sentence, 0, 0, len(sentence), 0, 0)], [Turn(USER, sentence)])[0]
 
 
 def placement(statements: Sequence[Statement], turns: Sequence[Turn]) -> list[Placed]:

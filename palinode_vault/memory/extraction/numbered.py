@@ -42,6 +42,10 @@ class Statement:
     start: int
     end: int
     line: int  # the line of the turn it is on: a person types a thought as one line
+    #: the first turn of the run of the person's messages it was said in: messages sent one after
+    #: another with no reply between are one thought split by the send button (a decision, then
+    #: its reason, then what lost, each dictated as a message of its own)
+    run: int
 
     def provenance(self) -> str:
         return f"turn {self.turn + 1}, characters {self.start}-{self.end}"
@@ -119,14 +123,17 @@ def withheld(text: str) -> str | None:
 
 def number_statements(turns: list[Turn], limit: int = MAX_STATEMENTS) -> list[Statement]:
     """The person's statements in `turns` (already redacted and `own_words`), numbered from 1."""
-    found: list[tuple[str, int, int, int, int]] = []
+    found: list[tuple[str, int, int, int, int, int]] = []
+    run = 0
     for index, turn in enumerate(turns):
         if turn.role != USER:
             continue
+        if index == 0 or turns[index - 1].role != USER:
+            run = index
         for start, end in sentence_spans(turn.content):
             sentence = turn.content[start:end]
             start += without_openers(sentence)
             text = turn.content[start:end]
             if text and passing(text) is None and withheld(text) is None:
-                found.append((text, index, start, end, turn.content.count("\n", 0, start)))
+                found.append((text, index, start, end, turn.content.count("\n", 0, start), run))
     return [Statement(n, *said) for n, said in enumerate(found[-limit:], 1)]

@@ -10,10 +10,12 @@ enums cannot be decoded under the grammar (the in-process model) and fails valid
 (a model server that ignores the schema): either way it is no item.
 
 `compose` then builds the memory from the person's words only: the chosen statement verbatim (with
-the statements of the same turn that go on from it, "It also ...", or that it goes on from), a title from
+the statements of the same message that go on from it, "It also ...", or that it goes on from), a title from
 its first clause (the lead-in that announces it cut, cue_words/en.toml), the rationale and the
 rejected options from the statements the model pointed to, or else from the person's own
-"because" / "instead of" wording in the same turn.
+"because" / "instead of" wording in the same message. A message here is a run of the person's
+messages with no reply between (`Statement.run`): dictating, people send a decision, its reason and
+what lost as three messages.
 """
 
 from __future__ import annotations
@@ -294,13 +296,14 @@ def compose(choice: Selection, statements: list[Statement], chosen: set[int]) ->
     before = by_number.get(main.number - 1)
     if (
         before is not None
-        and before.turn == main.turn
+        and before.run == main.run
         and before.number not in chosen
         and starts_with(tokens(main.text), cues.continuations)
     ):
         # "This replaces our SMS provider decision." says what it is only with the statement before it
         parts, used = [before.text, main.text], [before.number, main.number]
-    same_turn_after = [s for s in statements if s.turn == main.turn and s.number > main.number]
+    # what follows in the same message, or in the person's next ones with no reply between
+    same_turn_after = [s for s in statements if s.run == main.run and s.number > main.number]
     for s in same_turn_after[:2]:
         if s.number in chosen or s.number in choice.because or s.number in choice.rejected:
             break
@@ -331,13 +334,13 @@ def compose(choice: Selection, statements: list[Statement], chosen: set[int]) ->
 
 def _replaced(text: str, main: Statement, statements: list[Statement], taken: set[int]) -> str:
     """The person's words naming what a memory replaces: after the replacement wording of its text,
-    or else of the nearest statement of the same turn at most two away that no item is made of (a
+    or else of the nearest statement of the same message (`Statement.run`) at most two away that no item is made of (a
     replacement is often announced in a sentence of its own, before or after: "We're replacing the
     tokens-in-Figma decision."). That statement is only read: it may be a memory of its own."""
     own = replaced_clause(text)
     if own:
         return own
-    near = [s for s in statements if s.turn == main.turn and 0 < abs(s.number - main.number) <= 2 and s.number not in taken]
+    near = [s for s in statements if s.run == main.run and 0 < abs(s.number - main.number) <= 2 and s.number not in taken]
     for s in sorted(near, key=lambda s: (abs(s.number - main.number), s.number > main.number)):
         clause = replaced_clause(s.text)
         if clause:
