@@ -124,9 +124,9 @@ def test_a_line_that_names_the_person_is_told_apart():
     names = own_names("Noor Haddad", ["NH"])
     assert names == {"noor", "haddad", "nh"}
     at = SHAPE.index("names_person")
-    assert shape("Hi Noor, quick one about the rota", names)[at] == 1.0
+    assert shape("Hello Noor, the March invoice is attached", names)[at] == 1.0
     assert shape("we went to Noorderzon last summer", names)[at] == 0.0
-    assert shape("Hi Noor, quick one about the rota")[at] == 0.0  # no profile, no names
+    assert shape("Hello Noor, the March invoice is attached")[at] == 0.0  # no profile, no names
 
 
 def test_self_names_come_from_the_profile_with_role_self(tmp_path):
