@@ -592,17 +592,14 @@ def run_model(
     return answer, finish, 2, schema
 
 
-def self_profile(vault: Vault) -> tuple[str, str] | None:
-    """(ref, name) of the person's own profile: the people/ note with `role: self`."""
-    found = _self_note(vault)
-    return (found[0], found[1]) if found else None
-
-
 def self_names(vault: Vault) -> frozenset[str]:
     """The words the person is called by (their profile's name and aliases, `provenance.own_names`);
     none without a profile."""
-    found = _self_note(vault)
-    return own_names(found[1], found[2]) if found else frozenset()
+    return _names_of(_self_note(vault))
+
+
+def _names_of(profile: tuple[str, str, list[str]] | None) -> frozenset[str]:
+    return own_names(profile[1], profile[2]) if profile else frozenset()
 
 
 def _self_note(vault: Vault) -> tuple[str, str, list[str]] | None:
@@ -676,8 +673,9 @@ def extract_turns(
     ws = ws or Workspace(vault)
     similar, similarity = similar_for(vault)
     # Stage 1: secrets out of the transcript, and a log line per kind withheld; pasted text marked.
+    profile = _self_note(vault)  # the person's own profile (`role: self`), read once for the pass
     clean_turns, withheld, pasted_how = cleaned_turns(
-        turns, program.settings.extraction.pasted_judged, getattr(similar, "index", None), self_names(vault)
+        turns, program.settings.extraction.pasted_judged, getattr(similar, "index", None), _names_of(profile)
     )
     withheld_kinds: list[str] = []
     for turn, kinds in zip(turns, withheld):
@@ -707,7 +705,9 @@ def extract_turns(
     ratings, judge_how = (
         judge_statements(statements, clean_turns, program, getattr(similar, "index", None)) if statements else (None, "")
     )
-    verified = verify(choices, PassContext(statements, program, ratings, names, decisions, known, self_profile(vault)))
+    verified = verify(
+        choices, PassContext(statements, program, ratings, names, decisions, known, profile[:2] if profile else None)
+    )
     verified.dropped[:0] = invalid
     model_said = (
         "the model did not choose it" if finish == "stop" and raw is not None else f"the model's answer was unusable: {finish}"
