@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from palinode_vault.cli import main
 from palinode_vault.memory.weekly.consolidate import consolidate, is_due, next_run
 from palinode_vault.memory.weekly.core_memory import core_set
+from palinode_vault.memory.update.workspace import section_bounds
 from palinode_vault.memory.weekly.oplog import read_log
 from palinode_vault.settings import Settings
 from palinode_vault.vault import Vault
@@ -157,3 +158,26 @@ def test_hostile_entities_values_are_skipped_not_fatal(root):
         assert f"\nentities: {value}\n" in (root / rel).read_text(), rel  # left as written
     done = CliRunner().invoke(main, ["lint", "--vault", str(root)])
     assert "Traceback" not in (done.output or "") and done.exception is None or isinstance(done.exception, SystemExit)
+
+
+def test_daily_sentences_go_to_the_project_sections_their_words_say(root):
+    """Consolidation reads a daily note's sentences with the extraction's cue words
+    (cue_words/<lang>.toml): a decision's wording, a lesson's, a blocker's."""
+    (root / "daily/2026-11-28.md").write_text(
+        "# Saturday 28 November 2026\n\n"
+        "Worked on [[offline-mode]] for an hour. We settled on a ten-minute sync interval for the tablets. "
+        "Turns out the cheapest tablets lose wifi when the screen locks. "
+        "The photo upload is stuck until the hosting quota is raised. The coffee machine was fixed.\n",
+        encoding="utf-8",
+    )
+    consolidate(vault(root), generator=False)
+    text = (root / "projects/offline-mode.md").read_text()
+
+    def section(name):
+        start, end = section_bounds(text, name)
+        return text[start:end]
+
+    assert "We settled on a ten-minute sync interval for the tablets." in section("Key Decisions")
+    assert "Turns out the cheapest tablets lose wifi when the screen locks." in section("Lessons Learned")
+    assert "The photo upload is stuck until the hosting quota is raised." in section("Blockers")
+    assert "coffee machine" not in section("Key Decisions") + section("Lessons Learned") + section("Blockers")

@@ -98,3 +98,33 @@ def test_full_names_are_runs_of_capitalised_words_inside_a_sentence(text, names)
 )
 def test_where_a_persons_pronoun_is(text, expected):
     assert cues.pronoun_at(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "preference", "blocker"),
+    [
+        ("She prefers voice messages over long threads.", True, False),
+        ("Communication goes through the shared channel only.", True, False),
+        ("It is likely to rain at the offsite.", False, False),  # "likes" as a whole word only
+        ("The release is blocked on the signing certificate.", False, True),
+        ("We are waiting on the lawyer.", False, True),
+        ("The blockchain talk was fun.", False, False),
+    ],
+)
+def test_the_section_an_update_goes_to_is_said_by_whole_words_of_the_data(text, preference, blocker):
+    c = cues.load()
+    assert (cues.says(text, c.preferences), cues.says(text, c.blockers)) == (preference, blocker)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("We now send reminders from the queue instead of the cron job.", True),
+        ("This reverses the earlier hosting choice.", True),
+        ("Postgres, not Firebase.", True),
+        ("We added a second reminder for group bookings.", False),
+        ("Nobody replied to the survey.", False),  # "replied" is not "replaced"
+    ],
+)
+def test_replacement_wording_is_one_list_for_extraction_and_consolidation(text, expected):
+    assert cues.says_replaces(text) is expected

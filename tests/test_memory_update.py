@@ -17,6 +17,7 @@ from palinode_vault.memory import review
 from palinode_vault.memory.extraction.extract import cleaned_turns, extract_text, judge_statements
 from palinode_vault.memory.extraction.numbered import number_statements
 from palinode_vault.memory.extraction.transcript import parse_transcript
+from palinode_vault.memory.update.workspace import section_bounds
 from palinode_vault.memory.weekly.oplog import read_log, unfiled_statement
 from palinode_vault.models import ScriptedGenerator, register_generator
 from palinode_vault.program import load_program
@@ -191,10 +192,28 @@ def test_person_update_edits_a_section_and_keeps_the_rest(vault):
     assert [o.op for o in r.outcomes] == ["UPDATE"]
     after = (vault.root / "people/tariq-benali.md").read_text()
     assert "Tariq prefers written specs over calls, always." in after
+    start, end = section_bounds(after, "Preferences & Communication")  # a preference, by cue_words' [sections]
+    assert "Tariq prefers written specs over calls, always." in after[start:end]
     assert "last_updated: 2026-12-01T12:00:00Z" in after
     # every line the person wrote is still there
     kept = [line for line in before.splitlines() if not line.startswith(("last_updated", "last_contact", "cross_refs"))]
     assert all(line in after.splitlines() for line in kept)
+
+
+@pytest.mark.parametrize(
+    ("said", "section"),
+    [
+        ("Offline mode is blocked on the clinic lawyer's sign-off for the device storage terms.", "Blockers"),
+        ("Offline mode shipped photo sync for consent forms to the pilot clinics.", "Recent Changes"),
+    ],
+)
+def test_a_project_update_goes_to_the_section_its_words_say(vault, said, section):
+    without_judge(vault)
+    r = run(vault, {"items": [pick(1, type="ProjectSnapshot", about="Offline mode")]}, text=f"User: {said}")
+    assert [(o.op, o.path) for o in r.outcomes] == [("UPDATE", "projects/offline-mode.md")]
+    after = (vault.root / "projects/offline-mode.md").read_text()
+    start, end = section_bounds(after, section)
+    assert said in after[start:end]
 
 
 def test_action_item_becomes_a_checkbox(vault):

@@ -56,6 +56,8 @@ class Cues:
     lead_ins: tuple[str, ...]
     title_words: tuple[int, int]
     function_words: tuple[str, ...]  # the statement judge's grammar words
+    preferences: tuple[tuple[str, ...], ...] = ()  # a person memory's section (see [sections])
+    blockers: tuple[tuple[str, ...], ...] = ()  # a project sentence's section
 
 
 def tokens(text: str) -> list[str]:
@@ -118,6 +120,8 @@ def load(language: str = LANGUAGE) -> Cues:
         tuple(sorted(low(ti["lead_ins"]), key=len, reverse=True)),
         (int(ti["words"][0]), int(ti["words"][1])),
         low(data.get("judge", {}).get("function_words", ())),
+        _phrases(data.get("sections", {}).get("preferences")),
+        _phrases(data.get("sections", {}).get("blockers")),
     )
 
 
@@ -132,6 +136,11 @@ def _at(words: list[str], phrase: tuple[str, ...], start: int = 0) -> int:
 
 def has_phrase(words: list[str], phrases: tuple[tuple[str, ...], ...]) -> bool:
     return any(_at(words, p) >= 0 for p in phrases)
+
+
+def says(text: str, phrases: tuple[tuple[str, ...], ...]) -> bool:
+    """Whether `text` holds one of `phrases` as whole words (`tokens`)."""
+    return has_phrase(tokens(text), phrases)
 
 
 def starts_with(words: list[str], phrases: tuple[tuple[str, ...], ...]) -> tuple[str, ...] | None:
@@ -287,6 +296,13 @@ def reason_clause(text: str) -> str:
 def lost_clause(text: str) -> str:
     """What lost, in the person's words after "instead of", "rather than", ", not" ..."""
     return clause_after(text, load().lost)
+
+
+def says_replaces(text: str) -> bool:
+    """Whether `text` has wording that says something replaces something else: the replacement
+    and lost-option connectives ("no longer", "instead of", "rather than")."""
+    lower = " ".join(text.split()).lower()
+    return any(_word_at(lower, p) >= 0 for p in load().replacement + load().lost)
 
 
 def replaced_clause(text: str) -> str:

@@ -26,6 +26,7 @@ from palinode_vault.core.entities import canonical_ref, entity_refs, odd_entitie
 from palinode_vault.core.program import ProgramSettings
 from palinode_vault.core.prose import sentences, stems
 from palinode_vault.kinds import BY_NAME, INBOX_FOLDER, TYPE_KIND, memory_type
+from palinode_vault.memory.extraction import cues
 from palinode_vault.memory.extraction.cues import lost_clause, reason_clause, replaced_clause
 from palinode_vault.memory.update.statements import Judgement, StatementMatcher, matcher_for
 from palinode_vault.memory.update.workspace import (
@@ -895,12 +896,10 @@ class Updater:
         item.entities = [e for e in item.entities if e[0] != own]
         line = _link_names(f"- {self.today.isoformat()}: {item.text.strip()}", item.entities, self.vault)
         if item.type == "PersonMemory":
-            prefers = re.search(r"(?i)\b(prefer|likes?|wants?|can't stand|hates?|style|communicat)", item.text)
-            section = "Preferences & Communication" if prefers else "Notes"
+            section = "Preferences & Communication" if cues.says(item.text, cues.load().preferences) else "Notes"
             updates = {"last_updated": now_utc(self.now), "last_contact": self.today.isoformat()}
         else:
-            blocked = re.search(r"(?i)\b(block|stuck|waiting on)", item.text)
-            section = "Blockers" if blocked else "Recent Changes"
+            section = "Blockers" if cues.says(item.text, cues.load().blockers) else "Recent Changes"
             updates = {"last_updated": now_utc(self.now)}
         text = append_to_section(text, section, [line])
         text = self._merge_entities(text, item)

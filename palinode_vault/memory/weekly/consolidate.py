@@ -26,6 +26,7 @@ from palinode_vault.core.entities import entity_refs, ref_of_path, slugify, spli
 from palinode_vault.core.note import Note
 from palinode_vault.core.prose import sentences, wikilinks
 from palinode_vault.kinds import INBOX_FOLDER, memory_type
+from palinode_vault.memory.extraction import cues
 from palinode_vault.memory.extraction.mentions import link_mentions
 from palinode_vault.memory.update.logic import Item, Updater, keyword_similar, render_new
 from palinode_vault.memory.update.workspace import (
@@ -46,11 +47,7 @@ from palinode_vault.vault import Vault
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _DAILY = re.compile(r"^daily/(\d{4}-\d{2}-\d{2})\.md$")
-_DECIDED = re.compile(r"(?i)\b(decided|agreed|chose|choose|we'll|we will|settled on|switched|dropped|kept)\b")
-_LESSON = re.compile(r"(?i)\b(learn(?:ed|t)|lesson|taught|turns out|pattern|bitten)\b")
-_BLOCKED = re.compile(r"(?i)\b(blocked|blocker|stuck|waiting on)\b")
 _TODO = re.compile(r"^\s*(?:[-*]\s*\[ \]\s*|TODO:?\s*)(.+)$", re.M)
-_REPLACE_CUES = re.compile(r"(?i)\b(instead of|replaces?|replacing|no longer|rather than|switch(?:ed)? from|reverses?)\b")
 
 
 def next_run(today: dt.date, weekday: str) -> dt.date:
@@ -263,11 +260,12 @@ class Consolidation:
         decisions, lessons, blockers, todos = [], [], [], []
         for day, _, para in found:
             for s in _sentences(para):
-                if _DECIDED.search(s):
+                # the sentence's wording, as the extraction reads it (cue_words/<lang>.toml)
+                if cues.type_by_wording(s, ["Decision"]):
                     decisions.append(f"- {day.isoformat()}: {s}")
-                if _LESSON.search(s):
+                if cues.type_by_wording(s, ["Insight"]):
                     lessons.append(f"- {day.isoformat()}: {s}")
-                if _BLOCKED.search(s):
+                if cues.says(s, cues.load().blockers):
                     blockers.append(f"- {s}")
             for m in _TODO.finditer(para):
                 todos.append(f"- [ ] {m.group(1).strip()}")
@@ -397,7 +395,7 @@ class Consolidation:
                 handled.add(frozenset((a, b)))
                 body = body_of(self.ws.text(a) or "")
                 other = [nb.title.lower(), b.rsplit("/", 1)[-1][:-3]]
-                if not any(_REPLACE_CUES.search(s) and any(o in s.lower() for o in other) for s in _sentences(body)):
+                if not any(cues.says_replaces(s) and any(o in s.lower() for o in other) for s in _sentences(body)):
                     self.op("KEEP", a, f"complements {b} (same project, no sign of replacement); both stay active")
                     continue
                 verdict = self.judge(a, b)
