@@ -163,10 +163,21 @@ def _pasted_proposed(pasted: list[str], diffs: dict[str, str]) -> bool:
     return bool(_pasted_taken(pasted, diffs))
 
 
+PASTED_SENTENCE_WORDS = 5  # a sentence of a pasted piece this long, found alone, was taken
+
+
 def _pasted_taken(pasted: list[str], diffs: dict[str, str]) -> list[str]:
-    """The pieces of `pasted` found in the pass's added lines (see `_pasted_proposed`)."""
+    """The pieces of `pasted` found in the pass's added lines (see `_pasted_proposed`): the whole
+    piece, or one of its sentences of `PASTED_SENTENCE_WORDS` words or more (a labelled line often
+    holds two sentences, and a statement is one of them: until session 32 only whole pieces counted,
+    and a pasted sentence taken alone went uncounted)."""
     added = _words_only("\n".join(line[1:] for d in diffs.values() for line in d.splitlines() if line.startswith("+")))
-    return [piece for piece in pasted if _words_only(piece).strip() and _words_only(piece) in added]
+
+    def parts(piece: str) -> list[str]:
+        sentences = [_words_only(s) for s in re.split(r"(?<=[.!?])\s+", piece)]
+        return [_words_only(piece)] + [s for s in sentences if len(s.split()) >= PASTED_SENTENCE_WORDS]
+
+    return [piece for piece in pasted if _words_only(piece).strip() and any(p in added for p in parts(piece))]
 
 
 def _name_collisions(vault_dir: Path, diffs: dict[str, str]) -> int:
