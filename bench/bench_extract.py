@@ -123,16 +123,24 @@ def _supersession_proposed(label: str, outcomes, diffs: dict[str, str], key: str
     return False
 
 
-def _asked_wrongly(label: str | None, outcomes, diffs: dict[str, str]) -> int:
-    """Decisions a decision waiting in inbox/ asks whether it replaces, other than the labelled one:
-    no harm by themselves (the person answers), but a question the person should not have had."""
-    named: set[str] = set()
+def _asked(outcomes, diffs: dict[str, str]) -> list[list[str]]:
+    """Per outcome, the decisions it asks whether it replaces (`review_may_supersede` of a decision
+    waiting in inbox/; empty for every other outcome)."""
+    out = []
     for o in outcomes:
+        named: list[str] = []
         if o.op == "INBOX" and o.type == "Decision":
             for line in diffs.get(o.path or "", "").splitlines():
                 if line.startswith("+review_may_supersede:"):
-                    named.update(re.findall(r"decisions/[^\s,\]\"']+\.md", line))
-    return len(named - {label})
+                    named += re.findall(r"decisions/[^\s,\]\"']+\.md", line)
+        out.append(named)
+    return out
+
+
+def _asked_wrongly(label: str | None, outcomes, diffs: dict[str, str]) -> int:
+    """Decisions a decision waiting in inbox/ asks whether it replaces, other than the labelled one:
+    no harm by themselves (the person answers), but a question the person should not have had."""
+    return len({p for named in _asked(outcomes, diffs) for p in named} - {label})
 
 
 def _wrong_supersessions(label: str | None, outcomes, diffs: dict[str, str]) -> int:
@@ -324,6 +332,7 @@ def run_model(
                     # per outcome, the expected memory it is by the bench's count (its index), or None
                     "hits": [_match(o, r.diffs, case["expected"]) for o in r.outcomes],
                     "why": [o.reason for o in r.outcomes],
+                    "asked": _asked(r.outcomes, r.diffs),
                     "valid": r.schema_valid,
                     "seconds": round(r.seconds, 2),
                     "dropped": len(r.dropped),

@@ -37,6 +37,7 @@ def test_a_question_in_review_counts_apart_from_a_proposal_and_retires_nothing()
     assert (bench._asked_wrongly(OLD, waiting, asked), bench._asked_wrongly(None, waiting, asked)) == (0, 1)
     other = {"inbox/new-release-day.md": "+review_may_supersede: [decisions/a.md, decisions/b.md]\n"}
     assert bench._asked_wrongly(OLD, waiting, other) == 2
+    assert bench._asked(waiting, other) == [["decisions/a.md", "decisions/b.md"]]  # per outcome, for the rows
 
 
 def test_pasted_text_counts_only_in_lines_a_pass_would_add():
