@@ -301,8 +301,8 @@ def lost_clause(text: str) -> str:
 def says_replaces(text: str) -> bool:
     """Whether `text` has wording that says something replaces something else: the replacement
     and lost-option connectives ("no longer", "instead of", "rather than")."""
-    lower = " ".join(text.split()).lower()
-    return any(_word_at(lower, p) >= 0 for p in load().replacement + load().lost)
+    cues, lower = load(), " ".join(text.split()).lower()
+    return any(_word_at(lower, p) >= 0 for p in cues.replacement + cues.lost)
 
 
 def replaced_clause(text: str) -> str:
