@@ -160,6 +160,30 @@ def test_a_decision_waiting_below_the_confidence_bar_near_an_active_decision_ask
     assert out.op == "INBOX" and "review_may_supersede" not in frontmatter_of(ws.text(out.path))
 
 
+def test_a_waiting_decision_asks_about_an_active_decision_only_when_the_persons_words_name_it(flow):
+    """Closeness in meaning finds decisions on other subjects too: the question (`review_may_supersede`)
+    is asked only when the item, or what the person said around it (`Item.said`), has a word of the
+    active decision's title or file name."""
+    settings = load_program(flow.vault.root).settings
+    near_everything = {"statement_near": 0.0, "decision_near": 0.0}
+    changed = settings.model_copy(update={"update": settings.update.model_copy(update=near_everything)})
+    similar, _ = similar_for(flow.vault, flow.index)
+
+    def wait(said=""):
+        ws = Workspace(flow.vault)
+        item = Item("Decision", "Newsletter day", "The clinic newsletter goes out on the first Monday of each month.", 0.5)
+        item.said = said
+        out = Updater(flow.vault, ws, changed, similar, "test", NOW).apply(item)
+        assert out.op == "INBOX", out.reason
+        return out, frontmatter_of(ws.text(out.path)).get("review_may_supersede")
+
+    out, question = wait()
+    closest = out.reason.split("close to ")[1].split(" ")[0]
+    assert closest.startswith("decisions/") and question is None, out.reason
+    title = flow.vault.state.notes[closest].title
+    assert wait(said=f"Noted. Separately, about {title}: nothing new there.")[1] == [closest]
+
+
 def test_a_replaced_decision_left_active_leads_to_its_successor(flow):
     """stripe-for-billing names its successor in `superseded_by` but was never archived (lint's
     superseded_not_archived): a new fact on its subject is about the decision in force, Paddle."""

@@ -411,6 +411,7 @@ def _item(choice: Selection, ctx: PassContext, chosen: set[int], offered: bool) 
         judged=bool(sure and not reasons and type_name == sure.type),
         about_unknown=about_unknown,
         replaced_words=composed.replaced if type_name not in ("PersonMemory", "ProjectSnapshot") else "",
+        said=" ".join(s.text for s in statements),
     )
     return item, "", composed.statements
 

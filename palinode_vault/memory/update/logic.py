@@ -70,6 +70,9 @@ class Item:
     #: the proposer's reading of the person's words naming what the item replaces (extraction:
     #: `Composed.replaced`); empty: the words after the replacement wording of `text`
     replaced_words: str = ""
+    #: what the person said around it (extraction: their statements of the pass), for the question
+    #: a waiting decision asks (`Updater._question`); empty for a proposer without a conversation
+    said: str = ""
 
 
 @dataclass
@@ -775,7 +778,7 @@ class Updater:
                 inbox,
                 self.source,
                 review_reason=self._why(why, item) if inbox else "",
-                review_may_supersede=[asks] if inbox and asks and item.type == "Decision" else None,
+                review_may_supersede=self._question(item, asks) if inbox else None,
             ),
             f"{'inbox' if inbox else 'add'}: {item.title[:80]}",
         )
@@ -812,6 +815,20 @@ class Updater:
         person answers when approving it (`review_may_supersede`). None for any other memory."""
         return path if item.type == "Decision" and path.startswith(BY_NAME["decision"].folder + "/") else None
 
+    def _question(self, item: Item, asks: str | None) -> list[str] | None:
+        """The question a decision waiting for review asks (`review_may_supersede`): whether it
+        replaces the active decision `asks`, when the person's words name something of it (a word
+        of its title or file name in the item or in what the person said around it, `Item.said`).
+        Closeness in meaning alone also finds decisions on other subjects: on 15 development
+        sets every question about the decision a case replaces had such a word, where 15 of 62
+        questions about decisions no case replaces had none (docs/BENCHMARKS.md, session 32)."""
+        if not asks or item.type != "Decision":
+            return None
+        note = self.vault.state.notes.get(asks)
+        name = stems(f"{note.title if note else ''} {asks.rsplit('/', 1)[-1].removesuffix('.md').replace('-', ' ')}")
+        words = stems(" ".join((item.title, item.text, item.rationale, item.alternatives, item.replaces, item.said)))
+        return [asks] if name & words else None
+
     def _inbox(self, item: Item, why: str, replaced: str | None = None, asks: str | None = None) -> Outcome:
         """INBOX; a decision that would replace the active decision `replaced` carries it, so that
         approving it retires that note (review.approve), as filing it would have; one that may
@@ -836,7 +853,7 @@ class Updater:
                 supersedes=[old_id] if old_id else None,
                 review_reason=self._why(why, item),
                 review_supersedes=[replaced] if replaced and item.type == "Decision" else None,
-                review_may_supersede=[asks] if asks and item.type == "Decision" else None,
+                review_may_supersede=self._question(item, asks),
             ),
             f"inbox: {item.title[:80]}",
         )
