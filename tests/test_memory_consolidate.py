@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from palinode_vault.cli import main
+from palinode_vault.memory.update.workspace import section_bounds
 from palinode_vault.memory.weekly.consolidate import consolidate, is_due, next_run
 from palinode_vault.memory.weekly.core_memory import core_set
-from palinode_vault.memory.update.workspace import section_bounds
 from palinode_vault.memory.weekly.oplog import read_log
 from palinode_vault.settings import Settings
 from palinode_vault.vault import Vault
