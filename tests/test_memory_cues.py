@@ -128,3 +128,12 @@ def test_the_section_an_update_goes_to_is_said_by_whole_words_of_the_data(text, 
 )
 def test_replacement_wording_is_one_list_for_extraction_and_consolidation(text, expected):
     assert cues.says_replaces(text) is expected
+
+
+def test_the_extraction_reads_the_replacement_words_consolidation_had():
+    """The words "reverses" and "switch from" came from consolidation's own list; "reverse" alone did not
+    ("reverse charge" is a VAT mechanism, not a replacement)."""
+    assert cues.replaced_clause("This reverses the earlier hosting choice.") == "the earlier hosting choice"
+    assert cues.replaced_clause("We switch from the shared number to a sender name.") == "the shared number to a sender name"
+    assert cues.replaced_clause("The Dutch clinics are reverse charge, so no VAT line.") == ""
+    assert not cues.says_replaces("The Dutch clinics are reverse charge, so no VAT line.")

@@ -821,7 +821,9 @@ class Updater:
         of its title or file name in the item or in what the person said around it, `Item.said`).
         Closeness in meaning alone also finds decisions on other subjects: on 15 development
         sets every question about the decision a case replaces had such a word, where 15 of 62
-        questions about decisions no case replaces had none (docs/BENCHMARKS.md, session 32)."""
+        questions about decisions no case replaces had none (docs/BENCHMARKS.md, session 32).
+        Checked where the question is written, not in `_asks`: a decision near another still
+        waits rather than being filed beside it, whether or not the question is asked."""
         if not asks or item.type != "Decision":
             return None
         note = self.vault.state.notes.get(asks)
