@@ -372,3 +372,31 @@ def test_the_judges_word_restating_a_persons_note_is_a_noop_not_a_review_item(fl
     out = flow(Item("PersonMemory", "Tariq Benali", text, 0.9, [("person/tariq-benali", "Tariq")], judged=True))
     assert (out.op, out.path) == ("NOOP", "people/tariq-benali.md")
     assert not [p for p in flow.ws.pending if p.startswith("inbox/")]  # no review item
+
+
+def test_a_waiting_decision_that_writes_a_name_only_one_active_decision_gives_asks_about_it(flow):
+    """Closeness in meaning (MiniLM) reads English only: a decision in another language may be
+    measured near nothing. A name an active decision's title writes with a capital, and no other
+    active decision's title writes, reads the same in every language: the waiting decision that
+    writes it asks about that decision. A name two titles share ("Postgres") asks nothing, nor a
+    title word without a capital."""
+    settings = load_program(flow.vault.root).settings
+    near_nothing = {"statement_near": 0.99, "decision_near": 0.99}
+    changed = settings.model_copy(update={"update": settings.update.model_copy(update=near_nothing)})
+    similar, _ = similar_for(flow.vault, flow.index)
+
+    def question(text):
+        ws = Workspace(flow.vault)
+        out = Updater(flow.vault, ws, changed, similar, "test", NOW).apply(Item("Decision", "Farbwerte", text, 0.5))
+        assert out.op == "INBOX", out.reason
+        return frontmatter_of(ws.text(out.path)).get("review_may_supersede")
+
+    assert question("Ab dem zweiten Quartal pflegen wir die Farbwerte im Quellcode, nicht mehr in figma.") == [
+        "decisions/design-tokens-in-figma.md"
+    ]
+    named = Updater(flow.vault, Workspace(flow.vault), changed, similar, "test", NOW)._named_decision
+    assert named(Item("Decision", "Farbwerte", "Die Farbwerte pflegen wir im Quellcode, nicht in Figma.", 0.5)) == (
+        "decisions/design-tokens-in-figma.md"
+    )
+    assert named(Item("Decision", "Server", "Die Auswertungen laufen auf einem eigenen Postgres-Server.", 0.5)) is None
+    assert named(Item("Decision", "Farbwerte", "Die Farbwerte und tokens pflegen wir im Quellcode.", 0.5)) is None

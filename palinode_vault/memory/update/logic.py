@@ -46,6 +46,9 @@ Similar = Callable[[str, "str | None"], "list[tuple[str, float]]"]
 ACTION_ITEM = "ActionItem"
 
 
+_WORD = re.compile(r"[^\W_]+")  # a word of any script (names, `_named_decision`)
+
+
 @dataclass
 class Item:
     """One candidate memory after the proposer's checks (extract.verify, or mcp/ops.check_save)."""
@@ -824,12 +827,35 @@ class Updater:
         questions about decisions no case replaces had none (docs/BENCHMARKS.md, session 32).
         Checked where the question is written, not in `_asks`: a decision near another still
         waits rather than being filed beside it, whether or not the question is asked."""
-        if not asks or item.type != "Decision":
+        if item.type != "Decision":
             return None
+        if not asks:
+            named = self._named_decision(item)
+            return [named] if named else None
         note = self.vault.state.notes.get(asks)
         name = stems(f"{note.title if note else ''} {asks.rsplit('/', 1)[-1].removesuffix('.md').replace('-', ' ')}")
         words = stems(" ".join((item.title, item.text, item.rationale, item.alternatives, item.replaces, item.said)))
         return [asks] if name & words else None
+
+    def _named_decision(self, item: Item) -> str | None:
+        """The active decision a waiting decision names though nothing measured it near (None:
+        none, or more than one): a name its title writes with a capital (a product, place or
+        tool: "Figma", "Paddle"; three letters or more, as "ID" or "EU" are abbreviations and
+        "id" or "eu" words of other languages) that no other active decision's title writes,
+        and that the item writes too. Names read the same in every language; closeness in meaning (the
+        default MiniLM) reads English only, and test71's French and Polish replacements met no
+        decision by it (docs/BENCHMARKS.md, session 33)."""
+        own = set(_WORD.findall(" ".join((item.title, item.text, item.rationale, item.replaces)).lower()))
+        folder = BY_NAME["decision"].folder
+        holders: dict[str, set[str]] = {}  # a capitalised title word -> the decisions in force that write it
+        for path, note in self.vault.state.notes.items():
+            if not path.startswith(folder + "/") or path.count("/") != 1 or self._status(path) != "active":
+                continue
+            for word in _WORD.findall(note.title)[1:]:  # a title's first word has its capital anyway
+                if word[0].isupper() and len(word) > 2:
+                    holders.setdefault(word.lower(), set()).add(self.successor(path))
+        named = {next(iter(paths)) for word, paths in holders.items() if len(paths) == 1 and word in own}
+        return named.pop() if len(named) == 1 else None
 
     def _inbox(self, item: Item, why: str, replaced: str | None = None, asks: str | None = None) -> Outcome:
         """INBOX; a decision that would replace the active decision `replaced` carries it, so that
