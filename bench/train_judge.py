@@ -43,7 +43,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 EVAL = HERE / "extraction-eval"
 #: Every development set (bench/README.md); never a frozen test set not yet run.
-DEFAULT_SETS = "cases,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,heldout7,heldout8,secrets1,secrets2,secrets3,test1,test2,test3,test4,test5,test6,test7,test8,test9,test10,test11,test12,test13,test14,test15,test16,test17,test18,test19,test20,test21,test22,test23,test24,test25,test26,test27,test28,test29,test30,test31,test32,test34,test35,test36,test37,test38,test39,test40,test41,test42,test43,test44,test45,test46,test47,test48,test49,test50,test51,test52,test53,test54,test55,test56,test57,test58,test59,test60,test61,test62,test63,test64,test65,test66,test67,test68,test69,test70,test71"
+DEFAULT_SETS = "cases,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,heldout7,heldout8,secrets1,secrets2,secrets3,test1,test2,test3,test4,test5,test6,test7,test8,test9,test10,test11,test12,test13,test14,test15,test16,test17,test18,test19,test20,test21,test22,test23,test24,test25,test26,test27,test28,test29,test30,test31,test32,test34,test35,test36,test37,test38,test39,test40,test41,test42,test43,test44,test45,test46,test47,test48,test49,test50,test51,test52,test53,test54,test55,test56,test57,test58,test59,test60,test61,test62,test63,test64,test65,test66,test67,test68,test69,test70,test71,test72,test73"
 CLASSES = ["none", "Decision", "ProjectSnapshot", "Insight", "PersonMemory", "ResearchRef", "ActionItem"]
 L2 = 0.3
 #: The grammar words' feature value (cue_words/<lang>.toml [judge]): 0.5 beside the 384 embedding

@@ -46,7 +46,9 @@ Similar = Callable[[str, "str | None"], "list[tuple[str, float]]"]
 ACTION_ITEM = "ActionItem"
 
 
-_WORD = re.compile(r"[^\W_]+")  # a word of any script (names, `_named_decision`)
+def _words(text: str) -> list[str]:
+    """The words of `text` in any script: runs of letters and digits (names, `_named_decision`)."""
+    return "".join(c if c.isalnum() else " " for c in text).split()
 
 
 @dataclass
@@ -845,13 +847,13 @@ class Updater:
         and that the item writes too. Names read the same in every language; closeness in meaning (the
         default MiniLM) reads English only, and test71's French and Polish replacements met no
         decision by it (docs/BENCHMARKS.md, session 33)."""
-        own = set(_WORD.findall(" ".join((item.title, item.text, item.rationale, item.replaces)).lower()))
+        own = set(_words(" ".join((item.title, item.text, item.rationale, item.replaces)).lower()))
         folder = BY_NAME["decision"].folder
         holders: dict[str, set[str]] = {}  # a capitalised title word -> the decisions in force that write it
         for path, note in self.vault.state.notes.items():
             if not path.startswith(folder + "/") or path.count("/") != 1 or self._status(path) != "active":
                 continue
-            for word in _WORD.findall(note.title)[1:]:  # a title's first word has its capital anyway
+            for word in _words(note.title)[1:]:  # a title's first word has its capital anyway
                 if word[0].isupper() and len(word) > 2:
                     holders.setdefault(word.lower(), set()).add(self.successor(path))
         named = {next(iter(paths)) for word, paths in holders.items() if len(paths) == 1 and word in own}
