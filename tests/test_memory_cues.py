@@ -137,3 +137,42 @@ def test_the_extraction_reads_the_replacement_words_consolidation_had():
     assert cues.replaced_clause("We switch from the shared number to a sender name.") == "the shared number to a sender name"
     assert cues.replaced_clause("The Dutch clinics are reverse charge, so no VAT line.") == ""
     assert not cues.says_replaces("The Dutch clinics are reverse charge, so no VAT line.")
+
+
+LANGUAGE_FILES = sorted(p for p in cues.CUE_DIR.glob("*.toml") if p.stem not in ("en", "credentials", "mail_headers"))
+
+
+@pytest.mark.parametrize("path", LANGUAGE_FILES, ids=lambda p: p.stem)
+def test_every_other_language_gives_types_and_clauses_only_in_englishs_order(path):
+    """Another language's file holds the five types, in en.toml's order (commitments before
+    decisions), and the reason, replacement and lost-option words; the rest stays English's.
+    Every phrase is lower case and reads as the words the matcher compares."""
+    import tomllib
+
+    english = tomllib.loads((cues.CUE_DIR / "en.toml").read_text(encoding="utf-8"))
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    assert set(data) == {"types", "clauses"}
+    assert [t["type"] for t in data["types"]] == [t["type"] for t in english["types"]]
+    assert set(data["clauses"]) == {"replacement", "reason", "lost"}
+    phrases = [p for t in data["types"] for p in t.get("phrases", ())]
+    phrases += [p for t in data["types"] for pair in t.get("pairs", ()) for p in pair["first"] + pair["then"]]
+    phrases += [p for words in data["clauses"].values() for p in words]
+    for phrase in phrases:
+        assert phrase == phrase.lower() and cues.tokens(phrase), (path.name, phrase)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Nous avons décidé de garder le calendrier papier à l'accueil.", "Decision"),
+        ("Wir haben beschlossen, die Rechnungen monatlich zu verschicken.", "Decision"),
+        ("Decidimos cerrar la oficina los viernes por la tarde.", "Decision"),
+        ("Beslutade att vi håller kvar det gamla kassasystemet.", "Decision"),
+        ("The weather in Lisbon was lovely.", None),
+        ("We looked at three libraries.", None),
+    ],
+)
+def test_other_languages_wording_says_the_type_and_english_reads_as_before(text, expected):
+    """The type a sentence's wording says, in any language with a file (the other languages'
+    types are read beside English's); English sentences that say no type still say none."""
+    assert type_by_wording(text, TYPES) == expected

@@ -83,10 +83,40 @@ def _phrases(values: Any) -> tuple[tuple[str, ...], ...]:
     return tuple(sorted((tuple(tokens(str(v))) for v in values or () if tokens(str(v))), key=len, reverse=True))
 
 
+def _with_other_languages(data: dict[str, Any], language: str) -> dict[str, Any]:
+    """`language`'s cue words with every other language's types and clauses added to its own.
+
+    A person writes in their own language, often in more than one: what kind of statement a
+    sentence's wording says, and which words say it replaces an earlier decision, why and what
+    lost, are read in any language with a file here. The rest (openers, names, titles, the
+    judge's grammar words) stays the language's own."""
+    types = {
+        str(t["type"]): {**t, "phrases": list(t.get("phrases", ())), "pairs": list(t.get("pairs", ()))} for t in data["types"]
+    }
+    clauses = {k: list(v) for k, v in data["clauses"].items()}
+    for path in sorted(CUE_DIR.glob("*.toml")):
+        if path.stem == language:
+            continue
+        other = tomllib.loads(path.read_text(encoding="utf-8"))
+        if "types" not in other:
+            continue  # not a language (credentials.toml, mail_headers.toml)
+        for t in other.get("types", ()):
+            mine = types.get(str(t["type"]))
+            if mine is None:
+                raise ValueError(f"{path}: type {t['type']!r} is none of {language}.toml's")
+            mine["phrases"] += t.get("phrases", ())
+            mine["pairs"] += t.get("pairs", ())
+        for key in ("replacement", "reason", "lost"):
+            clauses[key] += other.get("clauses", {}).get(key, ())
+    return {**data, "types": list(types.values()), "clauses": clauses}
+
+
 @functools.cache
 def load(language: str = LANGUAGE) -> Cues:
-    """The cue words of `language`, read once per process."""
+    """The cue words of `language` with the other languages' types and clauses, read once per
+    process."""
     data = tomllib.loads((CUE_DIR / f"{language}.toml").read_text(encoding="utf-8"))
+    data = _with_other_languages(data, language)
     types = tuple(
         TypeCue(
             str(t["type"]),
