@@ -772,3 +772,17 @@ def test_a_person_memory_naming_nobody_is_never_filed_whatever_the_proposers_con
     assert [(o.op, o.type) for o in r.outcomes] == [("INBOX", "PersonMemory")]
     assert not [p for p in r.written if p.startswith("people/")]
     assert 'review_about: ""' in (vault.root / r.outcomes[0].path).read_text()
+
+
+def test_a_decision_waiting_on_what_it_replaces_asks_no_other_question(vault):
+    """A decision that waits because it says what it replaces (`review_supersedes`) asks no other
+    question, though it writes a name only one other active decision's title gives ("Figma")."""
+    without_judge(vault)
+    run(vault, {"items": [pick(1)]})
+    talk = (
+        "User: Reminder SMS are now sent from a serverless function drawn up in Figma, not the queue worker.\nAssistant: Noted."
+    )
+    r = run(vault, {"items": [pick(1, replaces="Send reminder SMS from a queue worker instead", confidence=0.4)]}, text=talk)
+    assert [o.op for o in r.outcomes] == ["INBOX"], r.outcomes
+    waiting = (vault.root / r.outcomes[0].path).read_text()
+    assert f"review_supersedes: [{QUEUE}]" in waiting and "review_may_supersede" not in waiting

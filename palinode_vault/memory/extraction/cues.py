@@ -100,7 +100,7 @@ def _with_other_languages(data: dict[str, Any], language: str) -> dict[str, Any]
         other = tomllib.loads(path.read_text(encoding="utf-8"))
         if "types" not in other:
             continue  # not a language (credentials.toml, mail_headers.toml)
-        for t in other.get("types", ()):
+        for t in other["types"]:
             mine = types.get(str(t["type"]))
             if mine is None:
                 raise ValueError(f"{path}: type {t['type']!r} is none of {language}.toml's")

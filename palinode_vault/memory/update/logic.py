@@ -844,9 +844,10 @@ class Updater:
         none, or more than one): a name its title writes with a capital (a product, place or
         tool: "Figma", "Paddle"; three letters or more, as "ID" or "EU" are abbreviations and
         "id" or "eu" words of other languages) that no other active decision's title writes,
-        and that the item writes too. Names read the same in every language; closeness in meaning (the
-        default MiniLM) reads English only, and test71's French and Polish replacements met no
-        decision by it (docs/BENCHMARKS.md, session 33)."""
+        and that the item writes too. Names read the same in every language; closeness in
+        meaning (the default MiniLM) reads English only, and test71's French and Polish
+        replacements met no decision by it (docs/BENCHMARKS.md, session 33). Asked only where
+        nothing else is: a decision that waits because it says what it replaces names that."""
         own = set(_words(" ".join((item.title, item.text, item.rationale, item.replaces)).lower()))
         folder = BY_NAME["decision"].folder
         holders: dict[str, set[str]] = {}  # a capitalised title word -> the decisions in force that write it
@@ -883,7 +884,7 @@ class Updater:
                 supersedes=[old_id] if old_id else None,
                 review_reason=self._why(why, item),
                 review_supersedes=[replaced] if replaced and item.type == "Decision" else None,
-                review_may_supersede=self._question(item, asks),
+                review_may_supersede=None if replaced else self._question(item, asks),
             ),
             f"inbox: {item.title[:80]}",
         )
