@@ -172,7 +172,7 @@ def test_a_waiting_decision_asks_about_an_active_decision_only_when_the_persons_
 
     def wait(said=""):
         ws = Workspace(flow.vault)
-        item = Item("Decision", "Newsletter day", "The clinic newsletter is printed on recycled paper from now on.", 0.5)
+        item = Item("Decision", "Leaflet paper", "The waiting-room leaflet is printed on recycled paper from now on.", 0.5)
         item.said = said
         out = Updater(flow.vault, ws, changed, similar, "test", NOW).apply(item)
         assert out.op == "INBOX", out.reason
@@ -183,7 +183,7 @@ def test_a_waiting_decision_asks_about_an_active_decision_only_when_the_persons_
     assert closest and question is None, out.reason
     closest = closest.group(0)
     title = flow.vault.state.notes[closest].title
-    assert wait(said=f"Noted. Separately, about {title}: nothing new there.")[1] == [closest]
+    assert wait(said=f"Noted. Separately, about {title}: no change on that front.")[1] == [closest]
 
 
 def test_a_replaced_decision_left_active_leads_to_its_successor(flow):
@@ -400,3 +400,38 @@ def test_a_waiting_decision_that_writes_a_name_only_one_active_decision_gives_as
     )
     assert named(Item("Decision", "Server", "Die Auswertungen laufen auf einem eigenen Postgres-Server.", 0.5)) is None
     assert named(Item("Decision", "Farbwerte", "Die Farbwerte und tokens pflegen wir im Quellcode.", 0.5)) is None
+
+
+def test_extraction_gives_a_waiting_decision_the_persons_other_statements_for_its_question(indexed_sample, tmp_path):
+    """The extraction hands each item the person's statements of the pass (`Item.said`): a
+    waiting decision near an active decision asks about it when another sentence of the person's
+    names it, and asks nothing when the decision is said alone (nearness is set to everything
+    here, so that which decision it is near is the only question)."""
+    root = tmp_path / "vault"
+    shutil.copytree(indexed_sample, root)
+    program = SHIPPED.read_text(encoding="utf-8")  # the vault has none of its own: the shipped one, nearness changed
+    program, changed = re.subn(r"(?m)^  (statement_near|decision_near): [0-9.]+", r"  \1: 0.0", program)
+    assert changed == 2
+    (root / "PROGRAM.md").write_text(program, encoding="utf-8")
+    decision = "From now on the waiting-room leaflet is printed on recycled paper."
+    from memory_helpers import pick
+
+    gen = ScriptedGenerator([], default={"items": [pick(1, confidence=0.4)]})
+    register_generator("said-test", lambda **options: gen)
+
+    def waiting(talk):
+        vault = Vault(Settings(vault=root, now=NOW.date()))
+        vault.load()
+        ws = Workspace(vault)
+        talk = f"User: {talk}\nAssistant: Noted."
+        r = extract_text(vault, talk, generator="said-test", source="test", now=NOW, ws=ws, commit=False)
+        out = next(o for o in r.outcomes if o.op == "INBOX" and "leaflet" in o.path)
+        return out, frontmatter_of(ws.text(out.path)).get("review_may_supersede")
+
+    out, question = waiting(decision)
+    closest = re.search(r"decisions/[\w.-]+\.md", out.reason)
+    assert closest and question is None, out.reason
+    vault = Vault(Settings(vault=root, now=NOW.date()))
+    vault.load()
+    named = vault.state.notes[closest.group(0)].title
+    assert waiting(f"{decision} Separately, about {named}: no change on that front.")[1] == [closest.group(0)]
